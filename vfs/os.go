@@ -27,6 +27,7 @@ func (osFS) OpenAppend(name string) (File, error) {
 func (osFS) Remove(name string) error                 { return os.Remove(name) }
 func (osFS) RemoveAll(name string) error              { return os.RemoveAll(name) }
 func (osFS) Rename(oldname, newname string) error     { return os.Rename(oldname, newname) }
+func (osFS) Truncate(name string, n int64) error      { return os.Truncate(name, n) }
 func (osFS) Link(oldname, newname string) error       { return os.Link(oldname, newname) }
 func (osFS) MkdirAll(dir string, p os.FileMode) error { return os.MkdirAll(dir, p) }
 func (osFS) Stat(name string) (os.FileInfo, error)    { return os.Stat(name) }

@@ -36,6 +36,9 @@ type FS interface {
 	// RemoveAll removes a directory tree; a missing path is not an error.
 	RemoveAll(name string) error
 	Rename(oldname, newname string) error
+	// Truncate changes the size of the named file. Like written data, the new
+	// size is durable only after the file has been synced.
+	Truncate(name string, size int64) error
 	// Link creates newname as a hard link to oldname, failing with an error
 	// satisfying errors.Is(err, fs.ErrExist) if newname exists.
 	Link(oldname, newname string) error
