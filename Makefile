@@ -1,0 +1,38 @@
+# Sediment's build, test and benchmark entry points. `make test` is what CI
+# runs (.ci/run); it installs the servers the tests talk to, then runs every
+# test of both modules (the main one and bench/) under the race detector.
+
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := test
+
+GOBIN := $(shell go env GOPATH)/bin
+TOOLS := $(GOBIN)/.sediment-tools
+MINIO_VERSION := v0.0.0-20260212201848-7aac2a2c5b7c
+BENCHTIME ?= 1s
+
+.PHONY: test tools bench build fmt-check
+build:
+	go build -o bin/sediment ./cmd/sediment
+
+# Servers the tests start on loopback. go install caches its build, so a
+# second run costs only the stamp check.
+tools: $(TOOLS)/minio-$(MINIO_VERSION)
+
+$(TOOLS)/minio-$(MINIO_VERSION):
+	go install github.com/minio/minio@$(MINIO_VERSION)
+	mkdir -p $(TOOLS) && touch $@
+
+test: tools fmt-check
+	go vet ./...
+	PATH="$(GOBIN):$$PATH" go test -race -timeout 25m ./...
+	cd bench && go vet ./... && PATH="$(GOBIN):$$PATH" go test -race -timeout 10m ./...
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+# Benchmarks of both modules, then one line per figure: <name> <value> <unit>.
+bench: tools
+	PATH="$(GOBIN):$$PATH" go test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -timeout 60m ./... | tee bench.out
+	cd bench && PATH="$(GOBIN):$$PATH" go test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -timeout 60m ./... | tee -a ../bench.out
+	@echo; echo "Figures:"; grep '^figure: ' bench.out | sed 's/^figure: //'

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Targets are the roles one process can run; "all" runs every one of them.
+var Targets = []string{"frontend", "ingest", "compactor"}
+
+// Config is the whole configuration of one sediment process: one section per
+// component, each with its own flags and validation.
+type Config struct {
+	Target  string     `yaml:"target"`
+	DataDir string     `yaml:"data_dir"`
+	Log     LogConfig  `yaml:"log"`
+	HTTP    HTTPConfig `yaml:"http"`
+
+	// PrintConfig asks for the effective configuration as YAML, then exit.
+	PrintConfig bool `yaml:"-"`
+}
+
+// RegisterFlags registers every component's flags, with their defaults, on f.
+func (c *Config) RegisterFlags(f *flag.FlagSet) {
+	f.StringVar(&c.Target, "target", "all", "Comma-separated roles to run: all, or any of "+strings.Join(Targets, ", ")+".")
+	f.StringVar(&c.DataDir, "data.dir", "./data", "Directory for local state: commitlogs, the embedded NATS store, the file object store and the disk cache.")
+	f.BoolVar(&c.PrintConfig, "config.print", false, "Print the effective configuration as YAML and exit.")
+	c.Log.RegisterFlags(f)
+	c.HTTP.RegisterFlags(f)
+}
+
+// Validate checks every section.
+func (c *Config) Validate() error {
+	if _, err := c.Roles(); err != nil {
+		return err
+	}
+	if c.DataDir == "" {
+		return errors.New("config: -data.dir must not be empty")
+	}
+	return errors.Join(c.Log.Validate(), c.HTTP.Validate())
+}
+
+// Roles returns the roles named by Target.
+func (c *Config) Roles() ([]string, error) {
+	var roles []string
+	for r := range strings.SplitSeq(c.Target, ",") {
+		switch r = strings.TrimSpace(r); {
+		case r == "all":
+			roles = append(roles, Targets...)
+		case slices.Contains(Targets, r):
+			roles = append(roles, r)
+		default:
+			return nil, fmt.Errorf("config: unknown target %q (want all, %s)", r, strings.Join(Targets, ", "))
+		}
+	}
+	slices.Sort(roles)
+	return slices.Compact(roles), nil
+}
+
+// LogConfig configures the process logger.
+type LogConfig struct {
+	Level  string `yaml:"level"`
+	Format string `yaml:"format"`
+}
+
+func (c *LogConfig) RegisterFlags(f *flag.FlagSet) {
+	f.StringVar(&c.Level, "log.level", "info", "Log level: debug, info, warn or error.")
+	f.StringVar(&c.Format, "log.format", "logfmt", "Log format: logfmt or json.")
+}
+
+func (c *LogConfig) Validate() error {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(c.Level)); err != nil {
+		return fmt.Errorf("config: -log.level: %w", err)
+	}
+	if c.Format != "logfmt" && c.Format != "json" {
+		return fmt.Errorf("config: -log.format must be logfmt or json, not %q", c.Format)
+	}
+	return nil
+}
+
+// Logger builds the process logger writing to w.
+func (c *LogConfig) Logger(w io.Writer) *slog.Logger {
+	var l slog.Level
+	_ = l.UnmarshalText([]byte(c.Level)) // checked by Validate
+	opts := &slog.HandlerOptions{Level: l}
+	if c.Format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// HTTPConfig configures the HTTP server for metrics and health checks.
+type HTTPConfig struct {
+	ListenAddress string `yaml:"listen_address"`
+}
+
+func (c *HTTPConfig) RegisterFlags(f *flag.FlagSet) {
+	f.StringVar(&c.ListenAddress, "http.listen-address", "127.0.0.1:9180", "Address for /metrics, /healthz and /ready; empty disables the HTTP server.")
+}
+
+func (c *HTTPConfig) Validate() error { return nil }
+
+// configFileFlag names the YAML file read before the command line.
+const configFileFlag = "config.file"
+
+// Load fills c from, in rising precedence: the flag defaults, the YAML file
+// named by -config.file, environment variables (SEDIMENT_ followed by the flag
+// name in upper case with '.' and '-' as '_', the way to pass secrets), and
+// the command-line flags. Unknown YAML keys are errors.
+func (c *Config) Load(args []string, getenv func(string) string) error {
+	f := flag.NewFlagSet("sediment", flag.ContinueOnError)
+	f.SetOutput(io.Discard)
+	c.RegisterFlags(f)
+	var file string
+	f.StringVar(&file, configFileFlag, "", "YAML configuration file; flags and environment variables override it.")
+
+	// A first pass over the command line finds the file without applying
+	// the other flags, which must win over it.
+	if err := f.Parse(args); err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	if file != "" {
+		if err := c.loadYAML(file); err != nil {
+			return err
+		}
+	}
+	var errs []error
+	f.VisitAll(func(fl *flag.Flag) {
+		if v := getenv(EnvName(fl.Name)); v != "" {
+			if err := f.Set(fl.Name, v); err != nil {
+				errs = append(errs, fmt.Errorf("config: $%s: %w", EnvName(fl.Name), err))
+			}
+		}
+	})
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if err := f.Parse(args); err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	if f.NArg() > 0 {
+		return fmt.Errorf("config: unexpected argument %q", f.Arg(0))
+	}
+	return nil
+}
+
+func (c *Config) loadYAML(file string) error {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	d := yaml.NewDecoder(bytes.NewReader(data))
+	d.KnownFields(true)
+	if err := d.Decode(c); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("config: %s: %w", file, err)
+	}
+	return nil
+}
+
+// EnvName is the environment variable that sets the flag name.
+func EnvName(flagName string) string {
+	return "SEDIMENT_" + strings.NewReplacer(".", "_", "-", "_").Replace(strings.ToUpper(flagName))
+}
+
+// Usage prints the flags and their defaults.
+func Usage(w io.Writer) {
+	f := flag.NewFlagSet("sediment", flag.ContinueOnError)
+	var c Config
+	c.RegisterFlags(f)
+	f.String(configFileFlag, "", "YAML configuration file; flags and environment variables override it.")
+	f.SetOutput(w)
+	fmt.Fprintf(w, "Usage: sediment [flags]\n\nEvery flag can also be set in the YAML file given by -config.file, or by\nthe environment variable SEDIMENT_<FLAG> (for example -log.level as\nSEDIMENT_LOG_LEVEL); flags win over the environment, which wins over YAML.\n\n")
+	f.PrintDefaults()
+}

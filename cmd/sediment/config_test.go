@@ -1,0 +1,90 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func writeYAML(t *testing.T, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "sediment.yaml")
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestLoadPrecedence(t *testing.T) {
+	file := writeYAML(t, "target: ingest\ndata_dir: /from/yaml\nlog:\n  level: warn\n  format: json\n")
+	env := map[string]string{"SEDIMENT_LOG_LEVEL": "error", "SEDIMENT_DATA_DIR": "/from/env"}
+	var c Config
+	err := c.Load([]string{"-config.file", file, "-data.dir=/from/flag"}, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	// Flag beats environment beats YAML beats default.
+	if c.DataDir != "/from/flag" || c.Log.Level != "error" || c.Log.Format != "json" || c.Target != "ingest" {
+		t.Fatalf("got data_dir=%q level=%q format=%q target=%q", c.DataDir, c.Log.Level, c.Log.Format, c.Target)
+	}
+	if c.HTTP.ListenAddress != "127.0.0.1:9180" {
+		t.Fatalf("default http address lost: %q", c.HTTP.ListenAddress)
+	}
+}
+
+func TestLoadRejectsUnknownYAMLKeys(t *testing.T) {
+	file := writeYAML(t, "target: all\nlog:\n  levle: debug\n")
+	var c Config
+	err := c.Load([]string{"-config.file=" + file}, func(string) string { return "" })
+	if err == nil || !strings.Contains(err.Error(), "levle") {
+		t.Fatalf("error = %v, want one naming the unknown key", err)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		wantErr string
+	}{
+		{nil, ""},
+		{[]string{"-target=frontend,ingest"}, ""},
+		{[]string{"-target=frontend,storage"}, `unknown target "storage"`},
+		{[]string{"-log.level=loud"}, "-log.level"},
+		{[]string{"-log.format=xml"}, "-log.format"},
+		{[]string{"-data.dir="}, "-data.dir"},
+	} {
+		var c Config
+		if err := c.Load(tc.args, func(string) string { return "" }); err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		err := c.Validate()
+		if (err == nil) != (tc.wantErr == "") || err != nil && !strings.Contains(err.Error(), tc.wantErr) {
+			t.Errorf("%v: Validate() = %v, want error containing %q", tc.args, err, tc.wantErr)
+		}
+	}
+}
+
+func TestRolesOfAll(t *testing.T) {
+	c := Config{Target: "all,ingest"}
+	roles, err := c.Roles()
+	if err != nil || strings.Join(roles, ",") != "compactor,frontend,ingest" {
+		t.Fatalf("Roles() = %v, %v", roles, err)
+	}
+}
+
+func TestLoadRejectsBadEnvironmentValue(t *testing.T) {
+	var c Config
+	err := c.Load(nil, func(k string) string {
+		if k == "SEDIMENT_CONFIG_PRINT" {
+			return "maybe"
+		}
+		return ""
+	})
+	if err == nil || !strings.Contains(err.Error(), "SEDIMENT_CONFIG_PRINT") {
+		t.Fatalf("error = %v, want one naming the variable", err)
+	}
+}
