@@ -797,3 +797,7 @@ func TestCrashCloneKeepsAcknowledged(t *testing.T) {
 		}
 	}
 }
+
+func testLogger(t *testing.T) *slog.Logger {
+	return slog.New(slog.NewTextHandler(t.Output(), nil))
+}
