@@ -43,7 +43,23 @@
 // Options.SkipCorrupt is set, in which case the rest of that segment is
 // skipped and the loss is logged. A frame whose header CRC fails while
 // non-zero bytes follow is always corruption: a torn write cannot produce a
-// complete header with a wrong checksum.
+// complete header with a wrong checksum. Conversely, damage to the very last
+// record of the newest segment cannot be told from a torn write, and is cut
+// off like one.
+//
+// # Acknowledgement and group commit
+//
+// One committer goroutine per log does all writing. Append encodes its frame
+// into the pending batch and waits; the committer takes everything pending,
+// writes it with one write and, in Batch mode, one fsync, then wakes the
+// whole batch. Records that arrive meanwhile form the next batch, so under
+// load one fsync covers many appends without any timer or batch-size tuning.
+// If a write or fsync fails, every append in the batch fails and the log
+// refuses further appends: after a failed fsync the kernel may have dropped
+// the dirty pages, so nothing written since the last good fsync can be
+// trusted until the log is reopened and replayed. In Periodic mode the
+// committer acknowledges after the write and syncs every SyncInterval; see
+// SyncMode for what each mode risks.
 package commitlog
 
 import (

@@ -246,3 +246,92 @@ func TestMemConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestSameAsOS runs one sequence of operations against the OS file system
+// and the MemFS and checks they agree, so the fake behaves like the real
+// thing where storage code can observe it.
+func TestSameAsOS(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		fs   FS
+		root string
+	}{
+		{"os", Default, t.TempDir()},
+		{"mem", NewMem(), "/root"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fsys, p := tc.fs, func(name string) string { return tc.root + "/" + name }
+			if err := fsys.MkdirAll(p("d/e"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, fsys, p("d/a"), "0123456789", true)
+			if err := fsys.Truncate(p("d/a"), 4); err != nil {
+				t.Fatal(err)
+			}
+			mustRead(t, fsys, p("d/a"), "0123")
+			if err := fsys.Truncate(p("d/a"), 6); err != nil {
+				t.Fatal(err)
+			}
+			mustRead(t, fsys, p("d/a"), "0123\x00\x00")
+			if err := fsys.Truncate(p("d/missing"), 1); !errors.Is(err, fs.ErrNotExist) {
+				t.Fatalf("truncate missing: %v", err)
+			}
+			f, err := fsys.OpenAppend(p("d/a"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.Write([]byte("xy"))
+			// Appending leaves the offset at the end of the file.
+			buf := make([]byte, 3)
+			if n, err := f.Read(buf); n != 0 || err != io.EOF {
+				t.Fatalf("read after append: %d %v", n, err)
+			}
+			if n, err := f.ReadAt(buf, 1); n != 3 || err != nil || string(buf) != "123" {
+				t.Fatalf("ReadAt on append handle: %d %v %q", n, err, buf)
+			}
+			if err := f.Sync(); err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+			mustRead(t, fsys, p("d/a"), "0123\x00\x00xy")
+			if _, err := fsys.CreateExclusive(p("d/a")); !errors.Is(err, fs.ErrExist) {
+				t.Fatalf("CreateExclusive: %v", err)
+			}
+			if _, err := fsys.OpenAppend(p("d/none")); !errors.Is(err, fs.ErrNotExist) {
+				t.Fatalf("OpenAppend missing: %v", err)
+			}
+			if err := fsys.Link(p("d/a"), p("d/e/b")); err != nil {
+				t.Fatal(err)
+			}
+			if err := fsys.Rename(p("d/e/b"), p("d/c")); err != nil {
+				t.Fatal(err)
+			}
+			names, err := fsys.ReadDir(p("d"))
+			if err != nil || !slices.Equal(names, []string{"a", "c", "e"}) {
+				t.Fatalf("ReadDir = %v %v", names, err)
+			}
+			fi, err := fsys.Stat(p("d/c"))
+			if err != nil || fi.Size() != 8 || fi.IsDir() || fi.Name() != "c" {
+				t.Fatalf("Stat = %v %v", fi, err)
+			}
+			if fi, err := fsys.Stat(p("d/e")); err != nil || !fi.IsDir() {
+				t.Fatalf("Stat dir = %v %v", fi, err)
+			}
+			if err := fsys.SyncDir(p("d")); err != nil {
+				t.Fatal(err)
+			}
+			if err := fsys.Remove(p("d/a")); err != nil {
+				t.Fatal(err)
+			}
+			mustNotExist(t, fsys, p("d/a"))
+			mustRead(t, fsys, p("d/c"), "0123\x00\x00xy")
+			if err := fsys.Remove(p("d/a")); !errors.Is(err, fs.ErrNotExist) {
+				t.Fatalf("second remove: %v", err)
+			}
+			if err := fsys.RemoveAll(p("d")); err != nil {
+				t.Fatal(err)
+			}
+			mustNotExist(t, fsys, p("d"))
+		})
+	}
+}
