@@ -1,0 +1,318 @@
+// Package memtable is the in-memory, sorted write buffer of one ingest shard:
+// one writer goroutine applies batches while any number of readers read
+// consistent snapshots, without locks.
+//
+// It is a skiplist whose nodes, keys and values live in an arena of byte
+// chunks addressed by uint32 offsets, so that a million entries cost the
+// garbage collector a few hundred pointer-free allocations instead of
+// millions of objects. Keys order by bytes.Compare.
+//
+// A node is laid out around its offset: its tower of next links (one per
+// level, p = 1/4 per extra level) lies just below it, so the header and key
+// sit at fixed distances from the offset whatever the height.
+//
+//	       tower (4 bytes a level)                header (16 bytes)
+//	+-----------+-----+---------+------+----------------+--------+------+-----+-------+-----+
+//	| next[h-1] | ... | next[0] | head | keyLen<<8 | h  | valLen | prev | key | value | pad |
+//	+-----------+-----+---------+------+----------------+--------+------+-----+-------+-----+
+//	                            ^ node offset
+//
+// prev links the level-0 list backwards so that reverse iteration steps in
+// constant time rather than searching again (4 bytes an entry).
+//
+// Setting a key again does not overwrite: the writer merges the newest value
+// with the new one (Options.Merge) into a version record and points the
+// node's head at it. Each version links to the one it replaced; head 0 and
+// prev 0 mean the value stored in the node itself.
+//
+//	+------+--------+-------+-----+
+//	| prev | valLen | value | pad |
+//	+------+--------+-------+-----+
+//	^ version offset
+//
+// Offsets grow with allocation order, so they double as sequence numbers:
+// Commit publishes the arena's current offset, and a snapshot sees exactly
+// the nodes and versions below the offset it pinned. The writer links new
+// nodes and versions in immediately, with atomic stores; readers skip those
+// at or above their offset.
+package memtable
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"math/bits"
+	"math/rand/v2"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/sedimentdb/sediment/kv"
+)
+
+// ErrKeyTooLarge means a key is longer than MaxKeyLen.
+var ErrKeyTooLarge = errors.New("memtable: key too large")
+
+// MaxKeyLen is the longest key a memtable holds: the node header keeps the
+// key length in 24 bits.
+const MaxKeyLen = 1<<24 - 1
+
+const (
+	maxHeight = 16
+	// Header fields, relative to a node offset.
+	nodeHead   = 0
+	nodeMeta   = 4
+	nodeValLen = 8
+	nodePrev   = 12
+	nodeHeader = 16
+	// Version record fields, relative to its offset.
+	versionPrev   = 0
+	versionValLen = 4
+	versionHeader = 8
+	// headSize is the arena space of the sentinel head node.
+	headSize = maxHeight*4 + nodeHeader
+)
+
+// Options configure a memtable.
+type Options struct {
+	// Merge reconciles the value already stored under a key with a new one.
+	// If nil, the new value replaces the old.
+	Merge kv.MergeFunc
+	// ChunkSize is the size of an arena chunk, rounded up to a power of two
+	// between 4 KiB and 1 MiB (the default). A memtable holds at most 4096
+	// chunks' worth of entries; smaller chunks suit tests and tiny tables.
+	ChunkSize int
+	// Seed seeds the tower heights; 0 picks a random seed.
+	Seed uint64
+}
+
+// Memtable is a sorted, multi-version map of byte keys to byte values.
+// Set, Commit and Size may be called only by the one writer goroutine (Size
+// by any); snapshots may be taken and read concurrently by any goroutine.
+type Memtable struct {
+	arena
+	merge  kv.MergeFunc
+	head   uint32        // sentinel node with a full tower and no key
+	height atomic.Uint32 // levels in use; only grows
+	// published is the arena offset at the last Commit: the visibility
+	// horizon of new snapshots.
+	published atomic.Uint32
+
+	// Writer state.
+	rng     uint64
+	splice  [maxHeight]uint32
+	scratch []byte
+}
+
+// New returns an empty memtable.
+func New(opts Options) *Memtable {
+	m := &Memtable{merge: opts.Merge, rng: opts.Seed}
+	shift := uint32(defaultChunkShift)
+	if opts.ChunkSize > 0 {
+		shift = uint32(bits.Len(uint(opts.ChunkSize - 1)))
+		shift = min(max(shift, minChunkShift), defaultChunkShift)
+	}
+	m.arena.init(shift)
+	if m.rng == 0 {
+		m.rng = rand.Uint64() | 1
+	}
+	head, err := m.alloc(headSize)
+	if err != nil {
+		panic(err) // unreachable: the first chunk always has room
+	}
+	m.head = head + maxHeight*4
+	*m.word(m.head, nodeMeta) = maxHeight
+	m.height.Store(1)
+	m.published.Store(uint32(m.pos))
+	return m
+}
+
+// Size returns the bytes of arena memory the entries use: every node and
+// version record (values replaced by newer versions included), alignment
+// padding, and chunk tails left unused because an entry did not fit. At most
+// one chunk of allocated but not yet used memory is not counted.
+// It is safe to call concurrently with the writer.
+func (m *Memtable) Size() int64 { return m.size.Load() }
+
+// Set stores value under key, merged with any value the key already has.
+// The entry is invisible to readers until the next Commit. The memtable
+// keeps copies of key and value. On error nothing is stored.
+func (m *Memtable) Set(key, value []byte) error {
+	if len(key) > MaxKeyLen {
+		return ErrKeyTooLarge
+	}
+	if n := m.findSplice(key); n != 0 {
+		return m.addVersion(n, value)
+	}
+	return m.insert(key, value)
+}
+
+// Commit publishes every entry set so far: snapshots taken afterwards see
+// them all, earlier snapshots none.
+func (m *Memtable) Commit() {
+	m.published.Store(uint32(m.pos))
+}
+
+// findSplice returns the node holding key, or 0 after filling m.splice with
+// the node after which key belongs on each level.
+func (m *Memtable) findSplice(key []byte) uint32 {
+	prefix := keyPrefix(key)
+	x := m.head
+	var bound uint32 // a node known to be > key
+	for l := int(m.height.Load()) - 1; l >= 0; l-- {
+		for {
+			next := *m.word(x, int32(-4*(l+1)))
+			if next == 0 || next == bound {
+				break
+			}
+			c := m.compare(key, prefix, next)
+			if c == 0 {
+				return next
+			}
+			if c < 0 {
+				bound = next
+				break
+			}
+			x = next
+		}
+		m.splice[l] = x
+	}
+	return 0
+}
+
+func (m *Memtable) insert(key, value []byte) error {
+	h := m.randomHeight()
+	off, err := m.alloc(uint64(h)*4 + nodeHeader + uint64(len(key)) + uint64(len(value)))
+	if err != nil {
+		return err
+	}
+	n := off + uint32(h)*4
+	height := int(m.height.Load())
+	for l := height; l < h; l++ {
+		m.splice[l] = m.head
+	}
+	// The node is unreachable until linked: plain stores suffice.
+	for l := range h {
+		*m.word(n, int32(-4*(l+1))) = *m.word(m.splice[l], int32(-4*(l+1)))
+	}
+	*m.word(n, nodeHead) = 0
+	*m.word(n, nodeMeta) = uint32(len(key))<<8 | uint32(h)
+	*m.word(n, nodeValLen) = uint32(len(value))
+	*m.word(n, nodePrev) = m.splice[0]
+	copy(m.bytes(n, nodeHeader, uint32(len(key))), key)
+	copy(m.bytes(n, nodeHeader+uint32(len(key)), uint32(len(value))), value)
+	// Link bottom-up: a reader finding the node on any level finds it on
+	// every level below.
+	for l := range h {
+		atomic.StoreUint32(m.word(m.splice[l], int32(-4*(l+1))), n)
+	}
+	if next := *m.word(n, -4); next != 0 {
+		atomic.StoreUint32(m.word(next, nodePrev), n)
+	}
+	if h > height {
+		m.height.Store(uint32(h))
+	}
+	return nil
+}
+
+// addVersion merges value into the newest version of node n, committed or
+// not, and makes the result its new head.
+func (m *Memtable) addVersion(n uint32, value []byte) error {
+	head := *m.word(n, nodeHead)
+	merged := value
+	if m.merge != nil {
+		var err error
+		old := m.versionValue(n, head)
+		if merged, err = m.merge(m.scratch[:0], old, value); err != nil {
+			return err
+		}
+		// Reuse the result's buffer next time, unless the merge handed back
+		// one of its inputs: appending to those would clobber them.
+		if !overlaps(merged, old) && !overlaps(merged, value) {
+			m.scratch = merged
+		}
+	}
+	v, err := m.alloc(versionHeader + uint64(len(merged)))
+	if err != nil {
+		return err
+	}
+	*m.word(v, versionPrev) = head
+	*m.word(v, versionValLen) = uint32(len(merged))
+	copy(m.bytes(v, versionHeader, uint32(len(merged))), merged)
+	atomic.StoreUint32(m.word(n, nodeHead), v)
+	return nil
+}
+
+// randomHeight draws a tower height: 1 plus one level for each pair of
+// trailing zero bits of a random word, so each extra level has p = 1/4.
+func (m *Memtable) randomHeight() int {
+	m.rng ^= m.rng << 13
+	m.rng ^= m.rng >> 7
+	m.rng ^= m.rng << 17
+	return 1 + bits.TrailingZeros64(m.rng|1<<(2*(maxHeight-1)))/2
+}
+
+// key returns the key of node n.
+func (m *Memtable) key(n uint32) []byte {
+	return m.bytes(n, nodeHeader, *m.word(n, nodeMeta)>>8)
+}
+
+// versionValue returns the value of node n's version v (0: the node's own).
+func (m *Memtable) versionValue(n, v uint32) []byte {
+	if v == 0 {
+		return m.bytes(n, nodeHeader+*m.word(n, nodeMeta)>>8, *m.word(n, nodeValLen))
+	}
+	return m.bytes(v, versionHeader, *m.word(v, versionValLen))
+}
+
+// next returns node n's successor on level l, as readers see it.
+func (m *Memtable) next(n uint32, l int) uint32 {
+	return atomic.LoadUint32(m.word(n, int32(-4*(l+1))))
+}
+
+// prev returns node n's predecessor on level 0, as readers see it: m.head
+// for the first node. A reader may find a new node linked forward but not
+// yet backward; it is never yet visible to the reader's snapshot, whose
+// horizon was published after every link to older nodes.
+func (m *Memtable) prev(n uint32) uint32 {
+	return atomic.LoadUint32(m.word(n, nodePrev))
+}
+
+// compare orders key (whose keyPrefix is prefix) against node n's key. Keys
+// start with a random token, so the first 8 bytes, compared as one integer,
+// nearly always decide.
+func (m *Memtable) compare(key []byte, prefix uint64, n uint32) int {
+	nk := m.key(n)
+	if np := keyPrefix(nk); prefix != np {
+		if prefix < np {
+			return -1
+		}
+		return 1
+	}
+	if len(key) >= 8 && len(nk) >= 8 {
+		return bytes.Compare(key[8:], nk[8:])
+	}
+	return bytes.Compare(key, nk)
+}
+
+// overlaps reports whether the capacities of a and b share memory.
+func overlaps(a, b []byte) bool {
+	if cap(a) == 0 || cap(b) == 0 {
+		return false
+	}
+	a0 := uintptr(unsafe.Pointer(unsafe.SliceData(a)))
+	b0 := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	return a0 < b0+uintptr(cap(b)) && b0 < a0+uintptr(cap(a))
+}
+
+// keyPrefix returns the first 8 bytes of key as a big-endian integer, zero
+// padded: if keyPrefix(a) < keyPrefix(b) then a < b.
+func keyPrefix(key []byte) uint64 {
+	if len(key) >= 8 {
+		return binary.BigEndian.Uint64(key)
+	}
+	var p uint64
+	for i, c := range key {
+		p |= uint64(c) << (56 - 8*i)
+	}
+	return p
+}
