@@ -495,7 +495,9 @@ func (l *Log) run() {
 		case <-l.wake:
 			l.commitPending()
 		case <-tick:
-			if l.dirty {
+			// After a failure, never retry an fsync: a retry can succeed
+			// although the kernel dropped the pages the failed one covered.
+			if l.dirty && !l.failed() {
 				if err := l.syncActive(); err != nil {
 					l.fail(err)
 				}
@@ -604,15 +606,18 @@ func (l *Log) fail(err error) error {
 	return l.err
 }
 
+func (l *Log) failed() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err != nil
+}
+
 // closeActive syncs and closes the active segment at Close.
 func (l *Log) closeActive() {
 	if l.f == nil {
 		return
 	}
-	l.mu.Lock()
-	failed := l.err != nil
-	l.mu.Unlock()
-	if l.dirty && !failed {
+	if l.dirty && !l.failed() {
 		if err := l.syncActive(); err != nil {
 			l.fail(err)
 		}
@@ -643,8 +648,12 @@ func (l *Log) Release(upTo Position) error {
 	if len(drop) == 0 {
 		return nil
 	}
-	for _, s := range drop {
+	for i, s := range drop {
 		if err := l.fs.Remove(l.path(s.seq)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			// Keep what is left so that a later Release retries it.
+			l.mu.Lock()
+			l.segments = slices.Concat(drop[i:], l.segments)
+			l.mu.Unlock()
 			return fmt.Errorf("commitlog: release: %w", err)
 		}
 	}

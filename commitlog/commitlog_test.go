@@ -801,3 +801,26 @@ func TestCrashCloneKeepsAcknowledged(t *testing.T) {
 func testLogger(t *testing.T) *slog.Logger {
 	return slog.New(slog.NewTextHandler(t.Output(), nil))
 }
+
+func TestReleaseRetriesFailedRemoval(t *testing.T) {
+	mem := vfs.NewMem()
+	rule := &errorfs.Rule{Ops: errorfs.OpRemove, Path: func(p string) bool { return strings.HasSuffix(p, segmentName(2)) }, Times: 1}
+	l := mustOpen(t, Options{FS: errorfs.Wrap(mem, rule), Dir: "/wal", SegmentSize: 1024})
+	defer l.Close()
+	var last Position
+	for i := range 20 {
+		last = mustAppend(t, l, makeRecord(uint64(i), 100))
+	}
+	if err := l.Release(last); !errors.Is(err, errorfs.ErrInjected) {
+		t.Fatalf("release: %v", err)
+	}
+	if got := segmentFiles(t, mem, "/wal"); got[0] != segmentName(2) {
+		t.Fatalf("after failed release: %v", got)
+	}
+	if err := l.Release(last); err != nil {
+		t.Fatal(err)
+	}
+	if got := segmentFiles(t, mem, "/wal"); !slices.Equal(got, []string{segmentName(last.Segment)}) {
+		t.Fatalf("after release: %v", got)
+	}
+}
