@@ -629,8 +629,9 @@ func (l *Log) closeActive() {
 }
 
 // Release removes the complete segments all of whose records are before
-// upTo, for instance once the records have been flushed to a durable SSTable.
-// The segment being written is never removed.
+// upTo. The flush path passes the position of the first record that the
+// durably stored SSTables do not cover. The segment being written is never
+// removed. Release must not run concurrently with Replay.
 func (l *Log) Release(upTo Position) error {
 	l.mu.Lock()
 	i := 0
