@@ -27,8 +27,9 @@
 // value, as in Cassandra.
 //
 // Compare orders two values exactly as Cassandra's AbstractType.compare does
-// for the type, and Validate rejects malformed values with Cassandra-like
-// messages.
+// for the type, Validate rejects malformed values with Cassandra-like
+// messages, and Normalize sorts and deduplicates sets and maps as Cassandra
+// does before it stores them.
 package cqltype
 
 import (

@@ -144,13 +144,24 @@ func FuzzValidate(f *testing.F) {
 	f.Add("duration", []byte{2, 4, 6})
 	f.Add("decimal", dec(3, -7))
 	f.Add("text", []byte("héllo"))
+	f.Add("frozen<set<frozen<map<int, text>>>>", seqOf(mapOf(be32(2), []byte("x"), be32(1), []byte("a")), mapOf()))
 	f.Fuzz(func(t *testing.T, typStr string, v []byte) {
 		typ, err := cqltype.Parse(typStr, nil)
 		if err != nil {
 			return
 		}
-		if err := cqltype.Validate(typ, v); err != nil && !errors.Is(err, cqltype.ErrInvalid) {
+		err = cqltype.Validate(typ, v)
+		if err != nil && !errors.Is(err, cqltype.ErrInvalid) {
 			t.Fatalf("Validate(%s, %x) = %v, not ErrInvalid", typ, v, err)
+		}
+		if err == nil {
+			n, err := cqltype.Normalize(typ, v)
+			if err != nil {
+				t.Fatalf("Normalize(%s, %x) of a valid value: %v", typ, v, err)
+			}
+			if err := cqltype.Validate(typ, n); err != nil {
+				t.Fatalf("Normalize(%s, %x) = %x, invalid: %v", typ, v, n, err)
+			}
 		}
 		if typ.Kind == cqltype.Decimal {
 			if d, err := cqltype.SplitDecimal(v); err == nil {

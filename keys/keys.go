@@ -121,6 +121,14 @@ func AppendPartitionPrefix(dst []byte, tok int64, pk []byte) []byte {
 	return appendEscaped(dst, pk)
 }
 
+// AppendPartitionEnd appends a key that sorts after every entry of the
+// partition with the given prefix and before every following partition.
+// The prefix itself sorts before every entry, so [prefix, end) spans the
+// partition.
+func AppendPartitionEnd(dst, partitionPrefix []byte) []byte {
+	return append(append(dst, partitionPrefix...), boundAfter)
+}
+
 // HeaderKey appends the key of a partition's header entry.
 func HeaderKey(dst []byte, tok int64, pk []byte) []byte {
 	return append(AppendPartitionPrefix(dst, tok, pk), byte(KindHeader))

@@ -328,11 +328,19 @@ func TestHeaderSortsBeforeEveryRowAndBound(t *testing.T) {
 			}
 		}
 	}
-	// The next partition (same token, greater key) follows every bound.
+	// The partition end follows every bound; the next partition (same
+	// token, greater key) follows the end.
+	end := AppendPartitionEnd(nil, prefix)
 	next := HeaderKey(nil, -5, []byte{0, 0})
 	after, _ := AppendBound(nil, prefix, nil, types, []bool{false}, After)
-	if bytes.Compare(after, next) >= 0 {
-		t.Errorf("after-all bound %x not before next partition %x", after, next)
+	if !(bytes.Compare(prefix, header) < 0 && bytes.Compare(after, end) < 0 && bytes.Compare(end, next) < 0) {
+		t.Errorf("want prefix %x < header %x, after-all bound %x < end %x < next partition %x", prefix, header, after, end, next)
+	}
+	for _, other := range [][]byte{{}, {0, 0xff}, {1}, {0xff}} {
+		k := HeaderKey(nil, -5, other)
+		if c := bytes.Compare(other, []byte{0}); c != bytes.Compare(k, prefix) || c != bytes.Compare(k, end) {
+			t.Errorf("partition %x is not wholly on one side of [%x, %x)", other, prefix, end)
+		}
 	}
 }
 
