@@ -1,0 +1,112 @@
+package objectstore_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sedimentdb/sediment/objectstore"
+	"github.com/sedimentdb/sediment/objectstore/objtest"
+	"github.com/sedimentdb/sediment/vfs"
+)
+
+func newFileStore(t *testing.T) objectstore.Store {
+	s, err := objectstore.NewFile(vfs.Default, t.TempDir(), prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestFileAcceptance(t *testing.T) {
+	objtest.AcceptanceTest(t, newFileStore, objtest.Options{})
+}
+
+func TestFileThroughPrefixAcceptance(t *testing.T) {
+	objtest.AcceptanceTest(t, func(t *testing.T) objectstore.Store {
+		s, err := objectstore.WithPrefix(newFileStore(t), "cluster-1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}, objtest.Options{})
+}
+
+func TestFileThroughNewAcceptance(t *testing.T) {
+	objtest.AcceptanceTest(t, func(t *testing.T) objectstore.Store {
+		cfg := objectstore.DefaultConfig()
+		cfg.Dir = t.TempDir()
+		s, err := objectstore.New(t.Context(), cfg, prometheus.NewRegistry(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}, objtest.Options{})
+}
+
+// TestFileCorrupt checks that a damaged object file is an error, not data.
+func TestFileCorrupt(t *testing.T) {
+	dir := t.TempDir()
+	s, err := objectstore.NewFile(vfs.Default, dir, prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if _, err := s.Put(ctx, "a/ok", []byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range map[string][]byte{
+		"short":    []byte("abc"),
+		"badmagic": bytes.Repeat([]byte{1}, 40),
+	} {
+		if err := os.WriteFile(filepath.Join(dir, "a", name), content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Head(ctx, "a/"+name); !errors.Is(err, objectstore.ErrCorrupt) {
+			t.Fatalf("Head of %s file: %v, want corrupt", name, err)
+		}
+		if _, err := s.Get(ctx, "a/"+name); !errors.Is(err, objectstore.ErrCorrupt) {
+			t.Fatalf("Get of %s file: %v, want corrupt", name, err)
+		}
+	}
+	err = s.List(ctx, "a/", func(objectstore.Attrs) error { return nil })
+	if !errors.Is(err, objectstore.ErrCorrupt) {
+		t.Fatalf("List over a corrupt file: %v, want corrupt", err)
+	}
+}
+
+// TestFileNoLeftovers checks that aborted, cancelled and failed uploads
+// leave no temporary files behind.
+func TestFileNoLeftovers(t *testing.T) {
+	dir := t.TempDir()
+	s, err := objectstore.NewFile(vfs.Default, dir, prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	w1, _ := s.NewWriter(t.Context(), "x")
+	w1.Write([]byte("abc"))
+	w1.Abort()
+	w2, _ := s.NewWriter(ctx, "y")
+	w2.Write([]byte("abc"))
+	cancel()
+	if err := w2.Close(); err == nil {
+		t.Fatal("Close after cancel succeeded")
+	}
+	s.Put(t.Context(), "z", []byte("1"))
+	if _, err := s.PutIf(t.Context(), "z", []byte("2"), objectstore.IfAbsent()); !objectstore.IsPreconditionFailed(err) {
+		t.Fatal(err)
+	}
+	left, err := os.ReadDir(filepath.Join(dir, ".sediment-tmp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) != 0 {
+		t.Fatalf("temporary files left: %v", left)
+	}
+}
