@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
+	"fmt"
 	"math"
 	"math/big"
 	"math/rand/v2"
@@ -340,52 +341,50 @@ func cmp64(a, b int64) int {
 }
 
 func TestCompareMatchesReference(t *testing.T) {
-	seed := rand.Uint64()
-	t.Logf("seed %d", seed)
-	r := rand.New(rand.NewPCG(seed, 2))
-	for _, k := range cqltypetest.KeyKinds {
-		typ := cqltypetest.Native(k)
-		for range 3000 {
-			a, b := cqltypetest.Value(r, typ), cqltypetest.Value(r, typ)
-			want := refCompare(t, typ, a, b)
-			if want == 2 {
-				continue
-			}
-			if got := cqltype.Compare(typ, a, b); sign(got) != want {
-				t.Fatalf("%s: Compare(%x, %x) = %d, reference %d", typ, a, b, got, want)
+	forSeeds(t, 2, func(t *testing.T, r *rand.Rand) {
+		for _, k := range cqltypetest.KeyKinds {
+			typ := cqltypetest.Native(k)
+			for range 3000 {
+				a, b := cqltypetest.Value(r, typ), cqltypetest.Value(r, typ)
+				want := refCompare(t, typ, a, b)
+				if want == 2 {
+					continue
+				}
+				if got := cqltype.Compare(typ, a, b); sign(got) != want {
+					t.Fatalf("%s: Compare(%x, %x) = %d, reference %d", typ, a, b, got, want)
+				}
 			}
 		}
-	}
+	})
 }
 
 // TestCompareIsTotalOrder sorts random values of random nested types and
 // checks antisymmetry and transitivity along the sorted order.
 func TestCompareIsTotalOrder(t *testing.T) {
-	seed := rand.Uint64()
-	t.Logf("seed %d", seed)
-	r := rand.New(rand.NewPCG(seed, 3))
-	for range 300 {
-		typ := cqltypetest.KeyType(r, 2)
-		vals := make([][]byte, 40)
-		for i := range vals {
-			vals[i] = cqltypetest.Value(r, typ)
-			if err := cqltype.Validate(typ, vals[i]); err != nil {
-				t.Fatalf("%s: generated invalid value %x: %v", typ, vals[i], err)
-			}
-		}
-		slices.SortFunc(vals, func(a, b []byte) int { return cqltype.Compare(typ, a, b) })
-		for i := range vals {
-			for j := range vals {
-				c, d := sign(cqltype.Compare(typ, vals[i], vals[j])), sign(cqltype.Compare(typ, vals[j], vals[i]))
-				if c != -d {
-					t.Fatalf("%s: not antisymmetric: %x %x", typ, vals[i], vals[j])
-				}
-				if i < j && c > 0 {
-					t.Fatalf("%s: not transitive: %x sorted before %x", typ, vals[i], vals[j])
+	forSeeds(t, 3, func(t *testing.T, r *rand.Rand) {
+		for range 300 {
+			typ := cqltypetest.KeyType(r, 2)
+			vals := make([][]byte, 40)
+			for i := range vals {
+				vals[i] = cqltypetest.Value(r, typ)
+				if err := cqltype.Validate(typ, vals[i]); err != nil {
+					t.Fatalf("%s: generated invalid value %x: %v", typ, vals[i], err)
 				}
 			}
+			slices.SortFunc(vals, func(a, b []byte) int { return cqltype.Compare(typ, a, b) })
+			for i := range vals {
+				for j := range vals {
+					c, d := sign(cqltype.Compare(typ, vals[i], vals[j])), sign(cqltype.Compare(typ, vals[j], vals[i]))
+					if c != -d {
+						t.Fatalf("%s: not antisymmetric: %x %x", typ, vals[i], vals[j])
+					}
+					if i < j && c > 0 {
+						t.Fatalf("%s: not transitive: %x sorted before %x", typ, vals[i], vals[j])
+					}
+				}
+			}
 		}
-	}
+	})
 }
 
 func FuzzCompare(f *testing.F) {
@@ -407,4 +406,14 @@ func FuzzCompare(f *testing.F) {
 			t.Fatalf("%s: %x not equal to itself", typ, a)
 		}
 	})
+}
+
+// forSeeds runs a randomized test with a fixed seed, then with a random one
+// that is logged so a failure can be reproduced.
+func forSeeds(t *testing.T, stream uint64, f func(t *testing.T, r *rand.Rand)) {
+	for _, seed := range []uint64{1, rand.Uint64()} {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			f(t, rand.New(rand.NewPCG(seed, stream)))
+		})
+	}
 }

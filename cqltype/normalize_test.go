@@ -54,40 +54,39 @@ func TestNormalize(t *testing.T) {
 // under a second Normalize, Compare-equal to the normalized form of a
 // shuffled copy, and hold sorted, distinct set elements.
 func TestNormalizeProperty(t *testing.T) {
-	seed := rand.Uint64()
-	t.Logf("seed %d", seed)
-	r := rand.New(rand.NewPCG(seed, 5))
-	for range 2000 {
-		typ := cqltypetest.KeyType(r, 3)
-		v := cqltypetest.Value(r, typ)
-		n, err := cqltype.Normalize(typ, v)
-		if err != nil {
-			t.Fatalf("Normalize(%s, %x): %v", typ, v, err)
-		}
-		if err := cqltype.Validate(typ, n); err != nil {
-			t.Fatalf("Normalize(%s, %x) = %x, invalid: %v", typ, v, n, err)
-		}
-		if again, _ := cqltype.Normalize(typ, n); !bytes.Equal(again, n) {
-			t.Fatalf("%s: Normalize not idempotent: %x then %x", typ, n, again)
-		}
-		if typ.Kind == cqltype.Set && len(n) > 0 {
-			elems := splitSeq(n)
-			if !slices.IsSortedFunc(elems, func(a, b []byte) int { return cqltype.Compare(typ.Elems[0], a, b) }) {
-				t.Fatalf("%s: %x not sorted", typ, n)
+	forSeeds(t, 5, func(t *testing.T, r *rand.Rand) {
+		for range 2000 {
+			typ := cqltypetest.KeyType(r, 3)
+			v := cqltypetest.Value(r, typ)
+			n, err := cqltype.Normalize(typ, v)
+			if err != nil {
+				t.Fatalf("Normalize(%s, %x): %v", typ, v, err)
 			}
-			for i := 1; i < len(elems); i++ {
-				if cqltype.Compare(typ.Elems[0], elems[i-1], elems[i]) == 0 {
-					t.Fatalf("%s: %x has duplicates", typ, n)
+			if err := cqltype.Validate(typ, n); err != nil {
+				t.Fatalf("Normalize(%s, %x) = %x, invalid: %v", typ, v, n, err)
+			}
+			if again, _ := cqltype.Normalize(typ, n); !bytes.Equal(again, n) {
+				t.Fatalf("%s: Normalize not idempotent: %x then %x", typ, n, again)
+			}
+			if typ.Kind == cqltype.Set && len(n) > 0 {
+				elems := splitSeq(n)
+				if !slices.IsSortedFunc(elems, func(a, b []byte) int { return cqltype.Compare(typ.Elems[0], a, b) }) {
+					t.Fatalf("%s: %x not sorted", typ, n)
+				}
+				for i := 1; i < len(elems); i++ {
+					if cqltype.Compare(typ.Elems[0], elems[i-1], elems[i]) == 0 {
+						t.Fatalf("%s: %x has duplicates", typ, n)
+					}
+				}
+				// Any order of the same elements normalizes to the same set.
+				shuffled := slices.Clone(splitSeq(v))
+				r.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+				if m, _ := cqltype.Normalize(typ, seqOf(shuffled...)); cqltype.Compare(typ, m, n) != 0 {
+					t.Fatalf("%s: %x and its shuffle normalize to %x and %x", typ, v, n, m)
 				}
 			}
-			// Any order of the same elements normalizes to the same set.
-			shuffled := slices.Clone(splitSeq(v))
-			r.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
-			if m, _ := cqltype.Normalize(typ, seqOf(shuffled...)); cqltype.Compare(typ, m, n) != 0 {
-				t.Fatalf("%s: %x and its shuffle normalize to %x and %x", typ, v, n, m)
-			}
 		}
-	}
+	})
 }
 
 func splitSeq(v []byte) [][]byte {

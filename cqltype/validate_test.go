@@ -94,29 +94,28 @@ func TestValidateUDTMessages(t *testing.T) {
 }
 
 func TestDecimalRoundTrip(t *testing.T) {
-	seed := rand.Uint64()
-	t.Logf("seed %d", seed)
-	r := rand.New(rand.NewPCG(seed, 4))
-	for range 5000 {
-		v := cqltypetest.Value(r, cqltype.DecimalType)
-		if len(v) == 0 {
-			continue
+	forSeeds(t, 4, func(t *testing.T, r *rand.Rand) {
+		for range 5000 {
+			v := cqltypetest.Value(r, cqltype.DecimalType)
+			if len(v) == 0 {
+				continue
+			}
+			d, err := cqltype.SplitDecimal(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, err := cqltype.JoinDecimal(nil, d)
+			if err != nil {
+				t.Fatalf("JoinDecimal(%+v) of %x: %v", d, v, err)
+			}
+			if cqltype.Compare(cqltype.DecimalType, v, w) != 0 {
+				t.Fatalf("%x joined back as %x", v, w)
+			}
+			if d2, _ := cqltype.SplitDecimal(w); d2.Compare(d) != 0 || string(d2.Digits) != string(d.Digits) || d2.Exp != d.Exp {
+				t.Fatalf("%x: parts %+v, again %+v", v, d, d2)
+			}
 		}
-		d, err := cqltype.SplitDecimal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w, err := cqltype.JoinDecimal(nil, d)
-		if err != nil {
-			t.Fatalf("JoinDecimal(%+v) of %x: %v", d, v, err)
-		}
-		if cqltype.Compare(cqltype.DecimalType, v, w) != 0 {
-			t.Fatalf("%x joined back as %x", v, w)
-		}
-		if d2, _ := cqltype.SplitDecimal(w); d2.Compare(d) != 0 || string(d2.Digits) != string(d.Digits) || d2.Exp != d.Exp {
-			t.Fatalf("%x: parts %+v, again %+v", v, d, d2)
-		}
-	}
+	})
 }
 
 func TestJoinDecimalRejects(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -24,10 +25,14 @@ func sign(c int) int {
 	return 0
 }
 
-func newRand(t testing.TB, stream uint64) *rand.Rand {
-	seed := rand.Uint64()
-	t.Logf("seed %d", seed)
-	return rand.New(rand.NewPCG(seed, stream))
+// forSeeds runs a randomized test with a fixed seed, then with a random one
+// that is logged so a failure can be reproduced.
+func forSeeds(t *testing.T, stream uint64, f func(t *testing.T, r *rand.Rand)) {
+	for _, seed := range []uint64{1, rand.Uint64()} {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			f(t, rand.New(rand.NewPCG(seed, stream)))
+		})
+	}
 }
 
 func TestTokenOrder(t *testing.T) {
@@ -55,69 +60,70 @@ func randomKey(r *rand.Rand) []byte {
 // TestPartitionOrder checks that partitions sort by token, then by raw key
 // bytes (forcing token collisions), with each header before its rows.
 func TestPartitionOrder(t *testing.T) {
-	r := newRand(t, 1)
-	type part struct {
-		tok int64
-		pk  []byte
-	}
-	var parts []part
-	for range 300 {
-		pk := randomKey(r)
-		tok := token.Murmur3(pk)
-		if r.IntN(3) == 0 {
-			tok = int64(r.IntN(3)) - 1 // collide
+	forSeeds(t, 1, func(t *testing.T, r *rand.Rand) {
+		type part struct {
+			tok int64
+			pk  []byte
 		}
-		parts = append(parts, part{tok, pk})
-	}
-	ref := func(a, b part) int {
-		if a.tok != b.tok {
-			return sign(int(cmp64(a.tok, b.tok)))
+		var parts []part
+		for range 300 {
+			pk := randomKey(r)
+			tok := token.Murmur3(pk)
+			if r.IntN(3) == 0 {
+				tok = int64(r.IntN(3)) - 1 // collide
+			}
+			parts = append(parts, part{tok, pk})
 		}
-		return bytes.Compare(a.pk, b.pk)
-	}
-	row := func(p part) []byte {
-		k, err := RowKey(nil, p.tok, p.pk, [][]byte{{0xff, 0xff, 0xff, 0xff}}, []*cqltype.Type{cqltype.IntType}, []bool{false})
-		if err != nil {
-			t.Fatal(err)
+		ref := func(a, b part) int {
+			if a.tok != b.tok {
+				return sign(int(cmp64(a.tok, b.tok)))
+			}
+			return bytes.Compare(a.pk, b.pk)
 		}
-		return k
-	}
-	for _, a := range parts {
-		ha, ra := HeaderKey(nil, a.tok, a.pk), row(a)
-		if bytes.Compare(ha, ra) >= 0 {
-			t.Fatalf("header %x not before row %x", ha, ra)
+		row := func(p part) []byte {
+			k, err := RowKey(nil, p.tok, p.pk, [][]byte{{0xff, 0xff, 0xff, 0xff}}, []*cqltype.Type{cqltype.IntType}, []bool{false})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return k
 		}
-		for _, b := range parts {
-			want := ref(a, b)
-			hb, rb := HeaderKey(nil, b.tok, b.pk), row(b)
-			for _, pair := range [][2][]byte{{ha, hb}, {ha, rb}, {ra, hb}, {ra, rb}} {
-				got := sign(bytes.Compare(pair[0], pair[1]))
-				if want != 0 && got != want {
-					t.Fatalf("(%d, %x) vs (%d, %x): keys %x %x compare %d, want %d", a.tok, a.pk, b.tok, b.pk, pair[0], pair[1], got, want)
+		for _, a := range parts {
+			ha, ra := HeaderKey(nil, a.tok, a.pk), row(a)
+			if bytes.Compare(ha, ra) >= 0 {
+				t.Fatalf("header %x not before row %x", ha, ra)
+			}
+			for _, b := range parts {
+				want := ref(a, b)
+				hb, rb := HeaderKey(nil, b.tok, b.pk), row(b)
+				for _, pair := range [][2][]byte{{ha, hb}, {ha, rb}, {ra, hb}, {ra, rb}} {
+					got := sign(bytes.Compare(pair[0], pair[1]))
+					if want != 0 && got != want {
+						t.Fatalf("(%d, %x) vs (%d, %x): keys %x %x compare %d, want %d", a.tok, a.pk, b.tok, b.pk, pair[0], pair[1], got, want)
+					}
 				}
 			}
-		}
-		for _, k := range [][]byte{ha, ra} {
-			tok, err := Token(k)
-			if err != nil || tok != a.tok {
-				t.Fatalf("Token(%x) = %d, %v; want %d", k, tok, err, a.tok)
+			for _, k := range [][]byte{ha, ra} {
+				tok, err := Token(k)
+				if err != nil || tok != a.tok {
+					t.Fatalf("Token(%x) = %d, %v; want %d", k, tok, err, a.tok)
+				}
+				pk, err := PartitionKey(k)
+				if err != nil || !bytes.Equal(pk, a.pk) {
+					t.Fatalf("PartitionKey(%x) = %x, %v; want %x", k, pk, err, a.pk)
+				}
+				n, err := PartitionPrefixLen(k)
+				if err != nil || !bytes.Equal(k[:n], AppendPartitionPrefix(nil, a.tok, a.pk)) {
+					t.Fatalf("PartitionPrefixLen(%x) = %d, %v", k, n, err)
+				}
 			}
-			pk, err := PartitionKey(k)
-			if err != nil || !bytes.Equal(pk, a.pk) {
-				t.Fatalf("PartitionKey(%x) = %x, %v; want %x", k, pk, err, a.pk)
+			if k, err := EntryKind(ha); err != nil || k != KindHeader {
+				t.Fatalf("EntryKind(header) = %v, %v", k, err)
 			}
-			n, err := PartitionPrefixLen(k)
-			if err != nil || !bytes.Equal(k[:n], AppendPartitionPrefix(nil, a.tok, a.pk)) {
-				t.Fatalf("PartitionPrefixLen(%x) = %d, %v", k, n, err)
+			if k, err := EntryKind(ra); err != nil || k != KindRow {
+				t.Fatalf("EntryKind(row) = %v, %v", k, err)
 			}
 		}
-		if k, err := EntryKind(ha); err != nil || k != KindHeader {
-			t.Fatalf("EntryKind(header) = %v, %v", k, err)
-		}
-		if k, err := EntryKind(ra); err != nil || k != KindRow {
-			t.Fatalf("EntryKind(row) = %v, %v", k, err)
-		}
-	}
+	})
 }
 
 func cmp64(a, b int64) int64 {
@@ -184,131 +190,133 @@ var exactKinds = map[cqltype.Kind]bool{
 // (natives and nested tuples, frozen collections and UDTs) in both orders,
 // that the encoding orders as cqltype.Compare and decodes back.
 func TestValueOrderProperty(t *testing.T) {
-	r := newRand(t, 2)
-	iters := 400
-	if testing.Short() {
-		iters = 100
-	}
-	check := func(typ *cqltype.Type, n int) {
-		for _, desc := range []bool{false, true} {
-			types, descs := []*cqltype.Type{typ}, []bool{desc}
-			vals := make([][]byte, n)
-			keys := make([][]byte, n)
-			for i := range vals {
-				vals[i] = cqltypetest.Value(r, typ)
-				keys[i] = rowKey(t, [][]byte{vals[i]}, types, descs)
-				got, err := DecodeClustering(keys[i], types, descs)
-				if err != nil {
-					t.Fatalf("%s desc=%v: decode %x: %v", typ, desc, keys[i], err)
-				}
-				if len(got) != 1 || cqltype.Compare(typ, got[0], vals[i]) != 0 {
-					t.Fatalf("%s desc=%v: %x decoded as %x", typ, desc, vals[i], got)
-				}
-				if exactKinds[typ.Kind] && !bytes.Equal(got[0], vals[i]) {
-					t.Fatalf("%s desc=%v: %x decoded as %x", typ, desc, vals[i], got[0])
-				}
-				if again := rowKey(t, got, types, descs); !bytes.Equal(again, keys[i]) {
-					t.Fatalf("%s desc=%v: %x re-encodes as %x, not %x", typ, desc, got[0], again, keys[i])
-				}
-			}
-			for i := range vals {
-				for j := range vals {
-					want := sign(cqltype.Compare(typ, vals[i], vals[j]))
-					if desc {
-						want = -want
+	forSeeds(t, 2, func(t *testing.T, r *rand.Rand) {
+		iters := 2000
+		if testing.Short() {
+			iters = 200
+		}
+		check := func(typ *cqltype.Type, n int) {
+			for _, desc := range []bool{false, true} {
+				types, descs := []*cqltype.Type{typ}, []bool{desc}
+				vals := make([][]byte, n)
+				keys := make([][]byte, n)
+				for i := range vals {
+					vals[i] = cqltypetest.Value(r, typ)
+					keys[i] = rowKey(t, [][]byte{vals[i]}, types, descs)
+					got, err := DecodeClustering(keys[i], types, descs)
+					if err != nil {
+						t.Fatalf("%s desc=%v: decode %x: %v", typ, desc, keys[i], err)
 					}
-					if got := sign(bytes.Compare(keys[i], keys[j])); got != want {
-						t.Fatalf("%s desc=%v: values %x, %x: keys %x, %x compare %d, want %d",
-							typ, desc, vals[i], vals[j], keys[i], keys[j], got, want)
+					if len(got) != 1 || cqltype.Compare(typ, got[0], vals[i]) != 0 {
+						t.Fatalf("%s desc=%v: %x decoded as %x", typ, desc, vals[i], got)
+					}
+					if exactKinds[typ.Kind] && !bytes.Equal(got[0], vals[i]) {
+						t.Fatalf("%s desc=%v: %x decoded as %x", typ, desc, vals[i], got[0])
+					}
+					if again := rowKey(t, got, types, descs); !bytes.Equal(again, keys[i]) {
+						t.Fatalf("%s desc=%v: %x re-encodes as %x, not %x", typ, desc, got[0], again, keys[i])
+					}
+				}
+				for i := range vals {
+					for j := range vals {
+						want := sign(cqltype.Compare(typ, vals[i], vals[j]))
+						if desc {
+							want = -want
+						}
+						if got := sign(bytes.Compare(keys[i], keys[j])); got != want {
+							t.Fatalf("%s desc=%v: values %x, %x: keys %x, %x compare %d, want %d",
+								typ, desc, vals[i], vals[j], keys[i], keys[j], got, want)
+						}
 					}
 				}
 			}
 		}
-	}
-	for _, k := range cqltypetest.KeyKinds {
-		check(cqltypetest.Native(k), iters/4)
-	}
-	for range iters / 10 {
-		check(cqltypetest.KeyType(r, 3), 20)
-	}
+		for _, k := range cqltypetest.KeyKinds {
+			check(cqltypetest.Native(k), iters/4)
+		}
+		for range iters / 10 {
+			check(cqltypetest.KeyType(r, 3), 20)
+		}
+	})
 }
 
 // TestRowsAndBounds checks multi-column clustering order and that bounds on
 // every prefix enclose exactly the rows with that prefix.
 func TestRowsAndBounds(t *testing.T) {
-	r := newRand(t, 3)
-	iters := 60
-	if testing.Short() {
-		iters = 15
-	}
-	prefix := AppendPartitionPrefix(nil, 42, []byte("pk"))
-	for range iters {
-		n := 1 + r.IntN(3)
-		types := make([]*cqltype.Type, n)
-		desc := make([]bool, n)
-		pools := make([][][]byte, n)
-		for i := range types {
-			types[i] = cqltypetest.KeyType(r, 1)
-			desc[i] = r.IntN(2) == 0
-			for range 3 {
-				pools[i] = append(pools[i], cqltypetest.Value(r, types[i]))
-			}
+	forSeeds(t, 3, func(t *testing.T, r *rand.Rand) {
+		iters := 300
+		if testing.Short() {
+			iters = 40
 		}
-		ref := func(a, b [][]byte) int {
-			for i := range min(len(a), len(b)) {
-				c := sign(cqltype.Compare(types[i], a[i], b[i]))
-				if desc[i] {
-					c = -c
-				}
-				if c != 0 {
-					return c
+		prefix := AppendPartitionPrefix(nil, 42, []byte("pk"))
+		for range iters {
+			n := 1 + r.IntN(3)
+			types := make([]*cqltype.Type, n)
+			desc := make([]bool, n)
+			pools := make([][][]byte, n)
+			for i := range types {
+				types[i] = cqltypetest.KeyType(r, 1)
+				desc[i] = r.IntN(2) == 0
+				for range 3 {
+					pools[i] = append(pools[i], cqltypetest.Value(r, types[i]))
 				}
 			}
-			return 0
-		}
-		rows := make([][][]byte, 30)
-		keys := make([][]byte, len(rows))
-		for i := range rows {
-			rows[i] = make([][]byte, n)
-			for c := range rows[i] {
-				rows[i][c] = pools[c][r.IntN(len(pools[c]))]
+			ref := func(a, b [][]byte) int {
+				for i := range min(len(a), len(b)) {
+					c := sign(cqltype.Compare(types[i], a[i], b[i]))
+					if desc[i] {
+						c = -c
+					}
+					if c != 0 {
+						return c
+					}
+				}
+				return 0
 			}
-			keys[i] = rowKey(t, rows[i], types, desc)
-		}
-		for i := range rows {
-			for j := range rows {
-				if got, want := sign(bytes.Compare(keys[i], keys[j])), ref(rows[i], rows[j]); got != want {
-					t.Fatalf("%v desc %v: rows %x %x compare %d, want %d", types, desc, rows[i], rows[j], got, want)
+			rows := make([][][]byte, 30)
+			keys := make([][]byte, len(rows))
+			for i := range rows {
+				rows[i] = make([][]byte, n)
+				for c := range rows[i] {
+					rows[i][c] = pools[c][r.IntN(len(pools[c]))]
+				}
+				keys[i] = rowKey(t, rows[i], types, desc)
+			}
+			for i := range rows {
+				for j := range rows {
+					if got, want := sign(bytes.Compare(keys[i], keys[j])), ref(rows[i], rows[j]); got != want {
+						t.Fatalf("%v desc %v: rows %x %x compare %d, want %d", types, desc, rows[i], rows[j], got, want)
+					}
+				}
+			}
+			for range 10 {
+				k := r.IntN(n + 1)
+				p := rows[r.IntN(len(rows))][:k]
+				before, err := AppendBound(nil, prefix, p, types, desc, Before)
+				if err != nil {
+					t.Fatal(err)
+				}
+				after, err := AppendBound(nil, prefix, p, types, desc, After)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if bytes.Compare(before, after) >= 0 {
+					t.Fatalf("before %x not below after %x", before, after)
+				}
+				for i, key := range keys {
+					rel := ref(rows[i][:k], p)
+					cb, ca := bytes.Compare(key, before), bytes.Compare(key, after)
+					if cb == 0 || ca == 0 {
+						t.Fatalf("bound equals row key %x", key)
+					}
+					inside := cb > 0 && ca < 0
+					if inside != (rel == 0) || (rel < 0) != (cb < 0) || (rel > 0) != (ca > 0) {
+						t.Fatalf("%v desc %v: row %x vs prefix %x (ref %d): before %d after %d", types, desc, rows[i], p, rel, cb, ca)
+					}
 				}
 			}
 		}
-		for range 10 {
-			k := r.IntN(n + 1)
-			p := rows[r.IntN(len(rows))][:k]
-			before, err := AppendBound(nil, prefix, p, types, desc, Before)
-			if err != nil {
-				t.Fatal(err)
-			}
-			after, err := AppendBound(nil, prefix, p, types, desc, After)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if bytes.Compare(before, after) >= 0 {
-				t.Fatalf("before %x not below after %x", before, after)
-			}
-			for i, key := range keys {
-				rel := ref(rows[i][:k], p)
-				cb, ca := bytes.Compare(key, before), bytes.Compare(key, after)
-				if cb == 0 || ca == 0 {
-					t.Fatalf("bound equals row key %x", key)
-				}
-				inside := cb > 0 && ca < 0
-				if inside != (rel == 0) || (rel < 0) != (cb < 0) || (rel > 0) != (ca > 0) {
-					t.Fatalf("%v desc %v: row %x vs prefix %x (ref %d): before %d after %d", types, desc, rows[i], p, rel, cb, ca)
-				}
-			}
-		}
-	}
+	})
 }
 
 func TestHeaderSortsBeforeEveryRowAndBound(t *testing.T) {

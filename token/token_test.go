@@ -2,6 +2,7 @@ package token
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -91,22 +92,21 @@ func TestMurmur3EmptyKeyIsMin(t *testing.T) {
 // TestMurmur3NeverMin checks over random keys that only the empty key maps to
 // the reserved minimum token, and that the result depends only on the bytes.
 func TestMurmur3NeverMin(t *testing.T) {
-	seed := rand.Uint64()
-	t.Logf("seed %d", seed)
-	r := rand.New(rand.NewPCG(seed, 1))
-	for range 20000 {
-		k := make([]byte, 1+r.IntN(40))
-		for i := range k {
-			k[i] = byte(r.Uint32())
+	forSeeds(t, 1, func(t *testing.T, r *rand.Rand) {
+		for range 20000 {
+			k := make([]byte, 1+r.IntN(40))
+			for i := range k {
+				k[i] = byte(r.Uint32())
+			}
+			got := Murmur3(k)
+			if got == Min {
+				t.Fatalf("Murmur3(%x) = Min", k)
+			}
+			if again := Murmur3(append([]byte(nil), k...)); again != got {
+				t.Fatalf("Murmur3(%x) not deterministic: %d then %d", k, got, again)
+			}
 		}
-		got := Murmur3(k)
-		if got == Min {
-			t.Fatalf("Murmur3(%x) = Min", k)
-		}
-		if again := Murmur3(append([]byte(nil), k...)); again != got {
-			t.Fatalf("Murmur3(%x) not deterministic: %d then %d", k, got, again)
-		}
-	}
+	})
 }
 
 func FuzzMurmur3(f *testing.F) {
@@ -132,6 +132,16 @@ func BenchmarkMurmur3(b *testing.B) {
 				sink += Murmur3(key)
 			}
 			_ = sink
+		})
+	}
+}
+
+// forSeeds runs a randomized test with a fixed seed, then with a random one
+// that is logged so a failure can be reproduced.
+func forSeeds(t *testing.T, stream uint64, f func(t *testing.T, r *rand.Rand)) {
+	for _, seed := range []uint64{1, rand.Uint64()} {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			f(t, rand.New(rand.NewPCG(seed, stream)))
 		})
 	}
 }
