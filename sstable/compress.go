@@ -159,7 +159,9 @@ func decompress(kind Compression, payload, buf []byte, limit int) ([]byte, error
 		return nil, fmt.Errorf("%w: unknown block compression %d", ErrCorrupt, kind)
 	}
 	size, hdr := binary.Uvarint(payload)
-	if hdr <= 0 || size > uint64(limit) {
+	// Writers store empty blocks uncompressed, and lz4's decoder must not
+	// see an empty destination.
+	if hdr <= 0 || size == 0 || size > uint64(limit) {
 		return nil, fmt.Errorf("%w: bad decoded block length", ErrCorrupt)
 	}
 	src := payload[hdr:]
