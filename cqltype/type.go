@@ -22,9 +22,10 @@
 //	tuple, UDT            per component int32 length + bytes, length < 0 is
 //	                      null; trailing components may be missing
 //
-// Every fixed-width type except smallint, tinyint, date, time and duration
-// also accepts the empty value (zero bytes), which sorts before every other
-// value, as in Cassandra.
+// The empty value (zero bytes) is valid for every type except smallint,
+// tinyint, date, time, duration and the collections, and sorts before every
+// other value, as in Cassandra. For a tuple it differs from a tuple of
+// nulls, which sorts after it.
 //
 // Compare orders two values exactly as Cassandra's AbstractType.compare does
 // for the type, Validate rejects malformed values with Cassandra-like
