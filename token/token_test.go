@@ -2,6 +2,7 @@ package token
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -50,6 +51,29 @@ func seq(first byte, n int) []byte {
 		b[i] = first + byte(i)
 	}
 	return b
+}
+
+// Tokens of int partition keys 1..20 (4-byte big-endian) as computed by a
+// Cassandra server, from cassandra-dtest (replication_test.py,
+// murmur3_hashes); token(1) is also the value cqlsh prints in Cassandra's
+// own cqlsh tests.
+var intKeyTokens = map[int32]int64{
+	1: -4069959284402364209, 2: -3248873570005575792, 3: 9010454139840013625,
+	4: -2729420104000364805, 5: -7509452495886106294, 6: 2705480034054113608,
+	7: 1634052884888577606, 8: -3799847372828181882, 9: 3728482343045213994,
+	10: -6715243485458697746, 11: -4156302194539278891, 12: 8582886034424406875,
+	13: -5034495173465742853, 14: 4279681877540623768, 15: -1191135763843456182,
+	16: -5477287129830487822, 17: 5467144456125416399, 18: -2695747960476065067,
+	19: -3974532302236993209, 20: 1388667306199997068,
+}
+
+func TestMurmur3IntKeys(t *testing.T) {
+	for k, want := range intKeyTokens {
+		key := binary.BigEndian.AppendUint32(nil, uint32(k))
+		if got := Murmur3(key); got != want {
+			t.Errorf("token(int %d) = %d, want %d", k, got, want)
+		}
+	}
 }
 
 func TestMurmur3DriverVectors(t *testing.T) {
