@@ -290,34 +290,42 @@ func appendTuple(dst []byte, t *cqltype.Type, v []byte) ([]byte, error) {
 }
 
 // DecodeClustering returns the serialized clustering values of a row key,
-// given the clustering columns' types and orders. The values share one
-// new buffer.
+// given the clustering columns' types and orders. The values share one new
+// buffer.
 func DecodeClustering(key []byte, types []*cqltype.Type, desc []bool) ([][]byte, error) {
+	vals, _, err := AppendClustering(make([][]byte, 0, len(types)), make([]byte, 0, len(key)), key, types, desc)
+	return vals, err
+}
+
+// AppendClustering is DecodeClustering into caller buffers: it appends the
+// values to vals and their bytes to buf and returns both, so that a reader
+// decoding many keys can reuse them. The values alias the returned buf.
+func AppendClustering(vals [][]byte, buf, key []byte, types []*cqltype.Type, desc []bool) ([][]byte, []byte, error) {
 	n, err := PartitionPrefixLen(key)
 	if err != nil {
-		return nil, err
+		return vals, buf, err
 	}
 	if n >= len(key) || Kind(key[n]) != KindRow {
-		return nil, fmt.Errorf("%w: not a row key", ErrCorrupt)
+		return vals, buf, fmt.Errorf("%w: not a row key", ErrCorrupt)
 	}
 	r := reader{b: key[n+1:]}
-	buf := make([]byte, 0, len(r.b))
-	var offsets []int
+	var offsetsArr [16]int
+	offsets := offsetsArr[:0]
 	for i := 0; ; i++ {
 		m, ok := r.byte()
 		if !ok {
-			return nil, fmt.Errorf("%w: clustering not terminated", ErrCorrupt)
+			return vals, buf, fmt.Errorf("%w: clustering not terminated", ErrCorrupt)
 		}
 		if m == endOfRow {
 			break
 		}
 		if i >= len(types) || i >= len(desc) {
-			return nil, fmt.Errorf("%w: more clustering values than types", ErrCorrupt)
+			return vals, buf, fmt.Errorf("%w: more clustering values than types", ErrCorrupt)
 		}
 		offsets = append(offsets, len(buf))
 		if m != marker(desc[i], false) {
 			if m != marker(desc[i], true) {
-				return nil, fmt.Errorf("%w: clustering marker %02x", ErrCorrupt, m)
+				return vals, buf, fmt.Errorf("%w: clustering marker %02x", ErrCorrupt, m)
 			}
 			continue
 		}
@@ -325,25 +333,25 @@ func DecodeClustering(key []byte, types []*cqltype.Type, desc []bool) ([][]byte,
 			r.mask = 0xff
 		}
 		if buf, err = decodeValue(buf, &r, types[i]); err != nil {
-			return nil, err
+			return vals, buf, err
 		}
 		if len(buf) == offsets[i] {
-			return nil, fmt.Errorf("%w: empty value with a value marker", ErrCorrupt)
+			return vals, buf, fmt.Errorf("%w: empty value with a value marker", ErrCorrupt)
 		}
 		r.mask = 0
 	}
 	if len(r.b) != 0 {
-		return nil, fmt.Errorf("%w: %d bytes after clustering", ErrCorrupt, len(r.b))
+		return vals, buf, fmt.Errorf("%w: %d bytes after clustering", ErrCorrupt, len(r.b))
 	}
-	out := make([][]byte, len(offsets))
+	// Slice only now: buf may have moved while it grew.
 	for i, off := range offsets {
 		end := len(buf)
 		if i+1 < len(offsets) {
 			end = offsets[i+1]
 		}
-		out[i] = buf[off:end:end]
+		vals = append(vals, buf[off:end:end])
 	}
-	return out, nil
+	return vals, buf, nil
 }
 
 // reader reads encoded bytes, complemented when mask is FF (DESC columns).

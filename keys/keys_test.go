@@ -319,6 +319,39 @@ func TestRowsAndBounds(t *testing.T) {
 	})
 }
 
+// TestAppendClusteringReuse decodes many keys into one growing buffer and
+// checks every value afterwards, as a reader reusing buffers would.
+func TestAppendClusteringReuse(t *testing.T) {
+	forSeeds(t, 4, func(t *testing.T, r *rand.Rand) {
+		types := []*cqltype.Type{cqltype.TextType, cqltype.DecimalType, cqltype.MustParse("frozen<list<blob>>")}
+		desc := []bool{true, false, true}
+		var want, vals [][]byte
+		buf := []byte("unrelated prefix")
+		for range 50 {
+			row := make([][]byte, len(types))
+			for i, typ := range types {
+				row[i] = cqltypetest.Value(r, typ)
+			}
+			canon, err := DecodeClustering(rowKey(t, row, types, desc), types, desc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, canon...)
+			if vals, buf, err = AppendClustering(vals, buf, rowKey(t, row, types, desc), types, desc); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if string(buf[:16]) != "unrelated prefix" || len(vals) != len(want) {
+			t.Fatalf("buffer prefix %q, %d values, want %d", buf[:16], len(vals), len(want))
+		}
+		for i := range want {
+			if !bytes.Equal(vals[i], want[i]) {
+				t.Fatalf("value %d = %x, want %x", i, vals[i], want[i])
+			}
+		}
+	})
+}
+
 func TestHeaderSortsBeforeEveryRowAndBound(t *testing.T) {
 	prefix := AppendPartitionPrefix(nil, -5, []byte{0})
 	header := HeaderKey(nil, -5, []byte{0})
@@ -498,6 +531,17 @@ func BenchmarkRowKey(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, err := DecodeClustering(key, types, desc); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("decode-reuse", func(b *testing.B) {
+		b.ReportAllocs()
+		var vals [][]byte
+		var buf []byte
+		for b.Loop() {
+			var err error
+			if vals, buf, err = AppendClustering(vals[:0], buf[:0], key, types, desc); err != nil {
 				b.Fatal(err)
 			}
 		}
