@@ -87,6 +87,8 @@ type countingReader struct {
 	io.ReadCloser
 	counter prometheus.Counter
 	done    func()
+	drain   bool // read a short remainder on Close, to keep the connection
+	eof     bool
 }
 
 func (r *countingReader) Read(p []byte) (int, error) {
@@ -94,10 +96,21 @@ func (r *countingReader) Read(p []byte) (int, error) {
 	if n > 0 {
 		r.counter.Add(float64(n))
 	}
+	if err == io.EOF {
+		r.eof = true
+	}
 	return n, err
 }
 
+// maxDrain bounds the bytes read on Close to keep an HTTP connection: a
+// reader that took exactly the bytes it asked for has not yet seen EOF, and
+// Go's transport discards a connection whose body was not read to the end.
+const maxDrain = 16 << 10
+
 func (r *countingReader) Close() error {
+	if r.drain && !r.eof {
+		io.CopyN(io.Discard, r.ReadCloser, maxDrain)
+	}
 	err := r.ReadCloser.Close()
 	if r.done != nil {
 		r.done()

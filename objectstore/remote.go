@@ -156,6 +156,7 @@ func (s *remoteStore) get(ctx context.Context, op, key string, off, length int64
 		ReadCloser: rc,
 		counter:    s.req.m.received.WithLabelValues(s.req.backend, op),
 		done:       cancel,
+		drain:      true,
 	}, nil
 }
 
