@@ -384,6 +384,16 @@ func (d *decoder) byte() byte {
 // uvarint reads a varint written by appendUvarint, rejecting overlong and
 // non-minimal encodings so that every value has exactly one encoding.
 func (d *decoder) uvarint() uint64 {
+	if len(d.b) > 0 && d.b[0] < 0x80 {
+		// Most varints here are deltas and lengths that fit one byte.
+		v := uint64(d.b[0])
+		d.b = d.b[1:]
+		return v
+	}
+	return d.uvarintSlow()
+}
+
+func (d *decoder) uvarintSlow() uint64 {
 	var v uint64
 	for i := 0; i < len(d.b); i++ {
 		c := d.b[i]

@@ -104,7 +104,7 @@ func TestEncodingIsCompact(t *testing.T) {
 func TestRowRoundTrip(t *testing.T) {
 	g := newGen(10)
 	var r, r2 Row
-	for range iterations() {
+	for i := range iterations() {
 		r = g.row()
 		enc := AppendRow(nil, &r)
 		if err := DecodeRow(enc, &r2); err != nil {
@@ -120,14 +120,16 @@ func TestRowRoundTrip(t *testing.T) {
 		if fmt.Sprint(r) != fmt.Sprint(r2) {
 			t.Fatalf("round trip:\n%+v\n%+v", r, r2)
 		}
-		checkPrefixesFail(t, enc, func(b []byte) error { return DecodeRow(b, &r2) })
+		if i%4 == 0 {
+			checkPrefixesFail(t, enc, func(b []byte) error { return DecodeRow(b, &r2) })
+		}
 	}
 }
 
 func TestHeaderRoundTrip(t *testing.T) {
 	g := newGen(11)
 	var h, h2 Header
-	for range iterations() {
+	for i := range iterations() {
 		h = g.header()
 		enc := AppendHeader(nil, &h)
 		if err := DecodeHeader(enc, &h2); err != nil {
@@ -136,7 +138,9 @@ func TestHeaderRoundTrip(t *testing.T) {
 		if again := AppendHeader(nil, &h2); !bytes.Equal(again, enc) {
 			t.Fatalf("re-encoding changed the bytes:\n%x\n%x", enc, again)
 		}
-		checkPrefixesFail(t, enc, func(b []byte) error { return DecodeHeader(b, &h2) })
+		if i%4 == 0 {
+			checkPrefixesFail(t, enc, func(b []byte) error { return DecodeHeader(b, &h2) })
+		}
 	}
 }
 
