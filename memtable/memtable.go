@@ -7,34 +7,48 @@
 // garbage collector a few hundred pointer-free allocations instead of
 // millions of objects. Keys order by bytes.Compare.
 //
-// A node is laid out around its offset: its tower of next links (one per
-// level, p = 1/4 per extra level) lies just below it, so the header and key
-// sit at fixed distances from the offset whatever the height.
+// The level-0 list is made of nodes, which hold the entries:
 //
-//	       tower (4 bytes a level)                header (16 bytes)
-//	+-----------+-----+---------+------+----------------+--------+------+-----+-------+-----+
-//	| next[h-1] | ... | next[0] | head | keyLen<<8 | h  | valLen | prev | key | value | pad |
-//	+-----------+-----+---------+------+----------------+--------+------+-----+-------+-----+
-//	                            ^ node offset
+//	+---------+------+----------------+--------+------+-----+-------+-----+
+//	| next[0] | head | keyLen<<8 | h  | valLen | prev | key | value | pad |
+//	+---------+------+----------------+--------+------+-----+-------+-----+
+//	          ^ node offset
 //
 // prev links the level-0 list backwards so that reverse iteration steps in
-// constant time rather than searching again (4 bytes an entry).
+// constant time rather than searching again (4 bytes an entry). h is the
+// node's tower height, 1 plus one level for each extra level with p = 1/4.
+//
+// The upper levels (1 and above) are links between index records, one for
+// each node of height 2 or more, kept in a second arena:
+//
+//	+----------------+------+---------+-----+-----------+
+//	| prefix (8)     | node | next[1] | ... | next[h-1] |
+//	+----------------+------+---------+-----+-----------+
+//	^ index offset
+//
+// prefix is the node key's first 8 bytes as a big-endian integer. Keys start
+// with a random token, so the prefix nearly always decides a comparison, and
+// a search touches node memory only on level 0: the upper levels of a
+// million entries fit in a few megabytes of densely packed records, which
+// stay in the CPU caches, where nodes scattered among keys and values would
+// cost a cache miss each.
 //
 // Setting a key again does not overwrite: the writer merges the newest value
-// with the new one (Options.Merge) into a version record and points the
-// node's head at it. Each version links to the one it replaced; head 0 and
-// prev 0 mean the value stored in the node itself.
+// with the new one (Options.Merge) into a version record in the node arena
+// and points the node's head at it. Each version links to the one it
+// replaced; head 0 and prev 0 mean the value stored in the node itself.
 //
 //	+------+--------+-------+-----+
 //	| prev | valLen | value | pad |
 //	+------+--------+-------+-----+
 //	^ version offset
 //
-// Offsets grow with allocation order, so they double as sequence numbers:
-// Commit publishes the arena's current offset, and a snapshot sees exactly
-// the nodes and versions below the offset it pinned. The writer links new
-// nodes and versions in immediately, with atomic stores; readers skip those
-// at or above their offset.
+// Node arena offsets grow with allocation order, so they double as sequence
+// numbers: Commit publishes the node arena's current offset, and a snapshot
+// sees exactly the nodes and versions below the offset it pinned. The writer
+// links new nodes, index records and versions in immediately, bottom-up and
+// with atomic stores; readers skip nodes and versions at or above their
+// offset, and use any index record to find their way.
 package memtable
 
 import (
@@ -58,18 +72,24 @@ const MaxKeyLen = 1<<24 - 1
 
 const (
 	maxHeight = 16
-	// Header fields, relative to a node offset.
+	// Node fields, relative to a node offset.
+	nodeNext   = -4
 	nodeHead   = 0
 	nodeMeta   = 4
 	nodeValLen = 8
 	nodePrev   = 12
 	nodeHeader = 16
+	nodeSize   = 4 + nodeHeader // without key and value
+	// Index record fields, relative to its offset.
+	indexPrefix = 0
+	indexNode   = 8
+	indexNext1  = 12 // next[l] is at indexNext1 + 4*(l-1)
 	// Version record fields, relative to its offset.
 	versionPrev   = 0
 	versionValLen = 4
 	versionHeader = 8
-	// headSize is the arena space of the sentinel head node.
-	headSize = maxHeight*4 + nodeHeader
+	// headSize is the arena space of the sentinel head node and index record.
+	headSize = nodeSize + indexNext1 + 4*(maxHeight-1)
 )
 
 // Options configure a memtable.
@@ -86,20 +106,22 @@ type Options struct {
 }
 
 // Memtable is a sorted, multi-version map of byte keys to byte values.
-// Set, Commit and Size may be called only by the one writer goroutine (Size
-// by any); snapshots may be taken and read concurrently by any goroutine.
+// Set and Commit may be called only by the one writer goroutine; Size by
+// any; snapshots may be taken and read concurrently by any goroutine.
 type Memtable struct {
-	arena
+	arena        // nodes and versions
+	index  arena // index records
 	merge  kv.MergeFunc
-	head   uint32        // sentinel node with a full tower and no key
-	height atomic.Uint32 // levels in use; only grows
-	// published is the arena offset at the last Commit: the visibility
-	// horizon of new snapshots.
+	head   uint32        // sentinel node, before every key
+	top    uint32        // the head's index record, with a full tower
+	height atomic.Uint32 // levels in use, level 0 included; only grows
+	// published is the node arena offset at the last Commit: the
+	// visibility horizon of new snapshots.
 	published atomic.Uint32
 
 	// Writer state.
 	rng     uint64
-	splice  [maxHeight]uint32
+	splice  [maxHeight]uint32 // [0] is a node, the rest index records
 	scratch []byte
 }
 
@@ -112,26 +134,26 @@ func New(opts Options) *Memtable {
 		shift = min(max(shift, minChunkShift), defaultChunkShift)
 	}
 	m.arena.init(shift)
+	m.index.init(shift)
 	if m.rng == 0 {
 		m.rng = rand.Uint64() | 1
 	}
-	head, err := m.alloc(headSize)
-	if err != nil {
-		panic(err) // unreachable: the first chunk always has room
-	}
-	m.head = head + maxHeight*4
+	// The first chunks always have room.
+	head, _ := m.alloc(nodeSize)
+	m.head = head + 4
 	*m.word(m.head, nodeMeta) = maxHeight
+	m.top, _ = m.index.alloc(indexNext1 + 4*(maxHeight-1))
+	*m.index.word(m.top, indexNode) = m.head
 	m.height.Store(1)
 	m.published.Store(uint32(m.pos))
 	return m
 }
 
-// Size returns the bytes of arena memory the entries use: every node and
-// version record (values replaced by newer versions included), alignment
+// Size returns the bytes of arena memory the entries use: every node, index
+// and version record (values replaced by newer versions included), alignment
 // padding, and chunk tails left unused because an entry did not fit. At most
-// one chunk of allocated but not yet used memory is not counted.
-// It is safe to call concurrently with the writer.
-func (m *Memtable) Size() int64 { return m.size.Load() }
+// one chunk per arena of allocated but not yet used memory is not counted.
+func (m *Memtable) Size() int64 { return m.size.Load() + m.index.size.Load() }
 
 // Set stores value under key, merged with any value the key already has.
 // The entry is invisible to readers until the next Commit. The memtable
@@ -140,10 +162,11 @@ func (m *Memtable) Set(key, value []byte) error {
 	if len(key) > MaxKeyLen {
 		return ErrKeyTooLarge
 	}
-	if n := m.findSplice(key); n != 0 {
+	prefix := keyPrefix(key)
+	if n := m.findSplice(key, prefix); n != 0 {
 		return m.addVersion(n, value)
 	}
-	return m.insert(key, value)
+	return m.insert(key, prefix, value)
 }
 
 // Commit publishes every entry set so far: snapshots taken afterwards see
@@ -153,20 +176,19 @@ func (m *Memtable) Commit() {
 }
 
 // findSplice returns the node holding key, or 0 after filling m.splice with
-// the node after which key belongs on each level.
-func (m *Memtable) findSplice(key []byte) uint32 {
-	prefix := keyPrefix(key)
-	x := m.head
-	var bound uint32 // a node known to be > key
-	for l := int(m.height.Load()) - 1; l >= 0; l-- {
+// the node or index record after which key belongs on each level.
+func (m *Memtable) findSplice(key []byte, prefix uint64) uint32 {
+	x := m.top
+	var bound uint32 // an index record known to be > key
+	for l := int(m.height.Load()) - 1; l >= 1; l-- {
 		for {
-			next := *m.word(x, int32(-4*(l+1)))
+			next := *m.index.word(x, int32(indexNext1+4*(l-1)))
 			if next == 0 || next == bound {
 				break
 			}
-			c := m.compare(key, prefix, next)
+			c := m.compareIndex(key, prefix, next)
 			if c == 0 {
-				return next
+				return *m.index.word(next, indexNode)
 			}
 			if c < 0 {
 				bound = next
@@ -176,44 +198,77 @@ func (m *Memtable) findSplice(key []byte) uint32 {
 		}
 		m.splice[l] = x
 	}
+	n := *m.index.word(x, indexNode)
+	var nbound uint32
+	if bound != 0 {
+		nbound = *m.index.word(bound, indexNode)
+	}
+	for {
+		next := *m.word(n, nodeNext)
+		if next == 0 || next == nbound {
+			break
+		}
+		c := m.compare(key, prefix, next)
+		if c == 0 {
+			return next
+		}
+		if c < 0 {
+			break
+		}
+		n = next
+	}
+	m.splice[0] = n
 	return 0
 }
 
-func (m *Memtable) insert(key, value []byte) error {
+func (m *Memtable) insert(key []byte, prefix uint64, value []byte) error {
 	h := m.randomHeight()
-	off, err := m.alloc(uint64(h)*4 + nodeHeader + uint64(len(key)) + uint64(len(value)))
+	off, err := m.alloc(nodeSize + uint64(len(key)) + uint64(len(value)))
 	if err != nil {
 		return err
 	}
-	n := off + uint32(h)*4
-	height := int(m.height.Load())
-	for l := height; l < h; l++ {
-		m.splice[l] = m.head
+	var r uint32
+	if h > 1 {
+		if r, err = m.index.alloc(indexNext1 + 4*uint64(h-1)); err != nil {
+			return err
+		}
 	}
+	n := off + 4
 	// The node is unreachable until linked: plain stores suffice.
-	for l := range h {
-		*m.word(n, int32(-4*(l+1))) = *m.word(m.splice[l], int32(-4*(l+1)))
-	}
+	*m.word(n, nodeNext) = *m.word(m.splice[0], nodeNext)
 	*m.word(n, nodeHead) = 0
 	*m.word(n, nodeMeta) = uint32(len(key))<<8 | uint32(h)
 	*m.word(n, nodeValLen) = uint32(len(value))
 	*m.word(n, nodePrev) = m.splice[0]
 	copy(m.bytes(n, nodeHeader, uint32(len(key))), key)
 	copy(m.bytes(n, nodeHeader+uint32(len(key)), uint32(len(value))), value)
-	// Link bottom-up: a reader finding the node on any level finds it on
-	// every level below.
-	for l := range h {
-		atomic.StoreUint32(m.word(m.splice[l], int32(-4*(l+1))), n)
-	}
-	if next := *m.word(n, -4); next != 0 {
+	atomic.StoreUint32(m.word(m.splice[0], nodeNext), n)
+	if next := *m.word(n, nodeNext); next != 0 {
 		atomic.StoreUint32(m.word(next, nodePrev), n)
+	}
+	if h == 1 {
+		return nil
+	}
+
+	height := int(m.height.Load())
+	for l := height; l < h; l++ {
+		m.splice[l] = m.top
+	}
+	*(*uint64)(unsafe.Pointer(m.index.word(r, indexPrefix))) = prefix
+	*m.index.word(r, indexNode) = n
+	for l := 1; l < h; l++ {
+		*m.index.word(r, int32(indexNext1+4*(l-1))) = *m.index.word(m.splice[l], int32(indexNext1+4*(l-1)))
+	}
+	// Link bottom-up: a reader finding the entry on any level finds it on
+	// every level below.
+	for l := 1; l < h; l++ {
+		atomic.StoreUint32(m.index.word(m.splice[l], int32(indexNext1+4*(l-1))), r)
 	}
 	if h > height {
 		m.height.Store(uint32(h))
 	}
 	return nil
 }
-
 // addVersion merges value into the newest version of node n, committed or
 // not, and makes the result its new head.
 func (m *Memtable) addVersion(n uint32, value []byte) error {
@@ -264,9 +319,15 @@ func (m *Memtable) versionValue(n, v uint32) []byte {
 	return m.bytes(v, versionHeader, *m.word(v, versionValLen))
 }
 
-// next returns node n's successor on level l, as readers see it.
-func (m *Memtable) next(n uint32, l int) uint32 {
-	return atomic.LoadUint32(m.word(n, int32(-4*(l+1))))
+// next returns node n's successor on level 0, as readers see it.
+func (m *Memtable) next(n uint32) uint32 {
+	return atomic.LoadUint32(m.word(n, nodeNext))
+}
+
+// nextIndex returns index record r's successor on level l >= 1, as readers
+// see it.
+func (m *Memtable) nextIndex(r uint32, l int) uint32 {
+	return atomic.LoadUint32(m.index.word(r, int32(indexNext1+4*(l-1))))
 }
 
 // prev returns node n's predecessor on level 0, as readers see it: m.head
@@ -288,10 +349,27 @@ func (m *Memtable) compare(key []byte, prefix uint64, n uint32) int {
 		}
 		return 1
 	}
-	if len(key) >= 8 && len(nk) >= 8 {
-		return bytes.Compare(key[8:], nk[8:])
+	return compareSuffix(key, nk)
+}
+
+// compareIndex orders key against the key of index record r's node, reading
+// the node only when the prefixes tie.
+func (m *Memtable) compareIndex(key []byte, prefix uint64, r uint32) int {
+	if rp := *(*uint64)(unsafe.Pointer(m.index.word(r, indexPrefix))); prefix != rp {
+		if prefix < rp {
+			return -1
+		}
+		return 1
 	}
-	return bytes.Compare(key, nk)
+	return compareSuffix(key, m.key(*m.index.word(r, indexNode)))
+}
+
+// compareSuffix orders two keys whose prefixes are equal.
+func compareSuffix(a, b []byte) int {
+	if len(a) >= 8 && len(b) >= 8 {
+		return bytes.Compare(a[8:], b[8:])
+	}
+	return bytes.Compare(a, b)
 }
 
 // overlaps reports whether the capacities of a and b share memory.

@@ -388,8 +388,8 @@ func TestFull(t *testing.T) {
 	if !errors.Is(err, ErrFull) {
 		t.Fatalf("Set = %v, want %v", err, ErrFull)
 	}
-	if max := int64(maxChunks * 4096); m.Size() > max || m.Size() < max-4096 {
-		t.Fatalf("full at Size %d, address space %d", m.Size(), max)
+	if max, used := int64(maxChunks*4096), m.arena.size.Load(); used > max || used < max-4096 {
+		t.Fatalf("full at node arena size %d, address space %d", used, max)
 	}
 	m.Commit()
 	s := m.Snapshot()

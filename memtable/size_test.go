@@ -8,13 +8,22 @@ import (
 
 func alignUp(n int64) int64 { return (n + align - 1) &^ (align - 1) }
 
+// entrySize returns the arena bytes of node n and its index record.
+func entrySize(m *Memtable, n uint32) int64 {
+	meta := *m.word(n, nodeMeta)
+	h, klen := int64(meta&0xff), int64(meta>>8)
+	size := alignUp(nodeSize + klen + int64(*m.word(n, nodeValLen)))
+	if h > 1 {
+		size += alignUp(indexNext1 + 4*(h-1))
+	}
+	return size
+}
+
 // recordSizes walks every node and version and sums their arena bytes.
 func recordSizes(m *Memtable) int64 {
 	total := int64(headSize)
-	for n := m.next(m.head, 0); n != 0; n = m.next(n, 0) {
-		meta := *m.word(n, nodeMeta)
-		h, klen := int64(meta&0xff), int64(meta>>8)
-		total += alignUp(4*h + nodeHeader + klen + int64(*m.word(n, nodeValLen)))
+	for n := m.next(m.head); n != 0; n = m.next(n) {
+		total += entrySize(m, n)
 		for v := *m.word(n, nodeHead); v != 0; v = *m.word(v, versionPrev) {
 			total += alignUp(versionHeader + int64(*m.word(v, versionValLen)))
 		}
@@ -52,8 +61,7 @@ func TestSizeExact(t *testing.T) {
 			want = alignUp(versionHeader + int64(len(merged)))
 		} else {
 			n, _ = m.seekGE(k)
-			h := int64(*m.word(n, nodeMeta) & 0xff)
-			want = alignUp(4*h + nodeHeader + int64(len(k)) + int64(len(v)))
+			want = entrySize(m, n)
 		}
 		if got := m.Size() - before; got != want {
 			t.Fatalf("Set %d grew Size by %d, want %d", i, got, want)
@@ -67,15 +75,32 @@ func TestSizeExact(t *testing.T) {
 	}
 }
 
+// chunkMirror restates the arena's allocation rule to predict the chunk
+// tails it skips.
+type chunkMirror struct {
+	chunk, off, waste int64
+}
+
+func (c *chunkMirror) alloc(size int64) {
+	if c.off != 0 && c.off+size > c.chunk {
+		c.waste += c.chunk - c.off
+		c.off = 0
+	}
+	c.off += size
+	if c.off > c.chunk {
+		c.off = 0 // an oversized chunk is used up
+	}
+}
+
 // TestSizeChunkTails checks that the tail of a chunk skipped because an
 // entry did not fit, and entries larger than a chunk, are counted exactly.
 func TestSizeChunkTails(t *testing.T) {
 	const chunk = 4096
 	m := New(Options{ChunkSize: chunk})
 	rng := rand.New(rand.NewPCG(5, 6))
-	// Mirror the allocator: offset within the current chunk, and the waste.
-	off, waste := int64(headSize), int64(0)
-	for i := range 2000 {
+	nodes := chunkMirror{chunk: chunk, off: nodeSize}
+	index := chunkMirror{chunk: chunk, off: indexNext1 + 4*(maxHeight-1)}
+	for i := range 3000 {
 		vlen := rng.IntN(900)
 		if i%100 == 99 {
 			vlen = chunk + rng.IntN(3*chunk) // a chunk of its own
@@ -86,24 +111,19 @@ func TestSizeChunkTails(t *testing.T) {
 		}
 		mustSet(t, m, k, make([]byte, vlen))
 		n, _ := m.seekGE(k)
-		h := int64(*m.word(n, nodeMeta) & 0xff)
-		size := alignUp(4*h + nodeHeader + int64(len(k)) + int64(vlen))
-		if off != 0 && off+size > chunk {
-			waste += chunk - off
-			off = 0
+		nodes.alloc(alignUp(nodeSize + int64(len(k)) + int64(vlen)))
+		if h := int64(*m.word(n, nodeMeta) & 0xff); h > 1 {
+			index.alloc(alignUp(indexNext1 + 4*(h-1)))
 		}
-		off += size
-		if off > chunk {
-			off = 0 // an oversized chunk is used up
-		}
-		if i%25 != 0 && i != 1999 {
+		if i%25 != 0 && i != 2999 {
 			continue // walking every record is O(n)
 		}
+		waste := nodes.waste + index.waste
 		if got, want := m.Size(), recordSizes(m)+waste; got != want {
 			t.Fatalf("after %d sets Size = %d, want records %d + waste %d", i+1, got, want-waste, waste)
 		}
 	}
-	if waste == 0 {
+	if nodes.waste == 0 || index.waste == 0 {
 		t.Fatal("test never filled a chunk")
 	}
 }

@@ -53,65 +53,87 @@ func (s Snapshot) value(n uint32) []byte {
 // key, or 0 if there is none. It ignores visibility.
 func (m *Memtable) seekGE(key []byte) (uint32, bool) {
 	prefix := keyPrefix(key)
-	x := m.head
-	var bound uint32 // a node known to be > key
-	for l := int(m.height.Load()) - 1; l >= 0; l-- {
-		for {
-			next := m.next(x, l)
-			if next == 0 || next == bound {
-				break
-			}
-			c := m.compare(key, prefix, next)
-			if c == 0 {
-				return next, true
-			}
-			if c < 0 {
-				bound = next
-				break
-			}
-			x = next
-		}
+	x, bound, found := m.descend(key, prefix, false)
+	if found {
+		return bound, true
 	}
-	return bound, false
+	for n := x; ; {
+		next := m.next(n)
+		if next == 0 || next == bound {
+			return next, false
+		}
+		c := m.compare(key, prefix, next)
+		if c <= 0 {
+			return next, c == 0
+		}
+		n = next
+	}
 }
 
 // seekLT returns the last node whose key is < key, or 0 if there is none.
 // It ignores visibility.
 func (m *Memtable) seekLT(key []byte) uint32 {
 	prefix := keyPrefix(key)
-	x := m.head
-	var bound uint32 // a node known to be >= key
-	for l := int(m.height.Load()) - 1; l >= 0; l-- {
+	n, bound, _ := m.descend(key, prefix, true)
+	for {
+		next := m.next(n)
+		if next == 0 || next == bound || m.compare(key, prefix, next) <= 0 {
+			break
+		}
+		n = next
+	}
+	if n == m.head {
+		return 0
+	}
+	return n
+}
+
+// descend searches the index levels for key. It returns the node from which
+// to walk level 0 and the node where that walk may stop, known to be > key
+// (>= key when lt), or 0. Unless lt, it returns early with found and the
+// node holding key when an index record leads to it.
+func (m *Memtable) descend(key []byte, prefix uint64, lt bool) (from, bound uint32, found bool) {
+	x := m.top
+	var rbound uint32 // an index record known to be > key, or >= key if lt
+	for l := int(m.height.Load()) - 1; l >= 1; l-- {
 		for {
-			next := m.next(x, l)
-			if next == 0 || next == bound {
+			next := m.nextIndex(x, l)
+			if next == 0 || next == rbound {
 				break
 			}
-			if m.compare(key, prefix, next) <= 0 {
-				bound = next
+			c := m.compareIndex(key, prefix, next)
+			if c == 0 && !lt {
+				return 0, *m.index.word(next, indexNode), true
+			}
+			if c <= 0 {
+				rbound = next
 				break
 			}
 			x = next
 		}
 	}
-	if x == m.head {
-		return 0
+	if rbound != 0 {
+		bound = *m.index.word(rbound, indexNode)
 	}
-	return x
+	return *m.index.word(x, indexNode), bound, false
 }
 
 // last returns the last node, or 0 if there is none. It ignores visibility.
 func (m *Memtable) last() uint32 {
-	x := m.head
-	for l := int(m.height.Load()) - 1; l >= 0; l-- {
-		for next := m.next(x, l); next != 0; next = m.next(x, l) {
+	x := m.top
+	for l := int(m.height.Load()) - 1; l >= 1; l-- {
+		for next := m.nextIndex(x, l); next != 0; next = m.nextIndex(x, l) {
 			x = next
 		}
 	}
-	if x == m.head {
+	n := *m.index.word(x, indexNode)
+	for next := m.next(n); next != 0; next = m.next(n) {
+		n = next
+	}
+	if n == m.head {
 		return 0
 	}
-	return x
+	return n
 }
 
 // iter walks the visible nodes of a snapshot within bounds.
@@ -142,7 +164,7 @@ func (it *iter) First() bool {
 	if it.lower != nil {
 		return it.SeekGE(it.lower)
 	}
-	return it.forward(it.m.next(it.m.head, 0))
+	return it.forward(it.m.next(it.m.head))
 }
 
 func (it *iter) Last() bool {
@@ -156,7 +178,7 @@ func (it *iter) Next() bool {
 	if it.n == 0 {
 		return false
 	}
-	return it.forward(it.m.next(it.n, 0))
+	return it.forward(it.m.next(it.n))
 }
 
 func (it *iter) Prev() bool {
@@ -178,7 +200,7 @@ func (it *iter) Close() error {
 // forward settles on the first visible node from n on, if below upper.
 func (it *iter) forward(n uint32) bool {
 	for n != 0 && n >= it.horizon {
-		n = it.m.next(n, 0)
+		n = it.m.next(n)
 	}
 	if n != 0 && it.upper != nil && bytes.Compare(it.m.key(n), it.upper) >= 0 {
 		n = 0
