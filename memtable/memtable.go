@@ -269,6 +269,7 @@ func (m *Memtable) insert(key []byte, prefix uint64, value []byte) error {
 	}
 	return nil
 }
+
 // addVersion merges value into the newest version of node n, committed or
 // not, and makes the result its new head.
 func (m *Memtable) addVersion(n uint32, value []byte) error {
