@@ -26,49 +26,76 @@ func Merge(dst, a, b []byte) ([]byte, error) {
 	if ka != kb {
 		return dst, fmt.Errorf("%w: merge of a %s with a %s", ErrCorrupt, ka, kb)
 	}
-	s := scratchPool.Get().(*scratch)
-	defer s.release()
 	if ka == KindRow {
-		if err := DecodeRow(a, &s.ra); err != nil {
+		s := rowPool.Get().(*rowScratch)
+		defer s.release()
+		if err := DecodeRow(a, &s.a); err != nil {
 			return dst, err
 		}
-		if err := DecodeRow(b, &s.rb); err != nil {
+		if err := DecodeRow(b, &s.b); err != nil {
 			return dst, err
 		}
-		mergeRows(&s.rout, &s.ra, &s.rb)
-		return appendRow(dst, &s.rout), nil
+		mergeRows(&s.out, &s.a, &s.b)
+		return appendRow(dst, &s.out), nil
 	}
-	if err := DecodeHeader(a, &s.ha); err != nil {
+	s := headerPool.Get().(*headerScratch)
+	defer s.release()
+	if err := DecodeHeader(a, &s.a); err != nil {
 		return dst, err
 	}
-	if err := DecodeHeader(b, &s.hb); err != nil {
+	if err := DecodeHeader(b, &s.b); err != nil {
 		return dst, err
 	}
-	mergeHeaders(&s.hout, &s.ha, &s.hb)
-	return appendHeader(dst, &s.hout), nil
+	mergeHeaders(&s.out, &s.a, &s.b)
+	return appendHeader(dst, &s.out), nil
 }
 
-// scratch holds the decoded inputs and the output of one Merge; pooling it
-// makes a merge allocation-free once the pool is warm.
-type scratch struct {
-	ra, rb, rout Row
-	ha, hb, hout Header
+// rowScratch and headerScratch hold the decoded inputs and the output of
+// one Merge; pooling them makes a merge allocation-free once the pool is
+// warm.
+type (
+	rowScratch    struct{ a, b, out Row }
+	headerScratch struct{ a, b, out Header }
+)
+
+var (
+	rowPool    = sync.Pool{New: func() any { return new(rowScratch) }}
+	headerPool = sync.Pool{New: func() any { return new(headerScratch) }}
+)
+
+// maxPooledItems caps the slices a pooled scratch keeps, so that one huge
+// value does not pin its memory in the pool for good.
+const maxPooledItems = 1024
+
+func (s *rowScratch) release() {
+	releaseRow(&s.a)
+	releaseRow(&s.b)
+	releaseRow(&s.out)
+	rowPool.Put(s)
 }
 
-var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+func (s *headerScratch) release() {
+	for _, h := range []*Header{&s.a, &s.b, &s.out} {
+		releaseRow(&h.Static)
+		clear(h.RangeTombstones)
+		h.RangeTombstones = h.RangeTombstones[:0]
+		if cap(h.RangeTombstones) > maxPooledItems {
+			h.RangeTombstones = nil
+		}
+		h.Deletion = Live
+	}
+	headerPool.Put(s)
+}
 
-// release drops the references into the merged buffers before pooling, so
-// the pool does not pin them.
-func (s *scratch) release() {
-	for _, r := range []*Row{&s.ra, &s.rb, &s.rout, &s.ha.Static, &s.hb.Static, &s.hout.Static} {
-		clear(r.Cells[:cap(r.Cells)])
-		r.Reset()
+// releaseRow drops r's references into merged buffers, so that the pool
+// does not pin them. Everything that shrinks a slice clears its tail, so
+// only the current elements can hold references.
+func releaseRow(r *Row) {
+	clear(r.Cells)
+	r.Reset()
+	if cap(r.Cells) > maxPooledItems || cap(r.ColumnDeletions) > maxPooledItems {
+		*r = Row{}
 	}
-	for _, h := range []*Header{&s.ha, &s.hb, &s.hout} {
-		clear(h.RangeTombstones[:cap(h.RangeTombstones)])
-		h.Reset()
-	}
-	scratchPool.Put(s)
 }
 
 // mergeRows sets out to the normal form of the union of the normal rows a

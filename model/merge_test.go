@@ -311,3 +311,31 @@ func TestMergeAppends(t *testing.T) {
 		t.Fatalf("got %x, want %x", out, want)
 	}
 }
+
+// TestMergeLargeValues merges values beyond what the scratch pool keeps,
+// then small ones, through the same pool.
+func TestMergeLargeValues(t *testing.T) {
+	var big, other Row
+	var hb Header
+	for i := range 3 * maxPooledItems {
+		big.Cells = append(big.Cells, set(uint32(i), 2, "v"))
+		other.Cells = append(other.Cells, set(uint32(i), 1, "old"))
+		hb.RangeTombstones = append(hb.RangeTombstones, RangeTombstone{
+			Start: []byte(fmt.Sprintf("%08d", 2*i)), End: []byte(fmt.Sprintf("%08d", 2*i+1)), Deletion: del(int64(i)),
+		})
+	}
+	for range 3 {
+		got := mustMerge(t, AppendRow(nil, &big), AppendRow(nil, &other))
+		if want := AppendRow(nil, &big); !bytes.Equal(got, want) {
+			t.Fatal("large merge lost the newer cells")
+		}
+		h := AppendHeader(nil, &hb)
+		if got := mustMerge(t, h, h); !bytes.Equal(got, h) {
+			t.Fatal("large header merge changed it")
+		}
+		small := AppendRow(nil, &Row{Cells: []Cell{set(1, 1, "x")}})
+		if got := mustMerge(t, small, small); !bytes.Equal(got, small) {
+			t.Fatal("small merge after a large one")
+		}
+	}
+}

@@ -79,8 +79,11 @@ func (r *Row) Shadow(outer Deletion) (empty bool) {
 // the compaction) is the caller's decision. Purge reports whether r became
 // empty, in which case the compaction can drop it.
 //
-// Unlike merging, purging depends on the clock, so it runs only where data
-// is rewritten, never on a read.
+// Cassandra gives such a tombstone the write time (expiry - TTL) as local
+// deletion time, which lets compaction drop it sooner; keeping the expiry
+// holds it for a full gc_grace_seconds after the data died, which is never
+// less safe. Unlike merging, purging depends on the clock, so it runs only
+// where data is rewritten, never on a read.
 func (r *Row) Purge(now, gcBefore int64) (empty bool) {
 	if l := r.Liveness; l.expiring() && now >= l.Expires && l.Expires < gcBefore {
 		r.Liveness = Liveness{}

@@ -64,17 +64,19 @@ func ValueStats(value []byte) (Stats, error) {
 		MinLocalDeletionTime: math.MaxInt64,
 		MaxLocalDeletionTime: math.MinInt64,
 	}
-	sc := scratchPool.Get().(*scratch)
-	defer sc.release()
 	if k == KindRow {
-		if err := DecodeRow(value, &sc.ra); err != nil {
+		sc := rowPool.Get().(*rowScratch)
+		defer sc.release()
+		if err := DecodeRow(value, &sc.a); err != nil {
 			return Stats{}, err
 		}
 		s.Rows++
-		s.addRow(&sc.ra)
+		s.addRow(&sc.a)
 		return s, nil
 	}
-	h := &sc.ha
+	sc := headerPool.Get().(*headerScratch)
+	defer sc.release()
+	h := &sc.a
 	if err := DecodeHeader(value, h); err != nil {
 		return Stats{}, err
 	}
