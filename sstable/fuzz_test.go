@@ -109,7 +109,7 @@ func FuzzDecodeBlock(f *testing.F) {
 func FuzzOpen(f *testing.F) {
 	rng := rand.New(rand.NewPCG(13, 14))
 	for _, c := range compressions {
-		es := randomEntries(rng, 30)
+		es := randomEntries(rng, 12)
 		var buf bytes.Buffer
 		w := NewWriter(&buf, WriterOptions{BlockSize: 200, Compression: c, RestartInterval: 4})
 		for _, e := range es {
