@@ -177,25 +177,25 @@ func AppendBound(dst, partitionPrefix []byte, components [][]byte, types []*cqlt
 // PartitionPrefixLen returns the length of key's partition prefix: the
 // token and the escaped partition key with its terminator.
 func PartitionPrefixLen(key []byte) (int, error) {
-	i := TokenLen
-	for {
-		if i > len(key) {
-			return 0, fmt.Errorf("%w: unterminated partition key", ErrCorrupt)
+	if len(key) < TokenLen {
+		return 0, fmt.Errorf("%w: %d bytes, shorter than a token", ErrCorrupt, len(key))
+	}
+	// A plain loop: partition keys are short and often hold zeros (ints,
+	// composites), where a search per zero costs more.
+	for i := TokenLen; i+1 < len(key); i++ {
+		if key[i] != 0 {
+			continue
 		}
-		j := bytes.IndexByte(key[i:], 0)
-		if j < 0 || i+j+1 >= len(key) {
-			return 0, fmt.Errorf("%w: unterminated partition key", ErrCorrupt)
-		}
-		i += j + 1
+		i++
 		switch key[i] {
 		case escFF:
-			i++
 		case escEnd:
 			return i + 1, nil
 		default:
 			return 0, fmt.Errorf("%w: bad escape 00 %02x in partition key", ErrCorrupt, key[i])
 		}
 	}
+	return 0, fmt.Errorf("%w: unterminated partition key", ErrCorrupt)
 }
 
 // Token returns the token of a key.
