@@ -291,3 +291,36 @@ func TestHeaderPurge(t *testing.T) {
 		t.Fatalf("header not empty: %+v", h)
 	}
 }
+
+// TestShadowKeepsReads checks the compaction claim of Shadow: removing what
+// a header shadows from a row changes no read, even after the row merges
+// with versions from tables the compaction did not see.
+func TestShadowKeepsReads(t *testing.T) {
+	g := newGen(21)
+	c := []byte("b")
+	for range iterations() {
+		hd, r, later := g.header(), g.row(), g.row()
+		hd.Normalize()
+		enc := AppendRow(nil, &r)
+		var shadowed Row
+		if err := DecodeRow(enc, &shadowed); err != nil {
+			t.Fatal(err)
+		}
+		shadowed.Shadow(hd.DeletionAt(c))
+		if msg := checkRow(&shadowed, Live); msg != "" {
+			t.Fatalf("Shadow broke normal form: %s", msg)
+		}
+		now := g.localTime()
+		views := make([]string, 2)
+		for i, v := range [][]byte{enc, AppendRow(nil, &shadowed)} {
+			var out Row
+			if err := DecodeRow(mustMerge(t, v, AppendRow(nil, &later)), &out); err != nil {
+				t.Fatal(err)
+			}
+			views[i] = describe(hd.Resolve(c, &out, now), &out)
+		}
+		if views[0] != views[1] {
+			t.Fatalf("shadowing changed the read: %q vs %q", views[0], views[1])
+		}
+	}
+}
