@@ -19,12 +19,13 @@ import (
 
 const tempSuffix = ".tmp"
 
-// Disk is a byte-bounded tier of files in a local directory, with
-// least-recently-used eviction. Each entry is one checksummed file (see the
-// package comment); a file that fails verification is removed and loaded
-// again, never served. Files are written under a temporary name and renamed
-// into place, so a crash leaves at worst a temporary file, which OpenDisk
-// removes. A directory must be used by one Disk at a time.
+// Disk is a byte-bounded tier of files in a local directory, with CLOCK
+// eviction, an approximation of least recently used. Each entry is one
+// checksummed file (see the package comment); a file that fails verification
+// is removed and loaded again, never served. Files are written under a
+// temporary name and renamed into place, so a crash leaves at worst a
+// temporary file, which OpenDisk removes. A directory must be used by one
+// Disk at a time.
 type Disk struct {
 	fs     vfs.FS
 	dir    string
@@ -39,7 +40,7 @@ type Disk struct {
 	// removal of a cache file, so a file is never removed by an eviction just
 	// after another load renamed a fresh copy to its name.
 	mu        sync.Mutex
-	index     *lru[digest, int64] // file sizes
+	index     *clock[digest, int64] // file sizes
 	evictions uint64
 }
 
@@ -55,7 +56,7 @@ func OpenDisk(fsys vfs.FS, dir string, maxBytes int64, o Options) (*Disk, error)
 		return nil, fmt.Errorf("cache: disk tier needs a positive size, got %d", maxBytes)
 	}
 	d := &Disk{fs: fsys, dir: dir, limit: maxBytes, logger: o.logger().With("component", "cache", "tier", "disk", "cache", o.Name)}
-	d.index = newLRU(maxBytes, d.evict)
+	d.index = newClock(maxBytes, d.evict)
 
 	type found struct {
 		digest digest

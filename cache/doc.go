@@ -10,9 +10,10 @@
 //
 // # Bounds
 //
-// Each tier is bounded in bytes and evicts its least recently used entries
-// before an insert that would exceed the bound, so the bytes held never exceed
-// it. The memory tier weighs an entry by its value, its object name and a
+// Each tier is bounded in bytes and evicts entries before an insert that
+// would exceed the bound, so the bytes held never exceed it. Eviction is CLOCK
+// (second chance): a hit sets a bit, and the sweeping hand evicts the first
+// entry whose bit is clear, clearing bits as it passes. The memory tier weighs an entry by its value, its object name and a
 // fixed overhead, and splits the bound evenly over up to 16 shards; a value
 // heavier than one shard's share is returned but not kept. The disk tier
 // weighs an entry by the size of its file.

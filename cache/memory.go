@@ -14,7 +14,8 @@ const entryOverhead = 128
 // with plenty of room: a value heavier than its shard's share is not cached.
 const minShardBytes = 1 << 20
 
-// Memory is a byte-bounded in-memory tier with least-recently-used eviction.
+// Memory is a byte-bounded in-memory tier with CLOCK eviction, an
+// approximation of least recently used.
 // Keys are spread over shards, each with its own lock and an equal share of
 // the bound, so the bytes held never exceed the bound, not even transiently.
 type Memory struct {
@@ -28,8 +29,8 @@ var _ Tier = (*Memory)(nil)
 
 type memShard struct {
 	mu    sync.Mutex
-	lru   *lru[Key, []byte]
-	stats Stats // Bytes and Entries are read from lru
+	clock   *clock[Key, []byte]
+	stats Stats // Bytes and Entries are read from the clock
 	_     [64]byte
 }
 
@@ -42,7 +43,7 @@ func NewMemory(maxBytes int64, o Options) *Memory {
 	m := &Memory{seed: maphash.MakeSeed(), shards: make([]memShard, n), mask: uint64(n - 1)}
 	for i := range m.shards {
 		s := &m.shards[i]
-		s.lru = newLRU(maxBytes/int64(n), func(Key, []byte) { s.stats.Evictions++ })
+		s.clock = newClock(maxBytes/int64(n), func(Key, []byte) { s.stats.Evictions++ })
 	}
 	registerMetrics(o.Registerer, "memory", o, m.Stats)
 	return m
@@ -62,7 +63,7 @@ func (m *Memory) shard(key Key) *memShard {
 func (m *Memory) Get(ctx context.Context, key Key, load LoadFunc) ([]byte, error) {
 	s := m.shard(key)
 	s.mu.Lock()
-	v, ok := s.lru.get(key)
+	v, ok := s.clock.get(key)
 	if ok {
 		s.stats.Hits++
 	} else {
@@ -74,7 +75,7 @@ func (m *Memory) Get(ctx context.Context, key Key, load LoadFunc) ([]byte, error
 	}
 	return m.flight.do(ctx, key, func(ctx context.Context) ([]byte, error) {
 		s.mu.Lock()
-		v, ok := s.lru.peek(key) // filled by a load that finished after our lookup
+		v, ok := s.clock.peek(key) // filled by a load that finished after our lookup
 		s.mu.Unlock()
 		if ok {
 			return v, nil
@@ -86,7 +87,7 @@ func (m *Memory) Get(ctx context.Context, key Key, load LoadFunc) ([]byte, error
 				s.stats.LoadErrors++
 			}
 		} else {
-			s.lru.add(key, v, weigh(key, v))
+			s.clock.add(key, v, weigh(key, v))
 		}
 		s.mu.Unlock()
 		return v, err
@@ -100,7 +101,7 @@ func (m *Memory) Stats() Stats {
 		s := &m.shards[i]
 		s.mu.Lock()
 		st := s.stats
-		st.Bytes, st.Entries = s.lru.size, int64(s.lru.len())
+		st.Bytes, st.Entries = s.clock.size, int64(s.clock.len())
 		s.mu.Unlock()
 		total.add(st)
 	}
@@ -108,4 +109,4 @@ func (m *Memory) Stats() Stats {
 }
 
 // MaxBytes returns the bound on the bytes the tier holds.
-func (m *Memory) MaxBytes() int64 { return m.shards[0].lru.limit * int64(len(m.shards)) }
+func (m *Memory) MaxBytes() int64 { return m.shards[0].clock.limit * int64(len(m.shards)) }

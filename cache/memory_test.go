@@ -168,8 +168,8 @@ func TestMemoryBound(t *testing.T) {
 			}
 			for i := range m.shards {
 				sh := &m.shards[i]
-				if sh.lru.size > sh.lru.limit {
-					t.Fatalf("shard %d holds %d of %d", i, sh.lru.size, sh.lru.limit)
+				if sh.clock.size > sh.clock.limit {
+					t.Fatalf("shard %d holds %d of %d", i, sh.clock.size, sh.clock.limit)
 				}
 			}
 		})
