@@ -29,7 +29,7 @@ var _ Tier = (*Memory)(nil)
 
 type memShard struct {
 	mu    sync.Mutex
-	clock   *clock[Key, []byte]
+	clock *clock[Key, []byte]
 	stats Stats // Bytes and Entries are read from the clock
 	_     [64]byte
 }
