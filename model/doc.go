@@ -65,15 +65,16 @@
 //	| 1B  | 1B    | varint? | varint? | optional  | optional  | optional         | optional     |
 //	+-----+-------+---------+---------+-----------+-----------+------------------+--------------+
 //
-//	flags     bit 0 liveness, bit 1 liveness expires, bit 2 row deletion,
-//	          bit 3 column deletions, bit 4 cells, bit 5 ltBase present.
-//	          tsBase is present iff any of bits 0, 2, 3, 4 is set.
-//	liveness  uvarint ts-tsBase [uvarint ttl, uvarint expiry-ltBase]
-//	deletion  uvarint ts-tsBase, uvarint localDeletionTime-ltBase
-//	column    uvarint n (>0), then n times: uvarint column delta, deletion.
-//	deletions The first column ID is absolute, later ones are stored as
-//	          column - previous - 1 (IDs strictly increase).
-//	cells     uvarint n (>0), then n cells sorted by (column, path):
+//	flags             bit 0 liveness, bit 1 liveness expires, bit 2 row
+//	                  deletion, bit 3 column deletions, bit 4 cells, bit 5
+//	                  ltBase present. tsBase is present iff any of bits 0,
+//	                  2, 3, 4 is set.
+//	liveness          uvarint ts-tsBase [uvarint ttl, uvarint expiry-ltBase]
+//	deletion          uvarint ts-tsBase, uvarint localDeletionTime-ltBase
+//	column deletions  uvarint n (>0), then n times: uvarint column delta and
+//	                  a deletion. The first column ID is absolute, later
+//	                  ones are column - previous - 1 (IDs strictly increase).
+//	cells             uvarint n (>0), then n cells sorted by (column, path):
 //
 //	+-------+------------------+------------------+--------------+--------------------------+-----------------+
 //	| flags | column delta     | path             | ts-tsBase    | ttl, expiry-ltBase       | value           |

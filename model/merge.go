@@ -5,7 +5,11 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+
+	"github.com/sedimentdb/sediment/kv"
 )
+
+var _ kv.MergeFunc = Merge
 
 // Merge reconciles two encoded values stored under one key and appends the
 // encoded result to dst; it has the signature of kv.MergeFunc. Both values
