@@ -89,6 +89,11 @@ func (a *arena) bytes(o, rel, n uint32) []byte {
 // word returns the 4-byte word at offset o+rel of the record at offset o.
 // Words are aligned, so they can be accessed atomically.
 func (a *arena) word(o uint32, rel int32) *uint32 {
+	return (*uint32)(a.ptr(o, rel))
+}
+
+// ptr returns the address of offset o+rel of the record at offset o.
+func (a *arena) ptr(o uint32, rel int32) unsafe.Pointer {
 	c := a.chunks[o>>a.shift]
-	return (*uint32)(unsafe.Pointer(&c[int32(o&a.mask)+rel]))
+	return unsafe.Pointer(&c[int32(o&a.mask)+rel])
 }

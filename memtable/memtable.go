@@ -118,10 +118,13 @@ type Memtable struct {
 	// published is the node arena offset at the last Commit: the
 	// visibility horizon of new snapshots.
 	published atomic.Uint32
+	dir       atomic.Pointer[directory]
+	dirSize   atomic.Int64
 
 	// Writer state.
 	rng     uint64
 	splice  [maxHeight]uint32 // [0] is a node, the rest index records
+	records int               // index records, for sizing the directory
 	scratch []byte
 }
 
@@ -149,11 +152,14 @@ func New(opts Options) *Memtable {
 	return m
 }
 
-// Size returns the bytes of arena memory the entries use: every node, index
-// and version record (values replaced by newer versions included), alignment
-// padding, and chunk tails left unused because an entry did not fit. At most
-// one chunk per arena of allocated but not yet used memory is not counted.
-func (m *Memtable) Size() int64 { return m.size.Load() + m.index.size.Load() }
+// Size returns the bytes of memory the entries use: every node, index and
+// version record in the arenas (values replaced by newer versions included),
+// alignment padding, chunk tails left unused because an entry did not fit,
+// and the directory. At most one chunk per arena of allocated but not yet
+// used memory is not counted.
+func (m *Memtable) Size() int64 {
+	return m.size.Load() + m.index.size.Load() + m.dirSize.Load()
+}
 
 // Set stores value under key, merged with any value the key already has.
 // The entry is invisible to readers until the next Commit. The memtable
@@ -163,10 +169,11 @@ func (m *Memtable) Set(key, value []byte) error {
 		return ErrKeyTooLarge
 	}
 	prefix := keyPrefix(key)
-	if n := m.findSplice(key, prefix); n != 0 {
+	h := m.randomHeight()
+	if n := m.findSplice(key, prefix, h); n != 0 {
 		return m.addVersion(n, value)
 	}
-	return m.insert(key, prefix, value)
+	return m.insert(key, prefix, value, h)
 }
 
 // Commit publishes every entry set so far: snapshots taken afterwards see
@@ -176,11 +183,15 @@ func (m *Memtable) Commit() {
 }
 
 // findSplice returns the node holding key, or 0 after filling m.splice with
-// the node or index record after which key belongs on each level.
-func (m *Memtable) findSplice(key []byte, prefix uint64) uint32 {
-	x := m.top
+// the node or index record after which key belongs on each level below h.
+func (m *Memtable) findSplice(key []byte, prefix uint64, h int) uint32 {
+	x, top := m.top, int(m.height.Load())-1
+	if h <= 2 {
+		// Only levels 0 and 1 need splicing: the directory can skip the rest.
+		x, top = m.start(prefix)
+	}
 	var bound uint32 // an index record known to be > key
-	for l := int(m.height.Load()) - 1; l >= 1; l-- {
+	for l := top; l >= 1; l-- {
 		for {
 			next := *m.index.word(x, int32(indexNext1+4*(l-1)))
 			if next == 0 || next == bound {
@@ -221,8 +232,7 @@ func (m *Memtable) findSplice(key []byte, prefix uint64) uint32 {
 	return 0
 }
 
-func (m *Memtable) insert(key []byte, prefix uint64, value []byte) error {
-	h := m.randomHeight()
+func (m *Memtable) insert(key []byte, prefix uint64, value []byte, h int) error {
 	off, err := m.alloc(nodeSize + uint64(len(key)) + uint64(len(value)))
 	if err != nil {
 		return err
@@ -254,7 +264,7 @@ func (m *Memtable) insert(key []byte, prefix uint64, value []byte) error {
 	for l := height; l < h; l++ {
 		m.splice[l] = m.top
 	}
-	*(*uint64)(unsafe.Pointer(m.index.word(r, indexPrefix))) = prefix
+	*(*uint64)(m.index.ptr(r, indexPrefix)) = prefix
 	*m.index.word(r, indexNode) = n
 	for l := 1; l < h; l++ {
 		*m.index.word(r, int32(indexNext1+4*(l-1))) = *m.index.word(m.splice[l], int32(indexNext1+4*(l-1)))
@@ -267,6 +277,7 @@ func (m *Memtable) insert(key []byte, prefix uint64, value []byte) error {
 	if h > height {
 		m.height.Store(uint32(h))
 	}
+	m.indexed(r, prefix)
 	return nil
 }
 
@@ -356,7 +367,7 @@ func (m *Memtable) compare(key []byte, prefix uint64, n uint32) int {
 // compareIndex orders key against the key of index record r's node, reading
 // the node only when the prefixes tie.
 func (m *Memtable) compareIndex(key []byte, prefix uint64, r uint32) int {
-	if rp := *(*uint64)(unsafe.Pointer(m.index.word(r, indexPrefix))); prefix != rp {
+	if rp := m.prefix(r); prefix != rp {
 		if prefix < rp {
 			return -1
 		}

@@ -2,6 +2,7 @@ package memtable
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -112,7 +113,8 @@ func (mi *modelIter) Next() bool { return mi.valid && mi.at(mi.i+1) }
 func (mi *modelIter) Prev() bool { return mi.valid && mi.at(mi.i-1) }
 
 // keyGen makes keys that exercise the comparison paths: short keys below the
-// 8-byte prefix, and keys sharing a few tokens that differ only after it.
+// 8-byte prefix, keys sharing a few tokens that differ only after it, and
+// keys with random tokens.
 type keyGen struct {
 	rng    *rand.Rand
 	tokens [][]byte
@@ -133,8 +135,11 @@ func newKeyGen(rng *rand.Rand) *keyGen {
 func (g *keyGen) key() []byte {
 	const alphabet = "\x00\x01ab\xff"
 	var k []byte
-	if g.rng.IntN(2) == 0 {
+	switch g.rng.IntN(4) {
+	case 0, 1:
 		k = slices.Clone(g.tokens[g.rng.IntN(len(g.tokens))])
+	case 2:
+		k = binary.BigEndian.AppendUint64(nil, g.rng.Uint64()) // spread over the directory
 	}
 	for range g.rng.IntN(10) {
 		k = append(k, alphabet[g.rng.IntN(len(alphabet))])

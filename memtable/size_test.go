@@ -19,6 +19,14 @@ func entrySize(m *Memtable, n uint32) int64 {
 	return size
 }
 
+// dirSize returns the bytes of the current directory.
+func dirSize(m *Memtable) int64 {
+	if d := m.dir.Load(); d != nil {
+		return int64(len(d.slots)) * slotSize
+	}
+	return 0
+}
+
 // recordSizes walks every node and version and sums their arena bytes.
 func recordSizes(m *Memtable) int64 {
 	total := int64(headSize)
@@ -50,7 +58,7 @@ func TestSizeExact(t *testing.T) {
 		if found {
 			oldLen = len(m.versionValue(n, *m.word(n, nodeHead)))
 		}
-		before := m.Size()
+		before, dirBefore := m.Size(), m.dirSize.Load()
 		mustSet(t, m, k, v)
 		var want int64
 		if found {
@@ -61,7 +69,7 @@ func TestSizeExact(t *testing.T) {
 			want = alignUp(versionHeader + int64(len(merged)))
 		} else {
 			n, _ = m.seekGE(k)
-			want = entrySize(m, n)
+			want = entrySize(m, n) + m.dirSize.Load() - dirBefore
 		}
 		if got := m.Size() - before; got != want {
 			t.Fatalf("Set %d grew Size by %d, want %d", i, got, want)
@@ -70,8 +78,11 @@ func TestSizeExact(t *testing.T) {
 			m.Commit()
 		}
 	}
-	if got, want := m.Size(), recordSizes(m); got != want {
-		t.Fatalf("Size = %d, records sum to %d", got, want)
+	if got, want := m.Size(), recordSizes(m)+dirSize(m); got != want {
+		t.Fatalf("Size = %d, records and directory sum to %d", got, want)
+	}
+	if dirSize(m) == 0 {
+		t.Fatal("test never built a directory")
 	}
 }
 
@@ -118,9 +129,9 @@ func TestSizeChunkTails(t *testing.T) {
 		if i%25 != 0 && i != 2999 {
 			continue // walking every record is O(n)
 		}
-		waste := nodes.waste + index.waste
+		waste := nodes.waste + index.waste + dirSize(m)
 		if got, want := m.Size(), recordSizes(m)+waste; got != want {
-			t.Fatalf("after %d sets Size = %d, want records %d + waste %d", i+1, got, want-waste, waste)
+			t.Fatalf("after %d sets Size = %d, want records %d + waste and directory %d", i+1, got, want-waste, waste)
 		}
 	}
 	if nodes.waste == 0 || index.waste == 0 {

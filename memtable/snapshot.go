@@ -93,9 +93,9 @@ func (m *Memtable) seekLT(key []byte) uint32 {
 // (>= key when lt), or 0. Unless lt, it returns early with found and the
 // node holding key when an index record leads to it.
 func (m *Memtable) descend(key []byte, prefix uint64, lt bool) (from, bound uint32, found bool) {
-	x := m.top
+	x, top := m.start(prefix)
 	var rbound uint32 // an index record known to be > key, or >= key if lt
-	for l := int(m.height.Load()) - 1; l >= 1; l-- {
+	for l := top; l >= 1; l-- {
 		for {
 			next := m.nextIndex(x, l)
 			if next == 0 || next == rbound {
