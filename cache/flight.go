@@ -2,8 +2,26 @@ package cache
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
 	"sync"
 )
+
+// errLoadExited is returned to the callers of a load that called
+// runtime.Goexit instead of returning.
+var errLoadExited = errors.New("cache: load exited without returning")
+
+// loadPanic carries a load's panic to every caller, each of which panics
+// again, as a panic in the caller's own goroutine would have.
+type loadPanic struct {
+	value any
+	stack []byte
+}
+
+func (p *loadPanic) Error() string {
+	return fmt.Sprintf("cache: load panicked: %v\n\n%s", p.value, p.stack)
+}
 
 // flight makes concurrent misses on one key share a single load.
 //
@@ -11,7 +29,8 @@ import (
 // the first caller's but not its cancellation: a caller that gives up returns
 // at once with its context's error, while the others keep waiting. Only when
 // every caller has given up is the load cancelled, and the key forgotten so
-// that the next caller starts afresh.
+// that the next caller starts afresh. A load that panics makes every caller
+// panic with it, as if the load had run in the caller's goroutine.
 type flight[K comparable] struct {
 	mu    sync.Mutex
 	calls map[K]*call
@@ -21,6 +40,7 @@ type call struct {
 	done    chan struct{}
 	val     []byte
 	err     error
+	panic   *loadPanic
 	waiters int // guarded by flight.mu
 	cancel  context.CancelFunc
 }
@@ -44,6 +64,9 @@ func (g *flight[K]) do(ctx context.Context, key K, fn LoadFunc) ([]byte, error) 
 
 	select {
 	case <-c.done:
+		if c.panic != nil {
+			panic(c.panic)
+		}
 		return c.val, c.err
 	case <-ctx.Done():
 		g.mu.Lock()
@@ -60,12 +83,23 @@ func (g *flight[K]) do(ctx context.Context, key K, fn LoadFunc) ([]byte, error) 
 }
 
 func (g *flight[K]) run(ctx context.Context, key K, c *call, fn LoadFunc) {
-	defer c.cancel()
+	returned := false
+	defer func() {
+		if !returned {
+			if r := recover(); r != nil {
+				c.panic = &loadPanic{value: r, stack: debug.Stack()}
+			} else {
+				c.err = errLoadExited
+			}
+		}
+		c.cancel()
+		g.mu.Lock()
+		if g.calls[key] == c {
+			delete(g.calls, key)
+		}
+		g.mu.Unlock()
+		close(c.done)
+	}()
 	c.val, c.err = fn(ctx)
-	g.mu.Lock()
-	if g.calls[key] == c {
-		delete(g.calls, key)
-	}
-	g.mu.Unlock()
-	close(c.done)
+	returned = true
 }

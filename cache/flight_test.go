@@ -3,6 +3,8 @@ package cache
 import (
 	"context"
 	"errors"
+	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -125,5 +127,31 @@ func TestFlightAllGiveUp(t *testing.T) {
 	v, err := g.do(t.Context(), "k", func(context.Context) ([]byte, error) { return []byte("fresh"), nil })
 	if err != nil || string(v) != "fresh" {
 		t.Fatalf("got %q, %v", v, err)
+	}
+}
+
+func TestFlightLoadPanics(t *testing.T) {
+	var g flight[string]
+	defer func() {
+		p, ok := recover().(*loadPanic)
+		if !ok || p.value != "boom" || !strings.Contains(p.Error(), "boom") {
+			t.Fatalf("recovered %v, want the load's panic", p)
+		}
+		if len(g.calls) != 0 {
+			t.Fatal("a panicked call was left behind")
+		}
+	}()
+	g.do(t.Context(), "k", func(context.Context) ([]byte, error) { panic("boom") })
+	t.Fatal("do returned after its load panicked")
+}
+
+func TestFlightLoadExits(t *testing.T) {
+	var g flight[string]
+	_, err := g.do(t.Context(), "k", func(context.Context) ([]byte, error) {
+		runtime.Goexit()
+		return nil, nil
+	})
+	if !errors.Is(err, errLoadExited) {
+		t.Fatalf("got %v, want errLoadExited", err)
 	}
 }
