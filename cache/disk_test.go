@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/sedimentdb/sediment/vfs"
 )
@@ -382,5 +383,55 @@ func TestOpenDiskErrors(t *testing.T) {
 	}
 	if _, err := OpenDisk(vfs.Default, file, 1<<20, Options{}); err == nil {
 		t.Fatal("opened a disk tier in a regular file")
+	}
+}
+
+func TestDiskReopenEvictsOldestWrites(t *testing.T) {
+	dir := t.TempDir()
+	d := openDisk(t, vfs.Default, dir, 1<<20)
+	var src counting
+	keys := []Key{{Object: "new", Length: 1000}, {Object: "old", Length: 1000}, {Object: "mid", Length: 1000}}
+	base := time.Now().Add(-time.Hour)
+	for i, age := range []time.Duration{1, 3, 2} { // minutes before base
+		k := keys[i]
+		d.Get(t.Context(), k, src.load(k))
+		mtime := base.Add(-age * time.Minute)
+		if err := os.Chtimes(d.path(digestOf(k)), mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Room for two entries: the oldest write goes.
+	d = openDisk(t, vfs.Default, dir, 2*entryLen(keys[0], 1000))
+	for _, k := range keys {
+		_, err := os.Stat(d.path(digestOf(k)))
+		if gone := errors.Is(err, fs.ErrNotExist); gone != (k.Object == "old") {
+			t.Errorf("%s: stat after reopen: %v", k.Object, err)
+		}
+	}
+	if s := d.Stats(); s.Entries != 2 || s.Evictions != 1 {
+		t.Fatalf("stats %+v, want 2 entries after 1 eviction", s)
+	}
+}
+
+// failingFS fails every Open and Create, like a dead disk.
+type failingFS struct{ vfs.FS }
+
+func (failingFS) Open(string) (vfs.File, error)   { return nil, errors.New("input/output error") }
+func (failingFS) Create(string) (vfs.File, error) { return nil, errors.New("no space left on device") }
+
+func TestDiskFailingDiskStillServes(t *testing.T) {
+	dir := t.TempDir()
+	d := openDisk(t, vfs.Default, dir, 1<<20)
+	var src counting
+	k := Key{Object: "o", Length: 2000}
+	d.Get(t.Context(), k, src.load(k))
+
+	d = openDisk(t, failingFS{vfs.Default}, dir, 1<<20)
+	for range 2 {
+		v, err := d.Get(t.Context(), k, src.load(k))
+		checkValue(t, k, v, err)
+	}
+	if s := d.Stats(); s.Entries != 0 || s.Corrupt != 0 || src.loads.Load() != 3 {
+		t.Fatalf("stats %+v, loads %d: want the unreadable entry dropped and every read loaded", s, src.loads.Load())
 	}
 }
