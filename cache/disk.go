@@ -35,6 +35,7 @@ type Disk struct {
 	tmpSeq atomic.Uint64
 
 	hits, misses, loadErrors, corrupt atomic.Uint64
+	lastWarn                          atomic.Int64 // unix nanoseconds
 
 	// mu guards index and evictions. It is held across every rename into and
 	// removal of a cache file, so a file is never removed by an eviction just
@@ -93,6 +94,7 @@ func OpenDisk(fsys vfs.FS, dir string, maxBytes int64, o Options) (*Disk, error)
 			if info.Size() < minEntryLen {
 				// A crash before the data reached the disk, or damage.
 				d.corrupt.Add(1)
+				d.logger.Warn("dropping corrupt cache entry", "file", p, "size", info.Size())
 				if err := fsys.Remove(p); err != nil {
 					return nil, fmt.Errorf("cache: removing corrupt entry: %w", err)
 				}
@@ -160,15 +162,17 @@ func (d *Disk) read(key Key, dg digest) ([]byte, bool) {
 		return nil, false // a digest collision: the file belongs to another key
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, false // evicted since the lookup
+	case !errors.Is(err, ErrCorrupt):
+		// Perhaps transient (out of file descriptors): keep the entry.
+		d.warn("reading cache entry", "file", p, "err", err)
+		return nil, false
 	}
-	if errors.Is(err, ErrCorrupt) {
-		d.corrupt.Add(1)
-	}
-	d.logger.Warn("dropping unreadable cache entry", "file", p, "err", err)
+	d.corrupt.Add(1)
+	d.warn("dropping corrupt cache entry", "file", p, "err", err)
 	d.mu.Lock()
 	if d.index.remove(dg) {
 		if err := d.fs.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			d.logger.Warn("removing cache entry", "file", p, "err", err)
+			d.warn("removing corrupt cache entry", "file", p, "err", err)
 		}
 	}
 	d.mu.Unlock()
@@ -203,18 +207,18 @@ func (d *Disk) store(key Key, dg digest, value []byte) {
 	// when the next load of the same key starts.
 	tmp := fmt.Sprintf("%s.%d%s", final, d.tmpSeq.Add(1), tempSuffix)
 	if err := d.writeFile(tmp, encodeEntry(key, value)); err != nil {
-		d.logger.Warn("writing cache entry", "file", tmp, "err", err)
+		d.warn("writing cache entry", "file", tmp, "err", err)
 		if err := d.fs.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			d.logger.Warn("removing failed cache write", "file", tmp, "err", err)
+			d.warn("removing failed cache write", "file", tmp, "err", err)
 		}
 		return
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err := d.fs.Rename(tmp, final); err != nil {
-		d.logger.Warn("renaming cache entry", "file", tmp, "err", err)
+		d.warn("renaming cache entry", "file", tmp, "err", err)
 		if err := d.fs.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			d.logger.Warn("removing failed cache write", "file", tmp, "err", err)
+			d.warn("removing failed cache write", "file", tmp, "err", err)
 		}
 		return
 	}
@@ -241,8 +245,18 @@ func (d *Disk) evict(dg digest, _ int64) {
 	d.evictions++
 	p := d.path(dg)
 	if err := d.fs.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		d.logger.Warn("removing evicted cache entry", "file", p, "err", err)
+		d.warn("removing evicted cache entry", "file", p, "err", err)
 	}
+}
+
+// warn logs at most one warning a second: a failing disk would otherwise log
+// on every read.
+func (d *Disk) warn(msg string, args ...any) {
+	now, last := time.Now().UnixNano(), d.lastWarn.Load()
+	if now-last < int64(time.Second) || !d.lastWarn.CompareAndSwap(last, now) {
+		return
+	}
+	d.logger.Warn(msg, args...)
 }
 
 // Stats returns the tier's counters. Bytes is the sum of the sizes of the

@@ -1,10 +1,12 @@
 package cache
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -103,8 +105,11 @@ func TestDiskCorruptEntryIsRefetched(t *testing.T) {
 	}
 	for name, damage := range cases {
 		t.Run(name, func(t *testing.T) {
-			dir := t.TempDir()
-			d := openDisk(t, vfs.Default, dir, 1<<20)
+			var log bytes.Buffer
+			d, err := OpenDisk(vfs.Default, t.TempDir(), 1<<20, Options{Logger: slog.New(slog.NewTextHandler(&log, nil))})
+			if err != nil {
+				t.Fatal(err)
+			}
 			k := Key{Object: "obj", Offset: 1 << 20, Length: 5000}
 			var src counting
 			v, err := d.Get(t.Context(), k, src.load(k))
@@ -125,6 +130,9 @@ func TestDiskCorruptEntryIsRefetched(t *testing.T) {
 			}
 			if s := d.Stats(); s.Corrupt != 1 || s.Entries != 1 {
 				t.Fatalf("stats %+v, want one corrupt entry and the refetched one held", s)
+			}
+			if !strings.Contains(log.String(), "dropping corrupt cache entry") {
+				t.Fatalf("corruption not logged; log: %q", log.String())
 			}
 			// The refetched entry was rewritten and now hits.
 			v, err = d.Get(t.Context(), k, src.load(k))
@@ -431,7 +439,8 @@ func TestDiskFailingDiskStillServes(t *testing.T) {
 		v, err := d.Get(t.Context(), k, src.load(k))
 		checkValue(t, k, v, err)
 	}
-	if s := d.Stats(); s.Entries != 0 || s.Corrupt != 0 || src.loads.Load() != 3 {
-		t.Fatalf("stats %+v, loads %d: want the unreadable entry dropped and every read loaded", s, src.loads.Load())
+	// An I/O error may be transient: the entry is kept, not counted corrupt.
+	if s := d.Stats(); s.Entries != 1 || s.Corrupt != 0 || s.Hits != 0 || src.loads.Load() != 3 {
+		t.Fatalf("stats %+v, loads %d: want every read loaded", s, src.loads.Load())
 	}
 }

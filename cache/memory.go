@@ -7,7 +7,7 @@ import (
 )
 
 // entryOverhead approximates the memory an entry costs beyond its value and
-// object name: the list node, the map slot and the slice header.
+// object name: the clock node, the map slot and the slice header.
 const entryOverhead = 128
 
 // minShardBytes keeps shards large enough that a typical block fits in one
@@ -15,9 +15,9 @@ const entryOverhead = 128
 const minShardBytes = 1 << 20
 
 // Memory is a byte-bounded in-memory tier with CLOCK eviction, an
-// approximation of least recently used.
-// Keys are spread over shards, each with its own lock and an equal share of
-// the bound, so the bytes held never exceed the bound, not even transiently.
+// approximation of least recently used. Keys are spread over shards, each
+// with its own lock and an equal share of the bound, so the bytes held never
+// exceed the bound, not even transiently.
 type Memory struct {
 	seed   maphash.Seed
 	shards []memShard
@@ -49,8 +49,10 @@ func NewMemory(maxBytes int64, o Options) *Memory {
 	return m
 }
 
+// weigh counts the capacity of a value, not its length: a short value cut
+// from a larger buffer keeps all of it alive.
 func weigh(key Key, v []byte) int64 {
-	return int64(len(v)) + int64(len(key.Object)) + entryOverhead
+	return int64(cap(v)) + int64(len(key.Object)) + entryOverhead
 }
 
 func (m *Memory) shard(key Key) *memShard {
