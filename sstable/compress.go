@@ -129,9 +129,16 @@ func (c *compressor) grow(n int) []byte {
 
 // appendTrailer appends the trailer of a stored payload to dst.
 func appendTrailer(dst, payload []byte, kind Compression) []byte {
-	crc := crc32.Update(crc32.Checksum(payload, crcTable), crcTable, []byte{byte(kind)})
 	dst = append(dst, byte(kind))
-	return binary.LittleEndian.AppendUint32(dst, crc)
+	return binary.LittleEndian.AppendUint32(dst, blockCRC(payload, byte(kind)))
+}
+
+// blockCRC is the CRC-32C of payload followed by the type byte. It folds
+// the byte in by hand, as crc32.Update would need a slice that escapes.
+func blockCRC(payload []byte, kind byte) uint32 {
+	crc := ^crc32.Checksum(payload, crcTable)
+	crc = crcTable[byte(crc)^kind] ^ crc>>8
+	return ^crc
 }
 
 // decodeBlock checks the trailer of a physical block (payload + trailer) and
@@ -144,7 +151,7 @@ func decodeBlock(phys, buf []byte, limit int) ([]byte, error) {
 	n := len(phys) - trailerLen
 	payload, kind := phys[:n], Compression(phys[n])
 	want := binary.LittleEndian.Uint32(phys[n+1:])
-	if got := crc32.Update(crc32.Checksum(payload, crcTable), crcTable, phys[n:n+1]); got != want {
+	if got := blockCRC(payload, phys[n]); got != want {
 		return nil, fmt.Errorf("%w: block checksum mismatch (stored %08x, computed %08x)", ErrCorrupt, want, got)
 	}
 	return decompress(kind, payload, buf, limit)

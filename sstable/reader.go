@@ -29,9 +29,11 @@ func (r ioReaderAt) ReadAt(ctx context.Context, p []byte, off int64) (int, error
 	return r.r.ReadAt(p, off)
 }
 
-// DefaultTailSize is how much of a table's end Open reads at first: enough
-// for the footer and metadata of tables up to a few hundred MiB.
-const DefaultTailSize = 64 << 10
+// DefaultTailSize is how much of a table's end Open reads at first. The
+// filter dominates the metadata (10 bits per partition), so 256 KiB covers
+// tables of about 200k partitions in one ranged read, which costs no more
+// requests than a smaller one.
+const DefaultTailSize = 256 << 10
 
 // ReaderOptions configure a Reader. The zero value is usable.
 type ReaderOptions struct {
@@ -121,7 +123,8 @@ func Open(ctx context.Context, r ReaderAt, size int64, opts ReaderOptions) (*Rea
 		return nil, fmt.Errorf("filter: %w", err)
 	}
 	if len(filterBlock) > 0 {
-		if rd.filter, err = decodeBloom(filterBlock); err != nil {
+		// A copy, so the filter does not pin the rest of the metadata.
+		if rd.filter, err = decodeBloom(bytes.Clone(filterBlock)); err != nil {
 			return nil, err
 		}
 		rd.hasFilter = true

@@ -526,3 +526,10 @@ func TestCompressionNames(t *testing.T) {
 		t.Fatal("ParseCompression accepted snappy")
 	}
 }
+
+func TestEntryTooLarge(t *testing.T) {
+	w := NewWriter(&bytes.Buffer{}, WriterOptions{})
+	if err := w.Add([]byte("k"), make([]byte, maxEntrySize)); err == nil {
+		t.Fatal("Add accepted an entry over the limit")
+	}
+}

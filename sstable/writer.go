@@ -10,11 +10,19 @@ import (
 	"time"
 )
 
-// Defaults chosen by BenchmarkWriterSweep (see docs/sstable.md).
+// Defaults chosen with BenchmarkWriterSweep and BenchmarkGet (see
+// docs/sstable.md): flush speed hardly depends on the block size, while a
+// point read's CPU grows with it; larger write buffers save write calls.
 const (
-	DefaultBlockSize       = 32 << 10
-	DefaultBufferSize      = 64 << 10
+	DefaultBlockSize       = 16 << 10
+	DefaultBufferSize      = 256 << 10
 	DefaultRestartInterval = 16
+)
+
+// Limits that keep every block below the reader's maxDecodedLen.
+const (
+	maxBlockSize = 64 << 20
+	maxEntrySize = 128 << 20
 )
 
 // ErrOutOfOrder is returned by Add for a key that is not greater than the
@@ -23,7 +31,8 @@ var ErrOutOfOrder = errors.New("sstable: keys out of order")
 
 // WriterOptions configure a Writer. The zero value is usable.
 type WriterOptions struct {
-	// BlockSize is the target size of a data block before compression.
+	// BlockSize is the target size of a data block before compression,
+	// at most 64 MiB. A block ends with the first entry that reaches it.
 	BlockSize int
 	// RestartInterval is the number of entries between restart points.
 	RestartInterval int
@@ -49,6 +58,7 @@ func (o *WriterOptions) withDefaults() WriterOptions {
 	if r.BlockSize <= 0 {
 		r.BlockSize = DefaultBlockSize
 	}
+	r.BlockSize = min(r.BlockSize, maxBlockSize)
 	if r.RestartInterval <= 0 {
 		r.RestartInterval = DefaultRestartInterval
 	}
@@ -76,6 +86,7 @@ type Writer struct {
 	comp    compressor
 	lastKey []byte
 	scratch []byte
+	trailer [trailerLen]byte // a field, so writing it does not allocate
 
 	hashes     []uint64
 	lastPrefix []byte
@@ -122,6 +133,9 @@ func (w *Writer) Add(key, value []byte) error {
 	}
 	if w.closed {
 		return errors.New("sstable: add to closed writer")
+	}
+	if len(key)+len(value) > maxEntrySize {
+		return fmt.Errorf("sstable: entry of %d bytes exceeds the limit of %d", len(key)+len(value), maxEntrySize)
 	}
 	first := w.props.Entries == 0
 	if !first && bytes.Compare(key, w.lastKey) <= 0 {
@@ -183,14 +197,13 @@ func (w *Writer) writeBlock(raw []byte, kind Compression) (blockHandle, error) {
 	if kind != NoCompression {
 		payload, kind = w.comp.compress(raw)
 	}
-	var trailer [trailerLen]byte
-	appendTrailer(trailer[:0], payload, kind)
+	trailer := appendTrailer(w.trailer[:0], payload, kind)
 	h := blockHandle{offset: w.offset, length: uint64(len(payload) + trailerLen)}
 	if _, err := w.w.Write(payload); err != nil {
 		w.err = err
 		return h, err
 	}
-	if _, err := w.w.Write(trailer[:]); err != nil {
+	if _, err := w.w.Write(trailer); err != nil {
 		w.err = err
 		return h, err
 	}
