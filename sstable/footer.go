@@ -76,10 +76,15 @@ func decodeFooter(b []byte, size int64) (footer, error) {
 	if f.version != FormatVersion {
 		return f, fmt.Errorf("%w: unsupported format version %d", ErrCorrupt, f.version)
 	}
-	// The metadata blocks are written back to back before the footer.
-	if f.filter.offset != f.index.end() || f.props.offset != f.filter.end() ||
-		f.index.end() < f.index.offset || f.props.end() < f.filter.offset ||
-		f.props.end() != uint64(size-footerLen) {
+	// The metadata blocks are written back to back before the footer. Each
+	// handle is checked on its own first, so no sum below can overflow.
+	limit := uint64(size - footerLen)
+	for _, h := range hs {
+		if h.length > limit || h.offset > limit-h.length {
+			return f, fmt.Errorf("%w: footer handle beyond the table", ErrCorrupt)
+		}
+	}
+	if f.filter.offset != f.index.end() || f.props.offset != f.filter.end() || f.props.end() != limit {
 		return f, fmt.Errorf("%w: footer handles do not tile the metadata", ErrCorrupt)
 	}
 	return f, nil

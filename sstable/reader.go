@@ -22,6 +22,8 @@ func FromReaderAt(r io.ReaderAt) ReaderAt { return ioReaderAt{r} }
 
 type ioReaderAt struct{ r io.ReaderAt }
 
+var _ ReaderAt = ioReaderAt{}
+
 func (r ioReaderAt) ReadAt(ctx context.Context, p []byte, off int64) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
@@ -70,8 +72,6 @@ type Reader struct {
 	blockReads, blockBytes atomic.Uint64
 	getState               sync.Pool // *getState
 }
-
-var _ ReaderAt = ioReaderAt{}
 
 // Open reads the footer and metadata of a table of the given size.
 func Open(ctx context.Context, r ReaderAt, size int64, opts ReaderOptions) (*Reader, error) {

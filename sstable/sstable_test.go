@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"sync"
 	"testing"
 	"time"
 )
@@ -531,5 +532,43 @@ func TestEntryTooLarge(t *testing.T) {
 	w := NewWriter(&bytes.Buffer{}, WriterOptions{})
 	if err := w.Add([]byte("k"), make([]byte, maxEntrySize)); err == nil {
 		t.Fatal("Add accepted an entry over the limit")
+	}
+}
+
+// TestConcurrentReads shares one Reader among goroutines (run with -race).
+func TestConcurrentReads(t *testing.T) {
+	es := randomEntries(rand.New(rand.NewPCG(15, 16)), 500)
+	data, props := writeTable(t, es, WriterOptions{BlockSize: 512, Compression: LZ4})
+	r := openTable(t, data, ReaderOptions{})
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for g := range 4 {
+		wg.Go(func() {
+			it := r.NewIter(ctx, nil, nil)
+			defer it.Close()
+			n := 0
+			for ok := it.Last(); ok; ok = it.Prev() {
+				n++
+			}
+			if n != len(es) || it.Error() != nil {
+				errs <- fmt.Errorf("goroutine %d scanned %d entries: %v", g, n, it.Error())
+				return
+			}
+			for i := g; i < len(es); i += 4 {
+				if v, ok, err := r.Get(ctx, es[i].key); !ok || err != nil || !bytes.Equal(v, es[i].value) {
+					errs <- fmt.Errorf("Get(%x): %v %v", es[i].key, ok, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if want := 4*props.DataBlocks + uint64(len(es)); r.Stats().BlockReads != want {
+		t.Fatalf("%d block reads, want %d", r.Stats().BlockReads, want)
 	}
 }
