@@ -24,7 +24,7 @@ func newFileStore(t *testing.T) objectstore.Store {
 }
 
 func TestFileAcceptance(t *testing.T) {
-	objtest.AcceptanceTest(t, newFileStore, objtest.Options{})
+	objtest.AcceptanceTest(t, newFileStore, objtest.Options{PartSize: 1 << 20})
 }
 
 func TestFileThroughPrefixAcceptance(t *testing.T) {
@@ -34,19 +34,23 @@ func TestFileThroughPrefixAcceptance(t *testing.T) {
 			t.Fatal(err)
 		}
 		return s
-	}, objtest.Options{})
+	}, objtest.Options{PartSize: 1 << 20})
 }
 
-func TestFileThroughNewAcceptance(t *testing.T) {
-	objtest.AcceptanceTest(t, func(t *testing.T) objectstore.Store {
-		cfg := objectstore.DefaultConfig()
-		cfg.Dir = t.TempDir()
-		s, err := objectstore.New(t.Context(), cfg, prometheus.NewRegistry(), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}, objtest.Options{})
+func TestNewFile(t *testing.T) {
+	cfg := objectstore.DefaultConfig()
+	cfg.Dir = t.TempDir()
+	cfg.Prefix = "c1"
+	s, err := objectstore.New(t.Context(), cfg, prometheus.NewRegistry(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Put(t.Context(), "k", []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(cfg.Dir, "c1", "k")); err != nil {
+		t.Fatalf("object not under the prefix: %v", err)
+	}
 }
 
 // TestFileCorrupt checks that a damaged object file is an error, not data.

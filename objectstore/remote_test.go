@@ -42,10 +42,21 @@ func newRemote(t *testing.T, cfg objectstore.Config, reg prometheus.Registerer) 
 	return s
 }
 
-func TestRemoteAcceptance(t *testing.T) {
+// TestMinIO runs everything that needs a real server against one MinIO;
+// the tests that stop or freeze it run last.
+func TestMinIO(t *testing.T) {
 	m := testserver.MinIO(t)
+	t.Run("Acceptance", func(t *testing.T) { testRemoteAcceptance(t, m) })
+	t.Run("Metrics", func(t *testing.T) { testMetricsCountEveryRequest(t, m) })
+	t.Run("Retries", func(t *testing.T) { testRetries(t, m) })
+	t.Run("HungServer", func(t *testing.T) { testHungServerTimesOut(t, m) })
+	t.Run("RestartMidUpload", func(t *testing.T) { testRestartMidUpload(t, m) })
+}
+
+func testRemoteAcceptance(t *testing.T, m *testserver.MinIOServer) {
 	for _, backend := range []string{objectstore.BackendS3, objectstore.BackendMinIO} {
 		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
 			objtest.AcceptanceTest(t, func(t *testing.T) objectstore.Store {
 				return newRemote(t, remoteConfig(t, m, backend), nil)
 			}, objtest.Options{PartSize: 5 << 20})

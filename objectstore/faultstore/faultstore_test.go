@@ -24,7 +24,7 @@ func newStore(t *testing.T) *faultstore.Store {
 }
 
 func TestAcceptanceWithoutFaults(t *testing.T) {
-	objtest.AcceptanceTest(t, func(t *testing.T) objectstore.Store { return newStore(t) }, objtest.Options{})
+	objtest.AcceptanceTest(t, func(t *testing.T) objectstore.Store { return newStore(t) }, objtest.Options{PartSize: 1 << 20})
 }
 
 func TestFaults(t *testing.T) {
