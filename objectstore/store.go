@@ -24,7 +24,8 @@ type Store interface {
 	// Get reads a whole object. The caller must close the reader.
 	Get(ctx context.Context, key string) (io.ReadCloser, error)
 	// GetRange reads length bytes from off, fewer if the object ends first.
-	// A negative length reads to the end. An off at or past the end fails
+	// A negative length reads to the end; a zero length reads nothing but
+	// still checks the key and the offset. An off at or past the end fails
 	// with ErrInvalidRange.
 	GetRange(ctx context.Context, key string, off, length int64) (io.ReadCloser, error)
 	// Head returns an object's attributes.
