@@ -174,7 +174,8 @@ func testRetries(t *testing.T, m *testserver.MinIOServer) {
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
 					cfg := remoteConfig(t, m, backend)
-					cfg.Endpoint, _ = faultyProxy(t, m, c.statuses...)
+					var seen *atomic.Int64
+					cfg.Endpoint, seen = faultyProxy(t, m, c.statuses...)
 					cfg.Retry.MaxRetries = 3
 					reg := prometheus.NewRegistry()
 					s := newRemote(t, cfg, reg)
@@ -185,6 +186,10 @@ func testRetries(t *testing.T, m *testserver.MinIOServer) {
 					got := counter(t, reg, "sediment_objectstore_requests_total", map[string]string{"operation": "put"})
 					if got != float64(c.requests) {
 						t.Fatalf("put requests = %v, want %d", got, c.requests)
+					}
+					// The SDK made no retries of its own behind our back.
+					if n := seen.Load(); n != c.requests {
+						t.Fatalf("server saw %d requests, want %d", n, c.requests)
 					}
 				})
 			}
