@@ -16,8 +16,8 @@ import (
 //
 // A slot may be stale (a record further back than the last one below its
 // bucket); that costs speed, never correctness. The writer grows the
-// directory as records accumulate, keeping about 1 to 4 level-1 records per
-// bucket, and publishes each new one whole.
+// directory as records accumulate, keeping between 1/2 and 1 level-1 record
+// per bucket (up to 2 bytes an entry), and publishes each new one whole.
 type directory struct {
 	shift uint // bucket of a prefix: prefix >> shift
 	slots []uint32
@@ -25,7 +25,7 @@ type directory struct {
 
 const (
 	// minDirectory is the slot count of the first directory, built once a
-	// memtable has 4 times as many index records.
+	// memtable has that many index records.
 	minDirectory = 16
 	slotSize     = 4
 )
@@ -45,8 +45,8 @@ func (m *Memtable) start(prefix uint64) (uint32, int) {
 func (m *Memtable) indexed(r uint32, prefix uint64) {
 	m.records++
 	d := m.dir.Load()
-	if d == nil || m.records > 4*len(d.slots) {
-		m.rebuildDirectory(max(minDirectory, m.records/2))
+	if d == nil || m.records > len(d.slots) {
+		m.rebuildDirectory(max(minDirectory, m.records))
 		return
 	}
 	// r is the last record of its bucket if no slot-holder beats it.
@@ -63,7 +63,7 @@ func (m *Memtable) indexed(r uint32, prefix uint64) {
 // the last record below its bucket.
 func (m *Memtable) rebuildDirectory(n int) {
 	k := bits.Len(uint(n - 1))
-	if m.records < minDirectory*4 {
+	if m.records < minDirectory {
 		return
 	}
 	d := &directory{shift: uint(64 - k), slots: make([]uint32, 1<<k)}

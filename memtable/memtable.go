@@ -21,12 +21,15 @@
 // The upper levels (1 and above) are links between index records, one for
 // each node of height 2 or more, kept in a second arena:
 //
-//	+----------------+------+---------+-----+-----------+
-//	| prefix (8)     | node | next[1] | ... | next[h-1] |
-//	+----------------+------+---------+-----+-----------+
+//	+------------+------+---------+---------+-----+-----------+
+//	| prefix (8) | node | next[0] | next[1] | ... | next[h-1] |
+//	+------------+------+---------+---------+-----+-----------+
 //	^ index offset
 //
-// prefix is the node key's first 8 bytes as a big-endian integer. Keys start
+// next[0] copies the node's own level-0 link, so that a search dropping to
+// level 0 reads the next node without first loading this one; next[1] and
+// up link index records. prefix is the node key's first 8 bytes as a
+// big-endian integer. Keys start
 // with a random token, so the prefix nearly always decides a comparison, and
 // a search touches node memory only on level 0: the upper levels of a
 // million entries fit in a few megabytes of densely packed records, which
@@ -83,7 +86,8 @@ const (
 	// Index record fields, relative to its offset.
 	indexPrefix = 0
 	indexNode   = 8
-	indexNext1  = 12 // next[l] is at indexNext1 + 4*(l-1)
+	indexNext0  = 12 // a copy of the node's next[0]
+	indexNext1  = 16 // next[l] is at indexNext1 + 4*(l-1)
 	// Version record fields, relative to its offset.
 	versionPrev   = 0
 	versionValLen = 4
@@ -124,6 +128,7 @@ type Memtable struct {
 	// Writer state.
 	rng     uint64
 	splice  [maxHeight]uint32 // [0] is a node, the rest index records
+	below   uint32            // the last index record before the splice
 	records int               // index records, for sizing the directory
 	scratch []byte
 }
@@ -209,13 +214,13 @@ func (m *Memtable) findSplice(key []byte, prefix uint64, h int) uint32 {
 		}
 		m.splice[l] = x
 	}
+	m.below = x
 	n := *m.index.word(x, indexNode)
 	var nbound uint32
 	if bound != 0 {
 		nbound = *m.index.word(bound, indexNode)
 	}
-	for {
-		next := *m.word(n, nodeNext)
+	for next := *m.index.word(x, indexNext0); ; next = *m.word(n, nodeNext) {
 		if next == 0 || next == nbound {
 			break
 		}
@@ -253,6 +258,9 @@ func (m *Memtable) insert(key []byte, prefix uint64, value []byte, h int) error 
 	copy(m.bytes(n, nodeHeader, uint32(len(key))), key)
 	copy(m.bytes(n, nodeHeader+uint32(len(key)), uint32(len(value))), value)
 	atomic.StoreUint32(m.word(m.splice[0], nodeNext), n)
+	if m.splice[0] == *m.index.word(m.below, indexNode) {
+		atomic.StoreUint32(m.index.word(m.below, indexNext0), n)
+	}
 	if next := *m.word(n, nodeNext); next != 0 {
 		atomic.StoreUint32(m.word(next, nodePrev), n)
 	}
@@ -266,6 +274,7 @@ func (m *Memtable) insert(key []byte, prefix uint64, value []byte, h int) error 
 	}
 	*(*uint64)(m.index.ptr(r, indexPrefix)) = prefix
 	*m.index.word(r, indexNode) = n
+	*m.index.word(r, indexNext0) = *m.word(n, nodeNext)
 	for l := 1; l < h; l++ {
 		*m.index.word(r, int32(indexNext1+4*(l-1))) = *m.index.word(m.splice[l], int32(indexNext1+4*(l-1)))
 	}

@@ -53,31 +53,27 @@ func (s Snapshot) value(n uint32) []byte {
 // key, or 0 if there is none. It ignores visibility.
 func (m *Memtable) seekGE(key []byte) (uint32, bool) {
 	prefix := keyPrefix(key)
-	x, bound, found := m.descend(key, prefix, false)
+	below, bound, found := m.descend(key, prefix, false)
 	if found {
 		return bound, true
 	}
-	for n := x; ; {
-		next := m.next(n)
-		if next == 0 || next == bound {
-			return next, false
-		}
-		c := m.compare(key, prefix, next)
-		if c <= 0 {
+	next := atomic.LoadUint32(m.index.word(below, indexNext0))
+	for ; next != 0 && next != bound; next = m.next(next) {
+		if c := m.compare(key, prefix, next); c <= 0 {
 			return next, c == 0
 		}
-		n = next
 	}
+	return next, false
 }
 
 // seekLT returns the last node whose key is < key, or 0 if there is none.
 // It ignores visibility.
 func (m *Memtable) seekLT(key []byte) uint32 {
 	prefix := keyPrefix(key)
-	n, bound, _ := m.descend(key, prefix, true)
-	for {
-		next := m.next(n)
-		if next == 0 || next == bound || m.compare(key, prefix, next) <= 0 {
+	below, bound, _ := m.descend(key, prefix, true)
+	n := *m.index.word(below, indexNode)
+	for next := atomic.LoadUint32(m.index.word(below, indexNext0)); next != 0 && next != bound; next = m.next(next) {
+		if m.compare(key, prefix, next) <= 0 {
 			break
 		}
 		n = next
@@ -88,11 +84,12 @@ func (m *Memtable) seekLT(key []byte) uint32 {
 	return n
 }
 
-// descend searches the index levels for key. It returns the node from which
-// to walk level 0 and the node where that walk may stop, known to be > key
-// (>= key when lt), or 0. Unless lt, it returns early with found and the
-// node holding key when an index record leads to it.
-func (m *Memtable) descend(key []byte, prefix uint64, lt bool) (from, bound uint32, found bool) {
+// descend searches the index levels for key. It returns the last index
+// record whose key is < key, from which to walk level 0, and the node where
+// that walk may stop, known to be > key (>= key when lt), or 0. Unless lt,
+// it returns early with found and the node holding key when an index record
+// leads to it.
+func (m *Memtable) descend(key []byte, prefix uint64, lt bool) (below, bound uint32, found bool) {
 	x, top := m.start(prefix)
 	var rbound uint32 // an index record known to be > key, or >= key if lt
 	for l := top; l >= 1; l-- {
@@ -115,7 +112,7 @@ func (m *Memtable) descend(key []byte, prefix uint64, lt bool) (from, bound uint
 	if rbound != 0 {
 		bound = *m.index.word(rbound, indexNode)
 	}
-	return *m.index.word(x, indexNode), bound, false
+	return x, bound, false
 }
 
 // last returns the last node, or 0 if there is none. It ignores visibility.
