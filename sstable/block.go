@@ -15,7 +15,6 @@ type blockBuilder struct {
 	restarts        []uint32
 	counter         int // entries since the last restart point
 	entries         int
-	lastKey         []byte
 }
 
 func (b *blockBuilder) reset() {
@@ -23,7 +22,6 @@ func (b *blockBuilder) reset() {
 	b.restarts = b.restarts[:0]
 	b.counter = 0
 	b.entries = 0
-	b.lastKey = b.lastKey[:0]
 }
 
 func (b *blockBuilder) empty() bool { return b.entries == 0 }
@@ -31,24 +29,20 @@ func (b *blockBuilder) empty() bool { return b.entries == 0 }
 // estimatedSize is the size finish would return.
 func (b *blockBuilder) estimatedSize() int { return len(b.buf) + 4*len(b.restarts) + 4 }
 
-// add appends an entry; keys must arrive in increasing order.
-func (b *blockBuilder) add(key, value []byte) {
-	shared := 0
+// add appends an entry; keys must arrive in increasing order. shared is
+// the length of the prefix key shares with the previous key added to any
+// block (the writer has computed it already).
+func (b *blockBuilder) add(key, value []byte, shared int) {
 	if b.counter == b.restartInterval || b.entries == 0 {
 		b.restarts = append(b.restarts, uint32(len(b.buf)))
 		b.counter = 0
-	} else {
-		n := min(len(key), len(b.lastKey))
-		for shared < n && key[shared] == b.lastKey[shared] {
-			shared++
-		}
+		shared = 0
 	}
 	b.buf = binary.AppendUvarint(b.buf, uint64(shared))
 	b.buf = binary.AppendUvarint(b.buf, uint64(len(key)-shared))
 	b.buf = binary.AppendUvarint(b.buf, uint64(len(value)))
 	b.buf = append(b.buf, key[shared:]...)
 	b.buf = append(b.buf, value...)
-	b.lastKey = append(b.lastKey[:shared], key[shared:]...)
 	b.counter++
 	b.entries++
 }

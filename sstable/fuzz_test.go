@@ -14,8 +14,10 @@ import (
 func FuzzBlockIter(f *testing.F) {
 	for _, restart := range []int{1, 2, 16} {
 		b := blockBuilder{restartInterval: restart}
+		var last []byte
 		for _, e := range randomEntries(rand.New(rand.NewPCG(1, uint64(restart))), 20) {
-			b.add(e.key, e.value)
+			b.add(e.key, e.value, sharedPrefix(e.key, last))
+			last = e.key
 		}
 		raw := b.finish()
 		f.Add(bytes.Clone(raw), []byte{0, 1, 2, 3, 4, 5})

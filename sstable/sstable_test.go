@@ -572,3 +572,22 @@ func TestConcurrentReads(t *testing.T) {
 		t.Fatalf("%d block reads, want %d", r.Stats().BlockReads, want)
 	}
 }
+
+func TestAddOrderCheck(t *testing.T) {
+	for _, tc := range []struct {
+		prev, next string
+		ok         bool
+	}{
+		{"ab", "abc", true}, {"abc", "ab", false}, {"abc", "abc", false}, {"abc", "abd", true},
+		{"abd", "abc", false}, {"", "a", true}, {"a", "", false}, {"0123456789ab", "0123456789ac", true},
+		{"0123456789ac", "0123456789ab", false}, {"01234567", "012345678", true},
+	} {
+		w := NewWriter(&bytes.Buffer{}, WriterOptions{})
+		if err := w.Add([]byte(tc.prev), nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Add([]byte(tc.next), nil); (err == nil) != tc.ok {
+			t.Errorf("Add(%q) after %q: %v, want ok=%v", tc.next, tc.prev, err, tc.ok)
+		}
+	}
+}

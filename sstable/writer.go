@@ -3,6 +3,7 @@ package sstable
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -85,6 +86,9 @@ type Writer struct {
 	index   blockBuilder
 	comp    compressor
 	lastKey []byte
+	sepBuf  []byte
+
+	lastSep []byte // the last index key
 	scratch []byte
 	trailer [trailerLen]byte // a field, so writing it does not allocate
 
@@ -138,7 +142,10 @@ func (w *Writer) Add(key, value []byte) error {
 		return fmt.Errorf("sstable: entry of %d bytes exceeds the limit of %d", len(key)+len(value), maxEntrySize)
 	}
 	first := w.props.Entries == 0
-	if !first && bytes.Compare(key, w.lastKey) <= 0 {
+	// The prefix shared with the previous key serves both the order check
+	// and the block's prefix compression.
+	shared := sharedPrefix(key, w.lastKey)
+	if !first && (shared == len(key) || (shared < len(w.lastKey) && key[shared] < w.lastKey[shared])) {
 		return fmt.Errorf("%w: %q after %q", ErrOutOfOrder, key, w.lastKey)
 	}
 	prefix := key
@@ -151,7 +158,8 @@ func (w *Writer) Add(key, value []byte) error {
 	}
 
 	if w.block.estimatedSize() >= w.opts.BlockSize && !w.block.empty() {
-		if err := w.flushBlock(separator(w.scratch[:0], w.lastKey, key)); err != nil {
+		w.sepBuf = separator(w.sepBuf[:0], w.lastKey, key)
+		if err := w.flushBlock(w.sepBuf); err != nil {
 			return err
 		}
 	}
@@ -170,21 +178,33 @@ func (w *Writer) Add(key, value []byte) error {
 		w.props.FirstKey = append([]byte(nil), key...)
 	}
 	w.props.Entries++
-	w.block.add(key, value)
+	w.block.add(key, value, shared)
 	w.lastKey = append(w.lastKey[:0], key...)
 	return nil
 }
 
 // flushBlock writes the pending data block and indexes it under sep, a key
-// >= every key of the block and < every later key.
+// >= every key of the block and < every later key. (Handing blocks to a
+// compressing goroutine was measured: it cost more CPU in scheduling than
+// it saved in elapsed time on a busy machine, so writes stay synchronous.)
 func (w *Writer) flushBlock(sep []byte) error {
-	h, err := w.writeBlock(w.block.finish(), w.comp.kind)
+	err := w.writeData(w.block.finish(), sep)
 	w.block.reset()
+	if err != nil {
+		w.err = err
+	}
+	return err
+}
+
+// writeData writes a data block and indexes it.
+func (w *Writer) writeData(raw, sep []byte) error {
+	h, err := w.writeBlock(raw, w.comp.kind)
 	if err != nil {
 		return err
 	}
-	w.scratch = appendHandle(sep, h)
-	w.index.add(w.scratch[:len(sep)], w.scratch[len(sep):])
+	w.scratch = appendHandle(append(w.scratch[:0], sep...), h)
+	w.index.add(w.scratch[:len(sep)], w.scratch[len(sep):], sharedPrefix(sep, w.lastSep))
+	w.lastSep = append(w.lastSep[:0], sep...)
 	w.props.DataBlocks++
 	w.props.DataSize += h.length
 	return nil
@@ -200,11 +220,9 @@ func (w *Writer) writeBlock(raw []byte, kind Compression) (blockHandle, error) {
 	trailer := appendTrailer(w.trailer[:0], payload, kind)
 	h := blockHandle{offset: w.offset, length: uint64(len(payload) + trailerLen)}
 	if _, err := w.w.Write(payload); err != nil {
-		w.err = err
 		return h, err
 	}
 	if _, err := w.w.Write(trailer); err != nil {
-		w.err = err
 		return h, err
 	}
 	w.offset += h.length
@@ -224,7 +242,7 @@ func (w *Writer) Close() (*Properties, error) {
 	w.closed = true
 	if !w.block.empty() {
 		// The last key itself separates the last block from nothing.
-		if err := w.flushBlock(append(w.scratch[:0], w.lastKey...)); err != nil {
+		if err := w.flushBlock(w.lastKey); err != nil {
 			return nil, err
 		}
 	}
@@ -261,6 +279,18 @@ func (w *Writer) Close() (*Properties, error) {
 	w.hashes = nil
 	p := w.props
 	return &p, nil
+}
+
+func sharedPrefix(a, b []byte) int {
+	n := min(len(a), len(b))
+	i := 0
+	for i+8 <= n && binary.LittleEndian.Uint64(a[i:]) == binary.LittleEndian.Uint64(b[i:]) {
+		i += 8
+	}
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
 }
 
 // separator appends to dst a short key s with a <= s < b, for a < b.
