@@ -114,3 +114,12 @@ func TestFileNoLeftovers(t *testing.T) {
 		t.Fatalf("temporary files left: %v", left)
 	}
 }
+
+func TestMemRemoteAcceptance(t *testing.T) {
+	objtest.AcceptanceTest(t, func(t *testing.T) objectstore.Store {
+		cfg := objectstore.DefaultConfig()
+		cfg.PartSize = 1 << 20 // the fake has no minimum part size
+		cfg.ListPageSize = 2
+		return objectstore.NewMemRemote(cfg)
+	}, objtest.Options{PartSize: 1 << 20})
+}

@@ -414,6 +414,10 @@ func (w *remoteWriter) Close() error {
 	w.stop()
 	w.mu.Lock()
 	state, err := w.state, w.err
+	if err == nil {
+		// The abort-on-cancel hook may not have run yet.
+		err = w.parent.Err()
+	}
 	if state == writerOpen && err == nil {
 		w.state = writerCommitting
 	}

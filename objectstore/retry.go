@@ -35,6 +35,9 @@ func (r *requester) withTimeout(ctx context.Context) (context.Context, context.C
 // ctx ends. sent is the request body size, counted once per attempt.
 func (r *requester) do(ctx context.Context, op string, sent int, attempt func(context.Context) error) error {
 	for n := 0; ; n++ {
+		if err := ctx.Err(); err != nil {
+			return err // no request is sent on a dead context
+		}
 		start := time.Now()
 		err := attempt(ctx)
 		r.m.requests.WithLabelValues(r.backend, op).Inc()
