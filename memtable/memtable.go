@@ -29,17 +29,19 @@
 // next[0] copies the node's own level-0 link, so that a search dropping to
 // level 0 reads the next node without first loading this one; next[1] and
 // up link index records. prefix is the node key's first 8 bytes as a
-// big-endian integer. Keys start
-// with a random token, so the prefix nearly always decides a comparison, and
-// a search touches node memory only on level 0: the upper levels of a
-// million entries fit in a few megabytes of densely packed records, which
-// stay in the CPU caches, where nodes scattered among keys and values would
-// cost a cache miss each.
+// big-endian integer. Keys start with a random token, so the prefix nearly
+// always decides a comparison, and a search touches node memory only on
+// level 0: the upper levels of a million entries fit in a few megabytes of
+// densely packed records, where nodes scattered among keys and values would
+// cost a cache miss each. A directory indexed by the top bits of the prefix
+// (directory.go) lets most searches skip the upper levels altogether and
+// start on level 1 a record or two before their key.
 //
 // Setting a key again does not overwrite: the writer merges the newest value
 // with the new one (Options.Merge) into a version record in the node arena
 // and points the node's head at it. Each version links to the one it
-// replaced; head 0 and prev 0 mean the value stored in the node itself.
+// replaced; a node head or version prev of 0 means the value stored in the
+// node itself.
 //
 //	+------+--------+-------+-----+
 //	| prev | valLen | value | pad |
