@@ -24,10 +24,12 @@ func newFileStore(t *testing.T) objectstore.Store {
 }
 
 func TestFileAcceptance(t *testing.T) {
+	t.Parallel()
 	objtest.AcceptanceTest(t, newFileStore, objtest.Options{PartSize: 1 << 20})
 }
 
 func TestFileThroughPrefixAcceptance(t *testing.T) {
+	t.Parallel()
 	objtest.AcceptanceTest(t, func(t *testing.T) objectstore.Store {
 		s, err := objectstore.WithPrefix(newFileStore(t), "cluster-1")
 		if err != nil {
@@ -116,6 +118,7 @@ func TestFileNoLeftovers(t *testing.T) {
 }
 
 func TestMemRemoteAcceptance(t *testing.T) {
+	t.Parallel()
 	objtest.AcceptanceTest(t, func(t *testing.T) objectstore.Store {
 		cfg := objectstore.DefaultConfig()
 		cfg.PartSize = 1 << 20 // the fake has no minimum part size

@@ -45,6 +45,7 @@ func newRemote(t *testing.T, cfg objectstore.Config, reg prometheus.Registerer) 
 // TestMinIO runs everything that needs a real server against one MinIO;
 // the tests that stop or freeze it run last.
 func TestMinIO(t *testing.T) {
+	t.Parallel()
 	m := testserver.MinIO(t)
 	t.Run("Acceptance", func(t *testing.T) { testRemoteAcceptance(t, m) })
 	t.Run("Metrics", func(t *testing.T) { testMetricsCountEveryRequest(t, m) })
