@@ -12,7 +12,7 @@ var ErrFull = errors.New("memtable: arena full")
 
 const (
 	// maxChunks bounds the chunk table; with 1 MiB chunks the arena spans
-	// the whole 4 GiB uint32 address space.
+	// the uint32 address space (4 GiB less the last chunk).
 	maxChunks = 4096
 	// defaultChunkShift makes 1 MiB chunks: large enough that the tail left
 	// unused when an entry does not fit is noise, small enough that an idle
@@ -63,7 +63,9 @@ func (a *arena) alloc(n uint64) (uint32, error) {
 		// A fresh chunk: big enough for n, and as many address slots as
 		// that takes.
 		slots := max((n+chunkSize-1)>>a.shift, 1)
-		if start>>a.shift+slots > maxChunks {
+		// The last slot stays unused so that every offset, including the
+		// end of the last entry that Commit publishes, fits in a uint32.
+		if start>>a.shift+slots > maxChunks-1 {
 			return 0, ErrFull
 		}
 		a.chunks[start>>a.shift] = make([]byte, max(n, chunkSize))

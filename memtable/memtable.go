@@ -104,8 +104,9 @@ type Options struct {
 	// If nil, the new value replaces the old.
 	Merge kv.MergeFunc
 	// ChunkSize is the size of an arena chunk, rounded up to a power of two
-	// between 4 KiB and 1 MiB (the default). A memtable holds at most 4096
-	// chunks' worth of entries; smaller chunks suit tests and tiny tables.
+	// between 4 KiB and 1 MiB (the default). A memtable holds at most 4095
+	// chunks' worth of entries (Set returns ErrFull past that); smaller
+	// chunks suit tests and tiny tables.
 	ChunkSize int
 	// Seed seeds the tower heights; 0 picks a random seed.
 	Seed uint64

@@ -393,7 +393,7 @@ func TestFull(t *testing.T) {
 	if !errors.Is(err, ErrFull) {
 		t.Fatalf("Set = %v, want %v", err, ErrFull)
 	}
-	if max, used := int64(maxChunks*4096), m.arena.size.Load(); used > max || used < max-4096 {
+	if max, used := int64((maxChunks-1)*4096), m.arena.size.Load(); used > max || used < max-4096 {
 		t.Fatalf("full at node arena size %d, address space %d", used, max)
 	}
 	m.Commit()

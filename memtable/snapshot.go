@@ -185,8 +185,19 @@ func (it *iter) Prev() bool {
 	return it.backward(it.m.prev(it.n))
 }
 
-func (it *iter) Key() []byte   { return it.m.key(it.n) }
-func (it *iter) Value() []byte { return it.value(it.n) }
+func (it *iter) Key() []byte {
+	if it.n == 0 {
+		return nil
+	}
+	return it.m.key(it.n)
+}
+
+func (it *iter) Value() []byte {
+	if it.n == 0 {
+		return nil
+	}
+	return it.value(it.n)
+}
 func (it *iter) Error() error  { return nil }
 
 func (it *iter) Close() error {
