@@ -198,7 +198,7 @@ func (it *iter) Value() []byte {
 	}
 	return it.value(it.n)
 }
-func (it *iter) Error() error  { return nil }
+func (it *iter) Error() error { return nil }
 
 func (it *iter) Close() error {
 	it.n = 0
