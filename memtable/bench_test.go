@@ -65,3 +65,38 @@ func BenchmarkGet(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkScan walks a snapshot of n entries forwards or backwards; the
+// reported ns/entry is the cost of one step.
+func BenchmarkScan(b *testing.B) {
+	const n = 100_000
+	m := New(Options{})
+	for _, k := range benchKeys(n) {
+		if err := m.Set(k, make([]byte, 100)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	m.Commit()
+	s := m.Snapshot()
+	for _, dir := range []string{"forward", "reverse"} {
+		b.Run(dir, func(b *testing.B) {
+			it := s.NewIter(nil, nil)
+			for range b.N {
+				count := 0
+				if dir == "forward" {
+					for ok := it.First(); ok; ok = it.Next() {
+						count++
+					}
+				} else {
+					for ok := it.Last(); ok; ok = it.Prev() {
+						count++
+					}
+				}
+				if count != n {
+					b.Fatalf("scanned %d entries, want %d", count, n)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/entry")
+		})
+	}
+}
