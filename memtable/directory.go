@@ -45,8 +45,13 @@ func (m *Memtable) start(prefix uint64) (uint32, int) {
 func (m *Memtable) indexed(r uint32, prefix uint64) {
 	m.records++
 	d := m.dir.Load()
-	if d == nil || m.records > len(d.slots) {
-		m.rebuildDirectory(max(minDirectory, m.records))
+	if m.records >= minDirectory && (d == nil || m.records > len(d.slots)) {
+		// Rebuilding walks every record, but each rebuild at least doubles
+		// the slots, so the cost per record stays constant.
+		m.rebuildDirectory(m.records)
+		return
+	}
+	if d == nil {
 		return
 	}
 	// r is the last record of its bucket if no slot-holder beats it.
@@ -63,9 +68,6 @@ func (m *Memtable) indexed(r uint32, prefix uint64) {
 // the last record below its bucket.
 func (m *Memtable) rebuildDirectory(n int) {
 	k := bits.Len(uint(n - 1))
-	if m.records < minDirectory {
-		return
-	}
 	d := &directory{shift: uint(64 - k), slots: make([]uint32, 1<<k)}
 	for r := m.nextIndex(m.top, 1); r != 0; r = m.nextIndex(r, 1) {
 		if b := m.prefix(r)>>d.shift + 1; b < uint64(len(d.slots)) {
