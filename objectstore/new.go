@@ -14,7 +14,9 @@ import (
 )
 
 // New returns the Store that cfg describes, with its metrics registered in
-// reg. A nil logger discards logs.
+// reg. A registry holds the metrics of one Store: give a second Store its
+// own, or wrap reg with prometheus.WrapRegistererWith. A nil logger
+// discards logs.
 func New(ctx context.Context, cfg Config, reg prometheus.Registerer, logger *slog.Logger) (Store, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -45,7 +47,7 @@ func New(ctx context.Context, cfg Config, reg prometheus.Registerer, logger *slo
 		if err != nil {
 			return nil, err
 		}
-		req := &requester{backend: cfg.Backend, cfg: cfg.Retry, timeout: cfg.Timeout, m: m, transient: api.transient}
+		req := &requester{log: logger, backend: cfg.Backend, cfg: cfg.Retry, timeout: cfg.Timeout, m: m, transient: api.transient}
 		s = newRemoteStore(api, req, logger, cfg)
 	default:
 		return nil, fmt.Errorf("objectstore: unknown backend %q", cfg.Backend)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"net"
 	"net/url"
@@ -16,6 +17,7 @@ import (
 // retried with exponential backoff and jitter. The SDKs' own retries are
 // switched off so that attempts never multiply unseen.
 type requester struct {
+	log       *slog.Logger // nil: no logs
 	backend   string
 	cfg       RetryConfig
 	timeout   time.Duration
@@ -57,6 +59,9 @@ func (r *requester) do(ctx context.Context, op string, sent int, attempt func(co
 			return err
 		}
 		r.m.retries.WithLabelValues(r.backend, op).Inc()
+		if r.log != nil {
+			r.log.Debug("retrying request", "operation", op, "attempt", n+1, "err", err)
+		}
 		t := time.NewTimer(r.cfg.backoff(n))
 		select {
 		case <-ctx.Done():
