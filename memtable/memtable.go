@@ -9,10 +9,10 @@
 //
 // The level-0 list is made of nodes, which hold the entries:
 //
-//	+---------+------+----------------+--------+------+-----+-------+-----+
-//	| next[0] | head | keyLen<<8 | h  | valLen | prev | key | value | pad |
-//	+---------+------+----------------+--------+------+-----+-------+-----+
-//	          ^ node offset
+//	+------+------+--------+---------+----------------+-----+-------+-----+
+//	| prev | head | valLen | next[0] | keyLen<<8 | h  | key | value | pad |
+//	+------+------+--------+---------+----------------+-----+-------+-----+
+//	                                 ^ node offset
 //
 // prev links the level-0 list backwards so that reverse iteration steps in
 // constant time rather than searching again (4 bytes an entry). h is the
@@ -77,14 +77,16 @@ const MaxKeyLen = 1<<24 - 1
 
 const (
 	maxHeight = 16
-	// Node fields, relative to a node offset.
+	// Node fields, relative to a node offset: what a search reads (the
+	// link, the key's length and first bytes) shares a cache line.
+	nodePrev   = -16
+	nodeHead   = -12
+	nodeValLen = -8
 	nodeNext   = -4
-	nodeHead   = 0
-	nodeMeta   = 4
-	nodeValLen = 8
-	nodePrev   = 12
-	nodeHeader = 16
-	nodeSize   = 4 + nodeHeader // without key and value
+	nodeMeta   = 0
+	nodeKey    = 4
+	nodeBefore = -nodePrev            // bytes before the node offset
+	nodeSize   = nodeBefore + nodeKey // without key and value
 	// Index record fields, relative to its offset.
 	indexPrefix = 0
 	indexNode   = 8
@@ -151,7 +153,7 @@ func New(opts Options) *Memtable {
 	}
 	// The first chunks always have room.
 	head, _ := m.alloc(nodeSize)
-	m.head = head + 4
+	m.head = head + nodeBefore
 	*m.word(m.head, nodeMeta) = maxHeight
 	m.top, _ = m.index.alloc(indexNext1 + 4*(maxHeight-1))
 	*m.index.word(m.top, indexNode) = m.head
@@ -251,15 +253,15 @@ func (m *Memtable) insert(key []byte, prefix uint64, value []byte, h int) error 
 			return err
 		}
 	}
-	n := off + 4
+	n := off + nodeBefore
 	// The node is unreachable until linked: plain stores suffice.
 	*m.word(n, nodeNext) = *m.word(m.splice[0], nodeNext)
 	*m.word(n, nodeHead) = 0
 	*m.word(n, nodeMeta) = uint32(len(key))<<8 | uint32(h)
 	*m.word(n, nodeValLen) = uint32(len(value))
 	*m.word(n, nodePrev) = m.splice[0]
-	copy(m.bytes(n, nodeHeader, uint32(len(key))), key)
-	copy(m.bytes(n, nodeHeader+uint32(len(key)), uint32(len(value))), value)
+	copy(m.bytes(n, nodeKey, uint32(len(key))), key)
+	copy(m.bytes(n, nodeKey+uint32(len(key)), uint32(len(value))), value)
 	atomic.StoreUint32(m.word(m.splice[0], nodeNext), n)
 	if m.splice[0] == *m.index.word(m.below, indexNode) {
 		atomic.StoreUint32(m.index.word(m.below, indexNext0), n)
@@ -332,13 +334,13 @@ func (m *Memtable) randomHeight() int {
 
 // key returns the key of node n.
 func (m *Memtable) key(n uint32) []byte {
-	return m.bytes(n, nodeHeader, *m.word(n, nodeMeta)>>8)
+	return m.bytes(n, nodeKey, *m.word(n, nodeMeta)>>8)
 }
 
 // versionValue returns the value of node n's version v (0: the node's own).
 func (m *Memtable) versionValue(n, v uint32) []byte {
 	if v == 0 {
-		return m.bytes(n, nodeHeader+*m.word(n, nodeMeta)>>8, *m.word(n, nodeValLen))
+		return m.bytes(n, nodeKey+*m.word(n, nodeMeta)>>8, *m.word(n, nodeValLen))
 	}
 	return m.bytes(v, versionHeader, *m.word(v, versionValLen))
 }
