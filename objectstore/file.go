@@ -167,10 +167,14 @@ func (w *fileWriter) Close() error {
 	if w.stop != nil {
 		w.stop()
 	}
-	return w.s.req.do(w.ctx, opPut, int(w.size), func(context.Context) error {
+	err := w.s.req.do(w.ctx, opPut, int(w.size), func(context.Context) error {
 		_, err := w.commit(nil)
 		return err
 	})
+	if err != nil {
+		w.Abort() // the temporary file may remain if commit never ran
+	}
+	return err
 }
 
 func (w *fileWriter) Abort() error {

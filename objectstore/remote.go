@@ -101,7 +101,7 @@ func (s *remoteStore) put(ctx context.Context, key string, data []byte, cond *Co
 		if cond != nil && uncertain && IsPreconditionFailed(err) {
 			// Our own earlier attempt may be what now fails the condition.
 			// A single-part object's ETag is its MD5 (no KMS encryption).
-			if a, herr := s.api.headObject(ctx, key); herr == nil {
+			if a, herr := s.headOnce(ctx, key); herr == nil {
 				sum := md5.Sum(data)
 				if a.ETag == hex.EncodeToString(sum[:]) {
 					etag, err = a.ETag, nil
@@ -167,6 +167,15 @@ func (s *remoteStore) Head(ctx context.Context, key string) (a Attrs, err error)
 	ctx, cancel := s.req.withTimeout(ctx)
 	defer cancel()
 	err = s.req.do(ctx, opHead, 0, func(ctx context.Context) error {
+		a, err = s.api.headObject(ctx, key)
+		return err
+	})
+	return a, err
+}
+
+// headOnce is a counted Head without retries, for use inside an attempt.
+func (s *remoteStore) headOnce(ctx context.Context, key string) (a Attrs, err error) {
+	err = s.req.once(ctx, opHead, 0, func(ctx context.Context) error {
 		a, err = s.api.headObject(ctx, key)
 		return err
 	})
@@ -484,7 +493,7 @@ func (w *remoteWriter) finish() error {
 		if uncertain && errors.Is(err, errNoSuchUpload) {
 			// An earlier attempt may have completed the upload before its
 			// answer was lost: then the object is there, whole.
-			if a, herr := w.s.api.headObject(ctx, w.key); herr == nil && a.Size == w.size {
+			if a, herr := w.s.headOnce(ctx, w.key); herr == nil && a.Size == w.size {
 				return nil
 			}
 		}

@@ -40,21 +40,10 @@ func (r *requester) do(ctx context.Context, op string, sent int, attempt func(co
 		if err := ctx.Err(); err != nil {
 			return err // no request is sent on a dead context
 		}
-		start := time.Now()
-		err := attempt(ctx)
-		r.m.requests.WithLabelValues(r.backend, op).Inc()
-		r.m.duration.WithLabelValues(r.backend, op).Observe(time.Since(start).Seconds())
-		if sent > 0 {
-			r.m.sent.WithLabelValues(r.backend, op).Add(float64(sent))
-		}
+		err := r.once(ctx, op, sent, attempt)
 		if err == nil {
 			return nil
 		}
-		if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
-			// The transport's error hides why it gave up; say it.
-			err = errors.Join(ctx.Err(), err)
-		}
-		r.m.failures.WithLabelValues(r.backend, op, failureReason(err)).Inc()
 		if n >= r.cfg.MaxRetries || ctx.Err() != nil || !r.transient(err) {
 			return err
 		}
@@ -70,6 +59,26 @@ func (r *requester) do(ctx context.Context, op string, sent int, attempt func(co
 		case <-t.C:
 		}
 	}
+}
+
+// once makes and counts a single attempt.
+func (r *requester) once(ctx context.Context, op string, sent int, attempt func(context.Context) error) error {
+	start := time.Now()
+	err := attempt(ctx)
+	r.m.requests.WithLabelValues(r.backend, op).Inc()
+	r.m.duration.WithLabelValues(r.backend, op).Observe(time.Since(start).Seconds())
+	if sent > 0 {
+		r.m.sent.WithLabelValues(r.backend, op).Add(float64(sent))
+	}
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+		// The transport's error hides why it gave up; say it.
+		err = errors.Join(ctx.Err(), err)
+	}
+	r.m.failures.WithLabelValues(r.backend, op, failureReason(err)).Inc()
+	return err
 }
 
 // backoff returns the pause before retry n+1: exponential from MinBackoff,
