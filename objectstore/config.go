@@ -4,7 +4,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"time"
 )
 
@@ -20,10 +19,6 @@ const (
 	minPartSize = 5 << 20
 	maxPartSize = 5 << 30
 )
-
-// SecretEnv names the environment variable that supplies the default secret
-// access key, so that it need not appear on a command line.
-const SecretEnv = "SEDIMENT_OBJECTSTORE_SECRET_ACCESS_KEY"
 
 // Config selects and configures a backend.
 type Config struct {
@@ -72,11 +67,11 @@ func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	f.StringVar(&c.Backend, p+"backend", BackendFile, "Object store backend: file, s3 or minio.")
 	f.StringVar(&c.Bucket, p+"bucket", "", "Bucket name (s3, minio).")
 	f.StringVar(&c.Prefix, p+"prefix", "", "Key prefix under which this cluster keeps its objects.")
-	f.StringVar(&c.Dir, p+"dir", "data/objects", "Directory of the file backend.")
+	f.StringVar(&c.Dir, p+"dir", "", "Directory of the file backend (default <data.dir>/objects).")
 	f.StringVar(&c.Endpoint, p+"endpoint", "", "Endpoint host[:port] or URL (s3: empty means AWS; minio: required).")
 	f.StringVar(&c.Region, p+"region", "", "Region (s3: empty means from the AWS environment, else us-east-1).")
 	f.StringVar(&c.AccessKeyID, p+"access-key-id", "", "Access key ID; empty means the default credential chain (environment, shared files, IAM).")
-	f.StringVar(&c.SecretAccessKey, p+"secret-access-key", os.Getenv(SecretEnv), "Secret access key; defaults to $"+SecretEnv+".")
+	f.StringVar(&c.SecretAccessKey, p+"secret-access-key", "", "Secret access key; pass it as $SEDIMENT_OBJECTSTORE_SECRET_ACCESS_KEY rather than on the command line.")
 	f.BoolVar(&c.PathStyle, p+"path-style", false, "Address buckets as endpoint/bucket rather than bucket.endpoint.")
 	f.BoolVar(&c.Insecure, p+"insecure", false, "Use plain HTTP to the endpoint.")
 	f.Int64Var(&c.PartSize, p+"part-size", 16<<20, "Part size in bytes of multipart uploads (at least 5 MiB).")

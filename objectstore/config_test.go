@@ -12,13 +12,9 @@ import (
 )
 
 func TestConfigFlags(t *testing.T) {
-	t.Setenv(objectstore.SecretEnv, "from-env")
 	var cfg objectstore.Config
 	fs := flag.NewFlagSet("test", flag.ContinueOnError)
 	cfg.RegisterFlags(fs)
-	if cfg.SecretAccessKey != "from-env" {
-		t.Fatalf("secret default = %q, want it from $%s", cfg.SecretAccessKey, objectstore.SecretEnv)
-	}
 	err := fs.Parse([]string{
 		"-objectstore.backend=s3", "-objectstore.bucket=b", "-objectstore.prefix=c1",
 		"-objectstore.endpoint=localhost:9000", "-objectstore.region=eu-west-1",
@@ -87,8 +83,11 @@ func TestConfigValidate(t *testing.T) {
 		}
 	}
 	cfg := objectstore.DefaultConfig()
-	cfg.SecretAccessKey = ""
+	if err := cfg.Validate(); err == nil {
+		t.Fatal("default config without a directory validated; the binary must supply <data.dir>/objects")
+	}
+	cfg.Dir = t.TempDir()
 	if err := cfg.Validate(); err != nil {
-		t.Fatalf("default config: %v", err)
+		t.Fatalf("default config with a directory: %v", err)
 	}
 }

@@ -8,10 +8,13 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/sedimentdb/sediment/objectstore"
 )
 
 // Targets are the roles one process can run; "all" runs every one of them.
@@ -25,6 +28,8 @@ type Config struct {
 	Log     LogConfig  `yaml:"log"`
 	HTTP    HTTPConfig `yaml:"http"`
 
+	ObjectStore objectstore.Config `yaml:"objectstore"`
+
 	// PrintConfig asks for the effective configuration as YAML, then exit.
 	PrintConfig bool `yaml:"-"`
 }
@@ -36,6 +41,7 @@ func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	f.BoolVar(&c.PrintConfig, "config.print", false, "Print the effective configuration as YAML and exit.")
 	c.Log.RegisterFlags(f)
 	c.HTTP.RegisterFlags(f)
+	c.ObjectStore.RegisterFlags(f)
 }
 
 // Validate checks every section.
@@ -46,7 +52,7 @@ func (c *Config) Validate() error {
 	if c.DataDir == "" {
 		return errors.New("config: -data.dir must not be empty")
 	}
-	return errors.Join(c.Log.Validate(), c.HTTP.Validate())
+	return errors.Join(c.Log.Validate(), c.HTTP.Validate(), c.ObjectStore.Validate())
 }
 
 // Roles returns the roles named by Target.
@@ -150,6 +156,10 @@ func (c *Config) Load(args []string, getenv func(string) string) error {
 	}
 	if f.NArg() > 0 {
 		return fmt.Errorf("config: unexpected argument %q", f.Arg(0))
+	}
+	// Local state defaults to places under the data directory.
+	if c.ObjectStore.Dir == "" {
+		c.ObjectStore.Dir = filepath.Join(c.DataDir, "objects")
 	}
 	return nil
 }

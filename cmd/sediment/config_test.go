@@ -34,6 +34,9 @@ func TestLoadPrecedence(t *testing.T) {
 	if c.HTTP.ListenAddress != "127.0.0.1:9180" {
 		t.Fatalf("default http address lost: %q", c.HTTP.ListenAddress)
 	}
+	if c.ObjectStore.Dir != "/from/flag/objects" {
+		t.Fatalf("file object store under %q, want it under the data directory", c.ObjectStore.Dir)
+	}
 }
 
 func TestLoadRejectsUnknownYAMLKeys(t *testing.T) {
@@ -73,6 +76,25 @@ func TestRolesOfAll(t *testing.T) {
 	roles, err := c.Roles()
 	if err != nil || strings.Join(roles, ",") != "compactor,frontend,ingest" {
 		t.Fatalf("Roles() = %v, %v", roles, err)
+	}
+}
+
+func TestSecretFromEnvironmentStaysOutOfHelp(t *testing.T) {
+	t.Setenv("SEDIMENT_OBJECTSTORE_SECRET_ACCESS_KEY", "s3cr3t")
+	var c Config
+	if err := c.Load([]string{"-objectstore.backend=minio", "-objectstore.bucket=b", "-objectstore.endpoint=127.0.0.1:9000", "-objectstore.access-key-id=k"}, os.Getenv); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if c.ObjectStore.SecretAccessKey != "s3cr3t" {
+		t.Fatalf("secret = %q, want it from the environment", c.ObjectStore.SecretAccessKey)
+	}
+	var help strings.Builder
+	Usage(&help)
+	if strings.Contains(help.String(), "s3cr3t") {
+		t.Fatal("-help shows the secret")
 	}
 }
 

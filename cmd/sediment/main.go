@@ -21,6 +21,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"gopkg.in/yaml.v3"
+
+	"github.com/sedimentdb/sediment/objectstore"
 )
 
 func main() {
@@ -71,6 +73,12 @@ func run(ctx context.Context, cfg *Config, logger *slog.Logger) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
+	// No role reads or writes the bucket yet (the cluster core brings them);
+	// opening it now checks the configuration and that the bucket answers.
+	if _, err := openObjectStore(ctx, cfg.ObjectStore, reg, logger); err != nil {
+		return err
+	}
+
 	var srv *http.Server
 	if cfg.HTTP.ListenAddress != "" {
 		ln, err := net.Listen("tcp", cfg.HTTP.ListenAddress)
@@ -97,6 +105,24 @@ func run(ctx context.Context, cfg *Config, logger *slog.Logger) error {
 	}
 	logger.Info("sediment stopped cleanly")
 	return nil
+}
+
+// openObjectStore opens the configured bucket and checks that it answers, so
+// that a wrong endpoint or credentials stop the process at start.
+func openObjectStore(ctx context.Context, cfg objectstore.Config, reg prometheus.Registerer, logger *slog.Logger) (objectstore.Store, error) {
+	store, err := objectstore.New(ctx, cfg, reg, logger.With("component", "objectstore"))
+	if err != nil {
+		return nil, fmt.Errorf("object store: %w", err)
+	}
+	if _, err := store.Head(ctx, "sediment-probe"); err != nil && !objectstore.IsNotFound(err) {
+		return nil, fmt.Errorf("object store does not answer: %w", err)
+	}
+	where := cfg.Dir
+	if cfg.Backend != objectstore.BackendFile {
+		where = cfg.Endpoint + "/" + cfg.Bucket
+	}
+	logger.Info("object store ready", "backend", cfg.Backend, "location", where, "prefix", cfg.Prefix)
+	return store, nil
 }
 
 func httpHandler(reg *prometheus.Registry) http.Handler {
