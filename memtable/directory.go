@@ -17,7 +17,7 @@ import (
 // A slot may be stale (a record further back than the last one below its
 // bucket); that costs speed, never correctness. The writer grows the
 // directory as records accumulate, keeping between 1/2 and 1 level-1 record
-// per bucket (up to 2 bytes an entry), and publishes each new one whole.
+// per bucket (4 to 8 bytes per record), and publishes each new one whole.
 type directory struct {
 	shift uint // bucket of a prefix: prefix >> shift
 	slots []uint32
