@@ -2,6 +2,7 @@ package cqltype
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"math"
 )
@@ -31,14 +32,14 @@ import (
 //     yet both equal (1)).
 func Compare(t *Type, a, b []byte) int {
 	if len(a) == 0 || len(b) == 0 {
-		return cmpInt(len(a), len(b)) // only emptiness matters here
+		return cmp.Compare(len(a), len(b)) // only emptiness matters here
 	}
 	switch t.Kind {
 	case Boolean:
 		return cmpBool(a[0] != 0, b[0] != 0)
 	case Tinyint, Smallint, Int, Bigint, Counter, Timestamp:
 		if len(a) == len(b) && len(a) <= 8 {
-			return cmpInt64(beInt(a), beInt(b))
+			return cmp.Compare(beInt(a), beInt(b))
 		}
 		return compareVarint(a, b)
 	case Varint:
@@ -47,11 +48,11 @@ func Compare(t *Type, a, b []byte) int {
 		return compareDecimal(a, b)
 	case Float:
 		if len(a) == 4 && len(b) == 4 {
-			return cmpUint64(uint64(FloatKey(binary.BigEndian.Uint32(a))), uint64(FloatKey(binary.BigEndian.Uint32(b))))
+			return cmp.Compare(uint64(FloatKey(binary.BigEndian.Uint32(a))), uint64(FloatKey(binary.BigEndian.Uint32(b))))
 		}
 	case Double:
 		if len(a) == 8 && len(b) == 8 {
-			return cmpUint64(DoubleKey(binary.BigEndian.Uint64(a)), DoubleKey(binary.BigEndian.Uint64(b)))
+			return cmp.Compare(DoubleKey(binary.BigEndian.Uint64(a)), DoubleKey(binary.BigEndian.Uint64(b)))
 		}
 	case UUID:
 		if len(a) == 16 && len(b) == 16 {
@@ -73,36 +74,6 @@ func Compare(t *Type, a, b []byte) int {
 		return compareTuple(t.Elems, a, b)
 	}
 	return bytes.Compare(a, b)
-}
-
-func cmpInt(a, b int) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func cmpUint64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func cmpBool(a, b bool) int {
@@ -170,9 +141,9 @@ func compareVarint(a, b []byte) int {
 	if len(a) != len(b) {
 		// Same sign: a longer positive is larger, a longer negative smaller.
 		if na {
-			return cmpInt(len(b), len(a))
+			return cmp.Compare(len(b), len(a))
 		}
-		return cmpInt(len(a), len(b))
+		return cmp.Compare(len(a), len(b))
 	}
 	return bytes.Compare(a, b)
 }
@@ -202,16 +173,16 @@ func compareUUID(a, b []byte) int {
 	msbA, msbB := binary.BigEndian.Uint64(a), binary.BigEndian.Uint64(b)
 	va, vb := (msbA>>12)&0xf, (msbB>>12)&0xf
 	if va != vb {
-		return cmpUint64(va, vb)
+		return cmp.Compare(va, vb)
 	}
 	if va == 1 {
-		if c := cmpUint64(ReorderTimestamp(msbA), ReorderTimestamp(msbB)); c != 0 {
+		if c := cmp.Compare(ReorderTimestamp(msbA), ReorderTimestamp(msbB)); c != 0 {
 			return c
 		}
-	} else if c := cmpUint64(msbA, msbB); c != 0 {
+	} else if c := cmp.Compare(msbA, msbB); c != 0 {
 		return c
 	}
-	return cmpUint64(binary.BigEndian.Uint64(a[8:]), binary.BigEndian.Uint64(b[8:]))
+	return cmp.Compare(binary.BigEndian.Uint64(a[8:]), binary.BigEndian.Uint64(b[8:]))
 }
 
 func compareTimeuuid(a, b []byte) int {
@@ -220,11 +191,11 @@ func compareTimeuuid(a, b []byte) int {
 	// unsigned comparisons.
 	ra := ReorderTimestamp(binary.BigEndian.Uint64(a)) ^ 1<<63
 	rb := ReorderTimestamp(binary.BigEndian.Uint64(b)) ^ 1<<63
-	if c := cmpUint64(ra, rb); c != 0 {
+	if c := cmp.Compare(ra, rb); c != 0 {
 		return c
 	}
 	const signs = 0x8080808080808080
-	return cmpUint64(binary.BigEndian.Uint64(a[8:])^signs, binary.BigEndian.Uint64(b[8:])^signs)
+	return cmp.Compare(binary.BigEndian.Uint64(a[8:])^signs, binary.BigEndian.Uint64(b[8:])^signs)
 }
 
 // readValue reads an int32 length and that many bytes. A negative length is
@@ -276,7 +247,7 @@ func compareSeq(key, val *Type, a, b []byte) int {
 			ra, rb = resta, restb
 		}
 	}
-	return cmpInt64(int64(na), int64(nb))
+	return cmp.Compare(int64(na), int64(nb))
 }
 
 func compareTuple(types []*Type, a, b []byte) int {

@@ -2,6 +2,7 @@ package cqltype_test
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
@@ -327,17 +328,7 @@ func javaCompare(a, b float64) int {
 		}
 		return int64(math.Float64bits(f))
 	}
-	return sign(int(cmp64(bits(a), bits(b))))
-}
-
-func cmp64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+	return sign(int(cmp.Compare(bits(a), bits(b))))
 }
 
 func TestCompareMatchesReference(t *testing.T) {

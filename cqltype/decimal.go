@@ -2,6 +2,7 @@ package cqltype
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"math"
@@ -55,10 +56,10 @@ func SplitDecimal(v []byte) (DecimalParts, error) {
 
 // Compare orders decimals numerically.
 func (d DecimalParts) Compare(e DecimalParts) int {
-	if c := cmpInt(d.sign(), e.sign()); c != 0 || d.sign() == 0 {
+	if c := cmp.Compare(d.sign(), e.sign()); c != 0 || d.sign() == 0 {
 		return c
 	}
-	c := cmpInt64(d.Exp, e.Exp)
+	c := cmp.Compare(d.Exp, e.Exp)
 	if c == 0 {
 		c = bytes.Compare(d.Digits, e.Digits)
 	}

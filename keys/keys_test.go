@@ -2,6 +2,7 @@ package keys
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -76,7 +77,7 @@ func TestPartitionOrder(t *testing.T) {
 		}
 		ref := func(a, b part) int {
 			if a.tok != b.tok {
-				return sign(int(cmp64(a.tok, b.tok)))
+				return cmp.Compare(a.tok, b.tok)
 			}
 			return bytes.Compare(a.pk, b.pk)
 		}
@@ -124,16 +125,6 @@ func TestPartitionOrder(t *testing.T) {
 			}
 		}
 	})
-}
-
-func cmp64(a, b int64) int64 {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func TestComposePartitionKey(t *testing.T) {

@@ -2,6 +2,7 @@ package model
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"slices"
 	"sync"
@@ -199,7 +200,7 @@ func (r *Row) Normalize() {
 	slices.SortStableFunc(r.Cells, func(a, b Cell) int { return compareCellKeys(&a, &b) })
 	r.Cells = dedupe(r.Cells, func(a, b *Cell) bool { return compareCellKeys(a, b) == 0 },
 		func(a, b *Cell) { *a = *Reconcile(a, b) })
-	slices.SortStableFunc(r.ColumnDeletions, func(a, b ColumnDeletion) int { return cmpUint32(a.Column, b.Column) })
+	slices.SortStableFunc(r.ColumnDeletions, func(a, b ColumnDeletion) int { return cmp.Compare(a.Column, b.Column) })
 	r.ColumnDeletions = dedupe(r.ColumnDeletions, func(a, b *ColumnDeletion) bool { return a.Column == b.Column },
 		func(a, b *ColumnDeletion) { a.Deletion = maxDeletion(a.Deletion, b.Deletion) })
 	if !r.Liveness.Present {
@@ -225,16 +226,6 @@ func dedupe[T any](s []T, equal func(a, b *T) bool, fold func(into, from *T)) []
 	}
 	clear(s[len(out):])
 	return out
-}
-
-func cmpUint32(a, b uint32) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // mergeHeaders sets out to the normal form of the union of the normal

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"cmp"
 	"testing"
 )
 
@@ -80,7 +81,7 @@ func TestLivenessOrder(t *testing.T) {
 	}
 	for i := range ls {
 		for j := range ls {
-			if got := compareLiveness(ls[i], ls[j]); got != cmpInt(i, j) {
+			if got := compareLiveness(ls[i], ls[j]); got != cmp.Compare(i, j) {
 				t.Errorf("compareLiveness(%+v, %+v) = %d", ls[i], ls[j], got)
 			}
 		}
@@ -92,16 +93,6 @@ func TestLivenessOrder(t *testing.T) {
 	if compareLiveness(Liveness{Present: true, Timestamp: 5, Expires: 9}, Liveness{Present: true, Timestamp: 5}) != 0 {
 		t.Error("non-expiring liveness compares by expiry")
 	}
-}
-
-func cmpInt(a, b int) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func TestCellIsLive(t *testing.T) {
