@@ -3,49 +3,28 @@ package sstable
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"hash/crc32"
 	"io"
 	"math/rand/v2"
 	"path/filepath"
-	"slices"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/sedimentdb/sediment/internal/benchfig"
+	"github.com/sedimentdb/sediment/internal/workload"
 	"github.com/sedimentdb/sediment/vfs"
 )
 
-// flushRows is a flush-like load: 100k rows in partitions of 1-4 rows, keys
-// of 32 bytes (8-byte random token, 12-byte partition key, 12-byte
-// clustering key), values of 100-200 bytes that compress about 2:1.
+// flushRows is the flush-like load shared with the comparison against Pebble
+// in the bench module.
 var flushRows = sync.OnceValue(func() []entry {
-	const rows = 100_000
-	rng := rand.New(rand.NewPCG(42, 42))
-	words := []string{"sediment", "bucket", "tombstone", "partition", "cell", "row", "token", "flush"}
 	var es []entry
-	for p := 0; len(es) < rows; p++ {
-		pk := binary.BigEndian.AppendUint64(nil, rng.Uint64())
-		pk = fmt.Appendf(pk, "user%08d", p)
-		for c := range 1 + rng.IntN(4) {
-			key := fmt.Appendf(slices.Clone(pk), "ev%010d", c)
-			n := 100 + rng.IntN(101)
-			v := make([]byte, 0, n+16)
-			for len(v) < n {
-				if rng.IntN(2) == 0 {
-					v = append(v, words[rng.IntN(len(words))]...)
-				} else {
-					v = binary.BigEndian.AppendUint32(v, rng.Uint32())
-				}
-			}
-			es = append(es, entry{key, v[:n]})
-		}
+	for _, r := range workload.FlushRows(100_000) {
+		es = append(es, entry{r.Key, r.Value})
 	}
-	es = es[:rows]
-	slices.SortFunc(es, func(a, b entry) int { return bytes.Compare(a.key, b.key) })
 	return es
 })
 

@@ -20,12 +20,9 @@ package sstablebench
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
-	"fmt"
 	"io"
 	"math/rand/v2"
 	"runtime"
-	"slices"
 	"sync"
 	"syscall"
 	"testing"
@@ -35,55 +32,21 @@ import (
 	"github.com/cockroachdb/pebble/v2/objstorage/objstorageprovider"
 	pebblesst "github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/sedimentdb/sediment/internal/benchfig"
+	"github.com/sedimentdb/sediment/internal/workload"
 	"github.com/sedimentdb/sediment/sstable"
 )
 
-type row struct{ key, value []byte }
-
-// rows reproduces the flush-like load of the sstable package's benchmarks.
-var rows = sync.OnceValue(func() []row {
-	const n = 100_000
-	rng := rand.New(rand.NewPCG(42, 42))
-	words := []string{"sediment", "bucket", "tombstone", "partition", "cell", "row", "token", "flush"}
-	var out []row
-	for p := 0; len(out) < n; p++ {
-		pk := binary.BigEndian.AppendUint64(nil, rng.Uint64())
-		pk = fmt.Appendf(pk, "user%08d", p)
-		for c := range 1 + rng.IntN(4) {
-			key := fmt.Appendf(slices.Clone(pk), "ev%010d", c)
-			size := 100 + rng.IntN(101)
-			v := make([]byte, 0, size+16)
-			for len(v) < size {
-				if rng.IntN(2) == 0 {
-					v = append(v, words[rng.IntN(len(words))]...)
-				} else {
-					v = binary.BigEndian.AppendUint32(v, rng.Uint32())
-				}
-			}
-			out = append(out, row{key, v[:size]})
-		}
-	}
-	out = out[:n]
-	slices.SortFunc(out, func(a, b row) int { return bytes.Compare(a.key, b.key) })
-	return out
-})
-
-func rawBytes(rs []row) int64 {
-	var n int64
-	for _, r := range rs {
-		n += int64(len(r.key) + len(r.value))
-	}
-	return n
-}
+// rows is the flush-like load of the sstable package's own benchmarks.
+var rows = sync.OnceValue(func() []workload.KV { return workload.FlushRows(100_000) })
 
 const blockSize = 32 << 10
 
 var ourOptions = sstable.WriterOptions{BlockSize: blockSize, RestartInterval: 16, Compression: sstable.S2, BloomBitsPerKey: 10}
 
-func writeOurs(tb testing.TB, w io.Writer, rs []row) {
+func writeOurs(tb testing.TB, w io.Writer, rs []workload.KV) {
 	tw := sstable.NewWriter(w, ourOptions)
 	for _, r := range rs {
-		if err := tw.Add(r.key, r.value); err != nil {
+		if err := tw.Add(r.Key, r.Value); err != nil {
 			tb.Fatal(err)
 		}
 	}
@@ -108,10 +71,10 @@ type nopCloser struct{ io.Writer }
 
 func (nopCloser) Close() error { return nil }
 
-func writePebble(tb testing.TB, w io.Writer, rs []row, format pebblesst.TableFormat) {
+func writePebble(tb testing.TB, w io.Writer, rs []workload.KV, format pebblesst.TableFormat) {
 	tw := pebblesst.NewWriter(objstorageprovider.NewRemoteWritable(nopCloser{w}), pebbleOptions(format))
 	for _, r := range rs {
-		if err := tw.Set(r.key, r.value); err != nil {
+		if err := tw.Set(r.Key, r.Value); err != nil {
 			tb.Fatal(err)
 		}
 	}
@@ -131,9 +94,9 @@ func (w *countingWriter) Write(p []byte) (int, error) {
 // measureWrite runs one writer as a sub-benchmark, reporting the table size
 // and the CPU time per table next to the elapsed time. It returns the
 // elapsed and CPU time per table.
-func measureWrite(b *testing.B, name string, rs []row, write func(testing.TB, io.Writer, []row)) (elapsed, cpu time.Duration) {
+func measureWrite(b *testing.B, name string, rs []workload.KV, write func(testing.TB, io.Writer, []workload.KV)) (elapsed, cpu time.Duration) {
 	elapsed = benchfig.Measure(b, name, func(b *testing.B) {
-		b.SetBytes(rawBytes(rs))
+		b.SetBytes(workload.Size(rs))
 		var w countingWriter
 		runtime.GC() // do not charge one side for the garbage of the last
 		start := cpuTime()
@@ -160,12 +123,12 @@ func cpuTime() time.Duration {
 
 func BenchmarkWrite(b *testing.B) {
 	rs := rows()
-	raw := rawBytes(rs)
+	raw := workload.Size(rs)
 	ours, oursCPU := measureWrite(b, "sediment", rs, writeOurs)
-	pebble, pebbleCPU := measureWrite(b, "pebble-v4", rs, func(tb testing.TB, w io.Writer, rs []row) {
+	pebble, pebbleCPU := measureWrite(b, "pebble-v4", rs, func(tb testing.TB, w io.Writer, rs []workload.KV) {
 		writePebble(tb, w, rs, pebblesst.TableFormatPebblev4)
 	})
-	measureWrite(b, "pebble-v5", rs, func(tb testing.TB, w io.Writer, rs []row) {
+	measureWrite(b, "pebble-v5", rs, func(tb testing.TB, w io.Writer, rs []workload.KV) {
 		writePebble(tb, w, rs, pebblesst.TableFormatPebblev5)
 	})
 	if ours > 0 {
@@ -206,7 +169,7 @@ func BenchmarkPointGet(b *testing.B) {
 		start := cpuTime()
 		defer func() { oursCPU = (cpuTime() - start) / time.Duration(b.N) }()
 		for b.Loop() {
-			k := rs[rng.IntN(len(rs))].key
+			k := rs[rng.IntN(len(rs))].Key
 			if _, ok, err := r.Get(ctx, k); !ok || err != nil {
 				b.Fatal(ok, err)
 			}
@@ -223,7 +186,7 @@ func BenchmarkPointGet(b *testing.B) {
 		start := cpuTime()
 		defer func() { pebbleCPU = (cpuTime() - start) / time.Duration(b.N) }()
 		for b.Loop() {
-			k := rs[rng.IntN(len(rs))].key
+			k := rs[rng.IntN(len(rs))].Key
 			kv := it.SeekGE(k, 0)
 			if kv == nil || !bytes.Equal(kv.K.UserKey, k) {
 				b.Fatalf("pebble lost %x", k)
@@ -263,17 +226,17 @@ func TestSameRows(t *testing.T) {
 	}
 	defer it.Close()
 	for _, row := range rs {
-		v, ok, err := r.Get(context.Background(), row.key)
-		if !ok || err != nil || !bytes.Equal(v, row.value) {
-			t.Fatalf("sediment Get(%x): %v %v", row.key, ok, err)
+		v, ok, err := r.Get(context.Background(), row.Key)
+		if !ok || err != nil || !bytes.Equal(v, row.Value) {
+			t.Fatalf("sediment Get(%x): %v %v", row.Key, ok, err)
 		}
-		kv := it.SeekGE(row.key, 0)
-		if kv == nil || !bytes.Equal(kv.K.UserKey, row.key) {
-			t.Fatalf("pebble SeekGE(%x) missed", row.key)
+		kv := it.SeekGE(row.Key, 0)
+		if kv == nil || !bytes.Equal(kv.K.UserKey, row.Key) {
+			t.Fatalf("pebble SeekGE(%x) missed", row.Key)
 		}
 		pv, _, err := kv.Value(nil)
-		if err != nil || !bytes.Equal(pv, row.value) {
-			t.Fatalf("pebble value of %x: %v", row.key, err)
+		if err != nil || !bytes.Equal(pv, row.Value) {
+			t.Fatalf("pebble value of %x: %v", row.Key, err)
 		}
 	}
 	t.Logf("sizes: sediment %d bytes, pebble %d bytes", ours.Len(), theirs.Len())
