@@ -1,0 +1,110 @@
+package ingest
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/sedimentdb/sediment/commitlog"
+)
+
+// Config configures the shards of an ingest node.
+type Config struct {
+	// Shards is the number of shards, one per core by default.
+	Shards int `yaml:"shards"`
+	// MemtableSize is the size at which the active memtable is flushed.
+	MemtableSize int64 `yaml:"memtable_size"`
+	// FlushAge is the longest time a write stays in a memtable before a
+	// flush is started, so that idle shards release their commitlog too.
+	FlushAge time.Duration `yaml:"flush_age"`
+	// MemoryLimit bounds each shard's active and flushing memtables. Past
+	// it, writes wait for a flush to finish.
+	MemoryLimit int64 `yaml:"memory_limit"`
+	// WriteTimeout is how long a write may wait for memory before failing
+	// with ErrOverloaded.
+	WriteTimeout time.Duration `yaml:"write_timeout"`
+	// FlushMinBackoff and FlushMaxBackoff bound the pause between attempts
+	// of a failing flush.
+	FlushMinBackoff time.Duration `yaml:"flush_min_backoff"`
+	FlushMaxBackoff time.Duration `yaml:"flush_max_backoff"`
+	// ObjectPrefix is the key prefix of this node's SSTables in the bucket.
+	ObjectPrefix string `yaml:"object_prefix"`
+
+	Commitlog CommitlogConfig `yaml:"commitlog"`
+}
+
+// CommitlogConfig configures the shards' commitlogs.
+type CommitlogConfig struct {
+	// Dir holds one subdirectory per shard.
+	Dir         string        `yaml:"dir"`
+	SegmentSize int64         `yaml:"segment_size"`
+	SyncMode    string        `yaml:"sync_mode"`
+	SyncPeriod  time.Duration `yaml:"sync_period"`
+}
+
+// RegisterFlags registers the configuration's flags, with their defaults,
+// in f under the prefix "ingest.".
+func (c *Config) RegisterFlags(f *flag.FlagSet) {
+	const p = "ingest."
+	f.IntVar(&c.Shards, p+"shards", runtime.GOMAXPROCS(0), "Shards of this node, each with its own goroutine, commitlog and memtable (default GOMAXPROCS).")
+	f.Int64Var(&c.MemtableSize, p+"memtable-size", 64<<20, "Bytes of memtable at which a shard flushes it to the bucket.")
+	f.DurationVar(&c.FlushAge, p+"flush-age", 10*time.Minute, "Longest time a write waits in a memtable before a flush starts.")
+	f.Int64Var(&c.MemoryLimit, p+"memory-limit", 256<<20, "Bytes of active and flushing memtables per shard past which writes wait.")
+	f.DurationVar(&c.WriteTimeout, p+"write-timeout", 2*time.Second, "How long a write waits for memtable memory before failing as overloaded.")
+	f.DurationVar(&c.FlushMinBackoff, p+"flush-min-backoff", 100*time.Millisecond, "Pause before retrying a failed flush; doubles each time.")
+	f.DurationVar(&c.FlushMaxBackoff, p+"flush-max-backoff", 10*time.Second, "Longest pause between flush attempts.")
+	f.StringVar(&c.ObjectPrefix, p+"object-prefix", "sst", "Key prefix of this node's SSTables in the object store.")
+	f.StringVar(&c.Commitlog.Dir, p+"commitlog.dir", "", "Directory of the commitlogs, one subdirectory per shard (default <data.dir>/commitlog).")
+	f.Int64Var(&c.Commitlog.SegmentSize, p+"commitlog.segment-size", 32<<20, "Size at which a commitlog segment is closed and the next started.")
+	f.StringVar(&c.Commitlog.SyncMode, p+"commitlog.sync-mode", "batch", "batch: acknowledge writes once synced; periodic: once written, syncing every sync-period.")
+	f.DurationVar(&c.Commitlog.SyncPeriod, p+"commitlog.sync-period", time.Second, "Time between syncs in periodic mode.")
+}
+
+// DefaultConfig returns the configuration with every flag at its default.
+func DefaultConfig() Config {
+	var c Config
+	c.RegisterFlags(flag.NewFlagSet("", flag.ContinueOnError))
+	return c
+}
+
+// maxMemtableSize keeps a memtable well inside its arena's address space
+// (4095 chunks of 1 MiB), so that a batch never meets memtable.ErrFull.
+const maxMemtableSize = 1 << 30
+
+// Validate reports the first problem with the configuration.
+func (c *Config) Validate() error {
+	switch {
+	case c.Shards < 1 || c.Shards > 1<<16:
+		return fmt.Errorf("ingest: shards %d out of range [1, 65536]", c.Shards)
+	case c.MemtableSize < 64<<10 || c.MemtableSize > maxMemtableSize:
+		return fmt.Errorf("ingest: memtable size %d out of range [64KiB, 1GiB]", c.MemtableSize)
+	case c.FlushAge <= 0:
+		return errors.New("ingest: flush age must be positive")
+	case c.MemoryLimit < 2*c.MemtableSize:
+		return fmt.Errorf("ingest: memory limit %d below twice the memtable size %d", c.MemoryLimit, c.MemtableSize)
+	case c.WriteTimeout <= 0:
+		return errors.New("ingest: write timeout must be positive")
+	case c.FlushMinBackoff <= 0 || c.FlushMaxBackoff < c.FlushMinBackoff:
+		return fmt.Errorf("ingest: flush backoff [%v, %v] invalid", c.FlushMinBackoff, c.FlushMaxBackoff)
+	case c.Commitlog.SegmentSize < 64<<10 || c.Commitlog.SegmentSize > 1<<32:
+		return fmt.Errorf("ingest: commitlog segment size %d out of range [64KiB, 4GiB]", c.Commitlog.SegmentSize)
+	case c.Commitlog.SyncPeriod <= 0:
+		return errors.New("ingest: commitlog sync period must be positive")
+	}
+	if _, err := c.Commitlog.syncMode(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (c *CommitlogConfig) syncMode() (commitlog.SyncMode, error) {
+	switch c.SyncMode {
+	case "batch":
+		return commitlog.Batch, nil
+	case "periodic":
+		return commitlog.Periodic, nil
+	}
+	return 0, fmt.Errorf("ingest: unknown commitlog sync mode %q (batch or periodic)", c.SyncMode)
+}

@@ -1,0 +1,80 @@
+// Package ingest is the write side of a Sediment node: shards, each owning a
+// slice of the token ring on one core, with its own commitlog and memtables,
+// which make writes durable, serve the newest data to reads, and flush it as
+// SSTables into the bucket.
+//
+// # Mutations and commitlog records
+//
+// A Mutation is a table ID and entries: storage keys (package keys) and
+// model-encoded values, merged into what the table holds. The shard writes
+// the mutations of one group commit as one commitlog record (the commitlog
+// frames and checksums it, so the record has no checksum of its own):
+//
+//	+---------+------------+------------+-----+
+//	| version | mutation 1 | mutation 2 | ... |
+//	| 1 byte  |            |            |     |
+//	+---------+------------+------------+-----+
+//
+//	mutation  uvarint table ID, uvarint entry count (> 0), then per entry
+//	          uvarint key length, key, uvarint value length, value
+//	          (keys and values are never empty)
+//
+// # The shard goroutine
+//
+// One goroutine applies all writes of a shard (the execution-stage idea):
+// it takes every request that arrived while it was busy as one batch,
+// appends the batch's mutations to the commitlog as one record, waits for
+// the one fsync that makes it durable, applies the record to the active
+// memtable (Set of each entry, merging with model.Merge, then one Commit
+// that publishes the batch to readers at once) and acknowledges every write
+// of the batch. Under load, each fsync thus serves all writes that queued
+// during the previous one, with no timer to tune.
+//
+// A conditional write (ApplyIf) runs on the same goroutine: the writes before
+// it in the batch are committed first, then the condition reads the
+// partition (memtables merged with committed SSTables) and, if it holds, the
+// mutation joins the next group. No other write of the shard can come
+// between the read and the write.
+//
+// Reads (NewIter) take lock-free snapshots of the active memtable and of
+// the memtables being flushed, and never wait for the shard goroutine.
+//
+// # Flushes and what a crash does at each step
+//
+// When the active memtable reaches Config.MemtableSize, or its oldest write
+// Config.FlushAge, it becomes immutable and a new one takes writes. It
+// records Through, the position of its newest record: it holds exactly the
+// records after the previous memtable's Through up to its own. One flush
+// goroutine then handles immutable memtables oldest first:
+//
+//  1. For each table in the memtable, stream an SSTable into the bucket
+//     (objectstore Writer). The object's name is fixed by the table, the
+//     shard and Through. A crash here leaves no object or an orphan nobody
+//     refers to; the records are in the commitlog and replay restores them.
+//  2. Commit the flush (FlushCommitter): its SSTables and Through, in one
+//     durable record. A crash before it acts as in step 1 (a retry rewrites
+//     the same object names). After it, restart replays only records after
+//     Through, so no record is held both by a committed SSTable and a
+//     replayed memtable, and no SSTable is counted twice.
+//  3. Drop the memtable from the read set, then release the commitlog
+//     segments whose records are all at or before Through. A crash before
+//     the release leaves segments that replay skips record by record.
+//
+// Commits follow log order, so the committed Throughs of a shard only grow
+// and one position says what the SSTables hold. A failed step is retried
+// with exponential backoff until it succeeds or the shard is closed.
+//
+// # Back-pressure
+//
+// The active and flushing memtables of a shard may use Config.MemoryLimit
+// bytes (plus at most one batch). Past it, the shard goroutine stops taking
+// batches until a flush frees memory; a write that waits longer than
+// Config.WriteTimeout fails with ErrOverloaded and is not applied. Nothing
+// acknowledged is ever dropped: acknowledged writes are in the commitlog
+// until a committed SSTable holds them. When the bucket recovers, the
+// retried flushes succeed and writes resume by themselves.
+//
+// # Truncation
+//
+// Truncating a table is not handled by the shard yet.
+package ingest

@@ -1,0 +1,251 @@
+package ingest
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/sedimentdb/sediment/cqltype"
+	"github.com/sedimentdb/sediment/keys"
+	"github.com/sedimentdb/sediment/kv"
+	"github.com/sedimentdb/sediment/model"
+	"github.com/sedimentdb/sediment/objectstore"
+	"github.com/sedimentdb/sediment/objectstore/faultstore"
+	"github.com/sedimentdb/sediment/token"
+	"github.com/sedimentdb/sediment/vfs"
+)
+
+// testConfig is small enough that a few hundred rows flush.
+func testConfig() Config {
+	c := DefaultConfig()
+	c.Shards = 1
+	c.MemtableSize = 64 << 10
+	c.MemoryLimit = 256 << 10
+	c.FlushAge = time.Hour
+	c.WriteTimeout = 5 * time.Second
+	c.FlushMinBackoff = 5 * time.Millisecond
+	c.FlushMaxBackoff = 50 * time.Millisecond
+	c.Commitlog.Dir = "commitlog"
+	c.Commitlog.SegmentSize = 64 << 10
+	return c
+}
+
+// env is a shard's surroundings: a crashable disk, a bucket that can fail
+// and a committer, with hooks to simulate a crash inside a flush.
+type env struct {
+	t         *testing.T
+	cfg       Config
+	fs        *vfs.MemFS
+	faults    *faultstore.Store
+	committer *MemCommitter
+
+	// Hooks run in the flush goroutine; an error fails the step.
+	beforeUpload, beforeCommit, afterCommit atomic.Pointer[func() error]
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	bucket, err := objectstore.NewFile(vfs.NewMem(), "bucket", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, cfg: testConfig(), fs: vfs.NewMem(), faults: faultstore.New(bucket)}
+	e.committer = NewMemCommitter(e.faults)
+	return e
+}
+
+func (e *env) open() *Shard {
+	e.t.Helper()
+	s, err := Open(context.Background(), e.cfg, 7, Deps{
+		FS:         e.fs,
+		Store:      hookStore{e.faults, e},
+		Committer:  hookCommitter{e.committer, e},
+		Reader:     e.committer,
+		Registerer: prometheus.NewRegistry(),
+		ChunkSize:  4 << 10,
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return s
+}
+
+func runHook(p *atomic.Pointer[func() error]) error {
+	if h := p.Load(); h != nil {
+		return (*h)()
+	}
+	return nil
+}
+
+func setHook(p *atomic.Pointer[func() error], f func() error) { p.Store(&f) }
+
+type hookStore struct {
+	objectstore.Store
+	e *env
+}
+
+func (h hookStore) NewWriter(ctx context.Context, key string) (objectstore.Writer, error) {
+	if err := runHook(&h.e.beforeUpload); err != nil {
+		return nil, err
+	}
+	return h.Store.NewWriter(ctx, key)
+}
+
+type hookCommitter struct {
+	*MemCommitter
+	e *env
+}
+
+func (h hookCommitter) Commit(ctx context.Context, f Flush) error {
+	if err := runHook(&h.e.beforeCommit); err != nil {
+		return err
+	}
+	if err := h.MemCommitter.Commit(ctx, f); err != nil {
+		return err
+	}
+	return runHook(&h.e.afterCommit)
+}
+
+var errCrashed = errors.New("test: crashed")
+
+// crasher pulls the plug once: it clones the durable state of the disk and
+// from then on fails every hooked step, so that the abandoned shard changes
+// nothing the restarted one sees.
+type crasher struct {
+	mu      sync.RWMutex
+	e       *env
+	crashed bool
+	clone   *vfs.MemFS
+	done    chan struct{}
+}
+
+func newCrasher(e *env) *crasher { return &crasher{e: e, done: make(chan struct{})} }
+
+func (c *crasher) crash() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.crashed {
+		c.crashed = true
+		c.clone = c.e.fs.CrashClone()
+		close(c.done)
+	}
+	return errCrashed
+}
+
+// write applies m unless the crash happened, reporting whether it was
+// acknowledged before the crash.
+func (c *crasher) write(s *Shard, m *Mutation) (bool, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.crashed {
+		return false, nil
+	}
+	if err := s.Apply(context.Background(), m); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+var ckTypes = []*cqltype.Type{cqltype.BigintType}
+
+// rowKey is the key of row ck in partition pk of a table with one bigint
+// clustering column.
+func rowKey(pk string, ck int64) []byte {
+	c := binary.BigEndian.AppendUint64(nil, uint64(ck))
+	k, err := keys.RowKey(nil, token.Murmur3([]byte(pk)), []byte(pk), [][]byte{c}, ckTypes, []bool{false})
+	if err != nil {
+		panic(err)
+	}
+	return k
+}
+
+func rowValue(ts int64, v string) []byte {
+	return model.AppendRow(nil, &model.Row{Cells: []model.Cell{{Column: 1, Timestamp: ts, Value: []byte(v)}}})
+}
+
+func rowMutation(table TableID, pk string, ck, ts int64, v string) *Mutation {
+	return &Mutation{Table: table, Entries: []Entry{{Key: rowKey(pk, ck), Value: rowValue(ts, v)}}}
+}
+
+// cellValue returns the value of column 1 of an encoded row.
+func cellValue(t testing.TB, value []byte) string {
+	t.Helper()
+	var r model.Row
+	if err := model.DecodeRow(value, &r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Cells) != 1 {
+		t.Fatalf("row has %d cells", len(r.Cells))
+	}
+	return string(r.Cells[0].Value)
+}
+
+// contents reads a table as the read path would: the shard's memtables
+// merged with the committed SSTables.
+func contents(t testing.TB, s *Shard, c TableReader, table TableID) map[string]string {
+	t.Helper()
+	mem := s.NewIter(table, nil, nil)
+	sst, err := c.NewIter(context.Background(), table, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return drain(t, kv.Merging(model.Merge, mem, sst))
+}
+
+func drain(t testing.TB, it kv.Iterator) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for ok := it.First(); ok; ok = it.Next() {
+		out[string(it.Key())] = cellValue(t, it.Value())
+	}
+	if err := it.Error(); err != nil {
+		t.Fatal(err)
+	}
+	if err := it.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// count returns the number of entries of it.
+func count(t testing.TB, it kv.Iterator) int {
+	t.Helper()
+	n := 0
+	for ok := it.First(); ok; ok = it.Next() {
+		n++
+	}
+	if err := it.Error(); err != nil {
+		t.Fatal(err)
+	}
+	it.Close()
+	return n
+}
+
+// waitFor polls cond until it holds or the test has waited too long.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func pad(i int, n int) string { return fmt.Sprintf("%0*d", n, i) }
+
+func counterValue(c prometheus.Counter) float64 {
+	var m dto.Metric
+	if err := c.Write(&m); err != nil {
+		panic(err)
+	}
+	return m.GetCounter().GetValue()
+}

@@ -1,0 +1,47 @@
+package ingest
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+)
+
+type metrics struct {
+	batches, mutations, overloaded prometheus.Counter
+	batchSize                      prometheus.Histogram
+	flushes, flushFailures         prometheus.Counter
+	flushedBytes, replayed         prometheus.Counter
+	flushSeconds                   prometheus.Histogram
+}
+
+// newMetrics creates a shard's metrics, labelled with its ID, in reg (none
+// registered if reg is nil).
+func newMetrics(reg prometheus.Registerer, shard uint32, memory func() int64) *metrics {
+	f := promauto.With(reg)
+	l := prometheus.Labels{"shard": shardLabel(shard)}
+	counter := func(name, help string) prometheus.Counter {
+		return f.NewCounter(prometheus.CounterOpts{Namespace: "sediment", Subsystem: "ingest", Name: name, Help: help, ConstLabels: l})
+	}
+	f.NewGaugeFunc(prometheus.GaugeOpts{
+		Namespace: "sediment", Subsystem: "ingest", Name: "memtable_bytes", ConstLabels: l,
+		Help: "Bytes of the shard's active and flushing memtables.",
+	}, func() float64 { return float64(memory()) })
+	return &metrics{
+		batches:    counter("batches_total", "Group commits: commitlog records written and applied."),
+		mutations:  counter("mutations_total", "Mutations written."),
+		overloaded: counter("overloaded_total", "Writes failed because memtable memory stayed exhausted."),
+		batchSize: f.NewHistogram(prometheus.HistogramOpts{
+			Namespace: "sediment", Subsystem: "ingest", Name: "batch_mutations", ConstLabels: l,
+			Help:    "Mutations per group commit.",
+			Buckets: prometheus.ExponentialBuckets(1, 4, 8),
+		}),
+		flushes:       counter("flushes_total", "Memtables flushed and committed."),
+		flushFailures: counter("flush_failures_total", "Flush attempts that failed and were retried."),
+		flushedBytes:  counter("flushed_bytes_total", "Bytes of SSTables uploaded."),
+		replayed:      counter("replayed_records_total", "Commitlog records replayed at open."),
+		flushSeconds: f.NewHistogram(prometheus.HistogramOpts{
+			Namespace: "sediment", Subsystem: "ingest", Name: "flush_seconds", ConstLabels: l,
+			Help:    "Time to flush a memtable, retries included.",
+			Buckets: prometheus.ExponentialBuckets(0.01, 4, 8),
+		}),
+	}
+}

@@ -1,0 +1,137 @@
+package ingest
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/sedimentdb/sediment/keys"
+	"github.com/sedimentdb/sediment/model"
+)
+
+// TableID names a table; the schema assigns it and never reuses it.
+type TableID uint32
+
+// Entry is one value to merge into a table: a storage key (package keys)
+// and a model-encoded header or row.
+type Entry struct {
+	Key, Value []byte
+}
+
+// Mutation is a set of entries of one table, applied atomically: a
+// snapshot read sees all of them or none.
+type Mutation struct {
+	Table   TableID
+	Entries []Entry
+}
+
+// ErrCorrupt marks a commitlog record that does not decode.
+var ErrCorrupt = errors.New("ingest: corrupt mutation record")
+
+// ErrInvalidMutation marks a mutation refused before it reaches the log.
+var ErrInvalidMutation = errors.New("ingest: invalid mutation")
+
+// recordVersion is the first byte of every commitlog record.
+const recordVersion = 1
+
+// validate checks what the shard relies on: every key is a storage key whose
+// kind matches its value's, and every value decodes. A value that could not
+// be merged must never reach the log, where replay would meet it forever.
+func (m *Mutation) validate() error {
+	if len(m.Entries) == 0 {
+		return fmt.Errorf("%w: no entries", ErrInvalidMutation)
+	}
+	for i, e := range m.Entries {
+		kk, err := keys.EntryKind(e.Key)
+		if err != nil {
+			return fmt.Errorf("%w: entry %d: %w", ErrInvalidMutation, i, err)
+		}
+		if _, err := keys.PartitionPrefixLen(e.Key); err != nil {
+			return fmt.Errorf("%w: entry %d: %w", ErrInvalidMutation, i, err)
+		}
+		vk, err := model.KindOf(e.Value)
+		if err != nil {
+			return fmt.Errorf("%w: entry %d: %w", ErrInvalidMutation, i, err)
+		}
+		if (kk == keys.KindHeader) != (vk == model.KindHeader) {
+			return fmt.Errorf("%w: entry %d: key kind %d, value kind %d", ErrInvalidMutation, i, kk, vk)
+		}
+		if _, err := model.ValueStats(e.Value); err != nil {
+			return fmt.Errorf("%w: entry %d: %w", ErrInvalidMutation, i, err)
+		}
+	}
+	return nil
+}
+
+// appendMutation appends the encoding of m to dst.
+func appendMutation(dst []byte, m *Mutation) []byte {
+	dst = binary.AppendUvarint(dst, uint64(m.Table))
+	dst = binary.AppendUvarint(dst, uint64(len(m.Entries)))
+	for _, e := range m.Entries {
+		dst = binary.AppendUvarint(dst, uint64(len(e.Key)))
+		dst = append(dst, e.Key...)
+		dst = binary.AppendUvarint(dst, uint64(len(e.Value)))
+		dst = append(dst, e.Value...)
+	}
+	return dst
+}
+
+// decodeRecord calls fn for every mutation of a record, in order. The
+// mutation and its entries alias rec and are valid only during the call.
+func decodeRecord(rec []byte, fn func(m *Mutation) error) error {
+	if len(rec) == 0 {
+		return fmt.Errorf("%w: empty", ErrCorrupt)
+	}
+	if rec[0] != recordVersion {
+		return fmt.Errorf("%w: version %d", ErrCorrupt, rec[0])
+	}
+	if len(rec) == 1 {
+		return fmt.Errorf("%w: no mutations", ErrCorrupt)
+	}
+	return decodeMutations(rec[1:], fn)
+}
+
+// decodeMutations calls fn for each mutation encoded in b, in order.
+func decodeMutations(b []byte, fn func(m *Mutation) error) error {
+	rec := b
+	var m Mutation
+	for len(b) > 0 {
+		table, n := binary.Uvarint(b)
+		if n <= 0 || table > 1<<32-1 {
+			return fmt.Errorf("%w: bad table at byte %d", ErrCorrupt, len(rec)-len(b))
+		}
+		b = b[n:]
+		count, n := binary.Uvarint(b)
+		// Each entry takes at least two bytes, which bounds the allocation.
+		if n <= 0 || count == 0 || count > uint64(len(b)-n)/2 {
+			return fmt.Errorf("%w: bad entry count at byte %d", ErrCorrupt, len(rec)-len(b))
+		}
+		b = b[n:]
+		m.Table = TableID(table)
+		m.Entries = m.Entries[:0]
+		for range count {
+			var key, val []byte
+			var ok bool
+			if key, b, ok = cutBytes(b); !ok || len(key) == 0 {
+				return fmt.Errorf("%w: bad key at byte %d", ErrCorrupt, len(rec)-len(b))
+			}
+			if val, b, ok = cutBytes(b); !ok || len(val) == 0 {
+				return fmt.Errorf("%w: bad value at byte %d", ErrCorrupt, len(rec)-len(b))
+			}
+			m.Entries = append(m.Entries, Entry{Key: key, Value: val})
+		}
+		if err := fn(&m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cutBytes splits a uvarint-length-prefixed byte string off b.
+func cutBytes(b []byte) (s, rest []byte, ok bool) {
+	l, n := binary.Uvarint(b)
+	if n <= 0 || l > uint64(len(b)-n) {
+		return nil, b, false
+	}
+	return b[n : n+int(l) : n+int(l)], b[n+int(l):], true
+}

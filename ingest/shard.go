@@ -1,0 +1,539 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/sedimentdb/sediment/commitlog"
+	"github.com/sedimentdb/sediment/keys"
+	"github.com/sedimentdb/sediment/kv"
+	"github.com/sedimentdb/sediment/memtable"
+	"github.com/sedimentdb/sediment/model"
+	"github.com/sedimentdb/sediment/objectstore"
+	"github.com/sedimentdb/sediment/vfs"
+)
+
+var (
+	// ErrOverloaded is returned by a write that waited WriteTimeout for
+	// memtable memory: flushes are not keeping up (a slow or failing bucket).
+	// The write was not applied.
+	ErrOverloaded = errors.New("ingest: overloaded, memtable memory exhausted")
+	// ErrClosed is returned by operations on a closed shard.
+	ErrClosed = errors.New("ingest: shard closed")
+	// ErrTooLarge is returned for a mutation that does not fit in a
+	// commitlog segment.
+	ErrTooLarge = errors.New("ingest: mutation too large")
+)
+
+// Deps are what a shard works with.
+type Deps struct {
+	// FS holds the commitlog; vfs.Default if nil.
+	FS        vfs.FS
+	Store     objectstore.Store
+	Committer FlushCommitter
+	// Reader reads committed SSTables for conditional writes.
+	Reader     TableReader
+	Registerer prometheus.Registerer // nil: metrics are not registered
+	Logger     *slog.Logger          // nil: nothing is logged
+	// ChunkSize is the memtables' arena chunk size (memtable.Options).
+	ChunkSize int
+}
+
+// Shard owns a slice of the token ring on one core: a commitlog, an active
+// memtable, the memtables being flushed, and the goroutines that write and
+// flush them. Its methods are safe for concurrent use.
+type Shard struct {
+	id        uint32
+	cfg       Config
+	deps      Deps
+	log       *commitlog.Log
+	logger    *slog.Logger
+	m         *metrics
+	maxRecord int
+
+	reqs     chan *request
+	quit     chan struct{}
+	loopDone chan struct{}
+	// flushed is signalled when a flush frees memory.
+	flushed chan struct{}
+	// flushWake is signalled when a memtable is queued for flush.
+	flushWake   chan struct{}
+	flushCtx    context.Context
+	flushCancel context.CancelFunc
+	flushDone   chan struct{}
+	closeOnce   sync.Once
+	closeErr    error
+
+	// mu guards mems, the memtables readers see: the ones being flushed,
+	// oldest first, then the active one.
+	mu   sync.Mutex
+	mems []*memState
+
+	// releaseMu guards the commitlog release state: segments are released
+	// only once replay is over.
+	releaseMu  sync.Mutex
+	replayed   bool
+	releasable commitlog.Position
+
+	// Owned by the loop goroutine (and by Open during replay).
+	active  *memState
+	group   []*request
+	rec     []byte
+	keyBuf  []byte
+	err     error // sticky: the commitlog failed
+	loopCtx context.Context
+}
+
+// memState is a memtable and the log records it holds.
+type memState struct {
+	mt *memtable.Memtable
+	// through is the position of the newest record applied; every record
+	// at or before it, and after the previous memtable's, is in mt.
+	through commitlog.Position
+	first   time.Time // when the first record was applied; zero if empty
+}
+
+// request is one write waiting for the shard goroutine.
+type request struct {
+	ctx      context.Context
+	enc      []byte // the encoded mutation
+	table    TableID
+	prefix   []byte                          // partition prefix (conditional writes)
+	cond     func(kv.Iterator) (bool, error) // nil for plain writes
+	deadline time.Time
+
+	done    chan struct{}
+	err     error
+	applied bool
+}
+
+// Open opens shard id: it opens its commitlog under cfg.Commitlog.Dir,
+// replays the records that committed flushes do not hold into memtables,
+// and starts the shard's goroutines.
+func Open(ctx context.Context, cfg Config, id uint32, deps Deps) (*Shard, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if deps.Store == nil || deps.Committer == nil || deps.Reader == nil {
+		return nil, errors.New("ingest: store, committer and reader are required")
+	}
+	if deps.FS == nil {
+		deps.FS = vfs.Default
+	}
+	logger := deps.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	logger = logger.With("component", "ingest", "shard", id)
+	mode, _ := cfg.Commitlog.syncMode()
+	l, err := commitlog.Open(commitlog.Options{
+		FS:           deps.FS,
+		Dir:          filepath.Join(cfg.Commitlog.Dir, fmt.Sprintf("shard-%05d", id)),
+		Shard:        id,
+		SegmentSize:  cfg.Commitlog.SegmentSize,
+		Sync:         mode,
+		SyncInterval: cfg.Commitlog.SyncPeriod,
+		Logger:       logger,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("ingest: shard %d: %w", id, err)
+	}
+	s := &Shard{
+		id:        id,
+		cfg:       cfg,
+		deps:      deps,
+		log:       l,
+		logger:    logger,
+		maxRecord: int(cfg.Commitlog.SegmentSize) - 64, // room for segment and frame headers
+		reqs:      make(chan *request, 1024),
+		quit:      make(chan struct{}),
+		loopDone:  make(chan struct{}),
+		flushed:   make(chan struct{}, 1),
+		flushWake: make(chan struct{}, 1),
+		flushDone: make(chan struct{}),
+		loopCtx:   context.Background(),
+	}
+	s.active = s.newMem()
+	s.mems = []*memState{s.active}
+	s.m = newMetrics(deps.Registerer, id, s.memory)
+	s.flushCtx, s.flushCancel = context.WithCancel(context.Background())
+	go s.flushLoop()
+
+	if err := s.replay(ctx); err != nil {
+		s.flushCancel()
+		<-s.flushDone
+		l.Close()
+		return nil, fmt.Errorf("ingest: shard %d: replay: %w", id, err)
+	}
+	go s.run()
+	return s, nil
+}
+
+func (s *Shard) newMem() *memState {
+	return &memState{mt: memtable.New(memtable.Options{Merge: model.Merge, ChunkSize: s.deps.ChunkSize})}
+}
+
+// replay applies the log records after the committed flushes' position.
+func (s *Shard) replay(ctx context.Context) error {
+	flushed, err := s.deps.Committer.Flushed(ctx, s.id)
+	if err != nil {
+		return err
+	}
+	var n, skipped int
+	err = s.log.Replay(func(pos commitlog.Position, rec []byte) error {
+		if pos.Compare(flushed) <= 0 {
+			skipped++
+			return nil
+		}
+		s.maybeRotate(time.Now())
+		for s.memory() >= s.cfg.MemoryLimit {
+			select {
+			case <-s.flushed:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		n++
+		return s.applyRecord(pos, rec)
+	})
+	if err != nil {
+		return err
+	}
+	s.m.replayed.Add(float64(n))
+	s.logger.Info("replayed commitlog", "records", n, "skipped_flushed", skipped, "flushed_through", flushed.String())
+	s.releaseMu.Lock()
+	s.replayed = true
+	if s.releasable.Compare(flushed) < 0 {
+		s.releasable = flushed
+	}
+	s.releaseMu.Unlock()
+	s.release()
+	return nil
+}
+
+// Apply writes m and returns once it is durable in the commitlog and
+// visible to reads. If ctx ends first, Apply returns ctx.Err() and m may or
+// may not be applied. The caller may reuse m once Apply returns.
+func (s *Shard) Apply(ctx context.Context, m *Mutation) error {
+	r, err := s.newRequest(ctx, m)
+	if err != nil {
+		return err
+	}
+	return s.submit(r)
+}
+
+// ApplyIf applies m, whose entries must all belong to one partition, if
+// cond holds for the partition's current entries (memtables merged with the
+// committed SSTables). No other write of the shard runs between the read
+// and the write. It reports whether m was applied.
+func (s *Shard) ApplyIf(ctx context.Context, m *Mutation, cond func(current kv.Iterator) (bool, error)) (bool, error) {
+	r, err := s.newRequest(ctx, m)
+	if err != nil {
+		return false, err
+	}
+	for i, e := range m.Entries {
+		n, _ := keys.PartitionPrefixLen(e.Key) // validated
+		if i == 0 {
+			r.prefix = append([]byte(nil), e.Key[:n]...)
+		} else if string(e.Key[:n]) != string(r.prefix) {
+			return false, fmt.Errorf("%w: conditional mutation spans partitions", ErrInvalidMutation)
+		}
+	}
+	r.cond = cond
+	if err := s.submit(r); err != nil {
+		return false, err
+	}
+	return r.applied, nil
+}
+
+func (s *Shard) newRequest(ctx context.Context, m *Mutation) (*request, error) {
+	if err := m.validate(); err != nil {
+		return nil, err
+	}
+	enc := appendMutation(nil, m)
+	if 1+len(enc) > s.maxRecord {
+		return nil, fmt.Errorf("%w: %d bytes, at most %d", ErrTooLarge, len(enc), s.maxRecord-1)
+	}
+	return &request{
+		ctx:      ctx,
+		enc:      enc,
+		table:    m.Table,
+		deadline: time.Now().Add(s.cfg.WriteTimeout),
+		done:     make(chan struct{}),
+	}, nil
+}
+
+func (s *Shard) submit(r *request) error {
+	select {
+	case s.reqs <- r:
+	case <-r.ctx.Done():
+		return r.ctx.Err()
+	case <-s.quit:
+		return ErrClosed
+	}
+	select {
+	case <-r.done:
+		return r.err
+	case <-r.ctx.Done():
+		return r.ctx.Err()
+	case <-s.loopDone:
+		select {
+		case <-r.done:
+			return r.err
+		default:
+			return ErrClosed
+		}
+	}
+}
+
+// NewIter returns an iterator over a snapshot of the shard's memtables,
+// active and flushing, for table's storage keys in [lower, upper) (nil
+// bounds are open). Values sharing a key are reconciled with model.Merge.
+// A reader merging it with SSTables must take it before choosing the
+// SSTables, so that a memtable flushed in between is found in one of them.
+func (s *Shard) NewIter(table TableID, lower, upper []byte) kv.Iterator {
+	s.mu.Lock()
+	snaps := make([]memtable.Snapshot, len(s.mems))
+	for i, m := range s.mems {
+		snaps[i] = m.mt.Snapshot()
+	}
+	s.mu.Unlock()
+	lo, hi := tableBounds(table, lower, upper)
+	its := make([]kv.Iterator, len(snaps))
+	for i, sn := range snaps {
+		its[i] = &tableIter{Iterator: sn.NewIter(lo, hi), table: table}
+	}
+	return kv.Merging(model.Merge, its...)
+}
+
+// memory returns the bytes of the active and flushing memtables.
+func (s *Shard) memory() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var n int64
+	for _, m := range s.mems {
+		n += m.mt.Size()
+	}
+	return n
+}
+
+// Close stops the shard: waiting writes fail with ErrClosed, flushes in
+// progress are abandoned and the commitlog is closed. Memtables are not
+// flushed: their records are in the commitlog, which the next Open replays.
+func (s *Shard) Close() error {
+	s.closeOnce.Do(func() {
+		close(s.quit)
+		<-s.loopDone
+		s.flushCancel()
+		<-s.flushDone
+		s.closeErr = s.log.Close()
+	})
+	return s.closeErr
+}
+
+// run is the shard goroutine. It gathers the requests that arrived while
+// it was busy and handles them as one batch.
+func (s *Shard) run() {
+	defer close(s.loopDone)
+	tick := time.NewTicker(min(s.cfg.FlushAge/4+time.Millisecond, time.Second))
+	defer tick.Stop()
+	var pending []*request
+	defer func() {
+		for _, r := range pending {
+			s.finish(r, ErrClosed)
+		}
+	}()
+	for {
+		if len(pending) == 0 {
+			select {
+			case r := <-s.reqs:
+				pending = append(pending, r)
+			case <-tick.C:
+				s.maybeRotate(time.Now())
+				continue
+			case <-s.quit:
+				return
+			}
+		}
+	drain:
+		for {
+			select {
+			case r := <-s.reqs:
+				pending = append(pending, r)
+			default:
+				break drain
+			}
+		}
+		now := time.Now()
+		s.maybeRotate(now)
+		if s.memory() >= s.cfg.MemoryLimit {
+			pending = s.expire(pending, now)
+			if len(pending) == 0 {
+				continue
+			}
+			wait := time.NewTimer(time.Until(pending[0].deadline))
+			select {
+			case <-s.flushed:
+			case r := <-s.reqs:
+				pending = append(pending, r)
+			case <-wait.C:
+			case <-s.quit:
+				wait.Stop()
+				return
+			}
+			wait.Stop()
+			continue
+		}
+		s.process(pending)
+		clear(pending)
+		pending = pending[:0]
+	}
+}
+
+// expire fails the requests whose deadline has passed with ErrOverloaded.
+// Requests are in arrival order, so their deadlines ascend.
+func (s *Shard) expire(pending []*request, now time.Time) []*request {
+	i := 0
+	for i < len(pending) && !pending[i].deadline.After(now) {
+		s.m.overloaded.Inc()
+		s.finish(pending[i], ErrOverloaded)
+		i++
+	}
+	n := copy(pending, pending[i:])
+	clear(pending[n:])
+	return pending[:n]
+}
+
+func (s *Shard) finish(r *request, err error) {
+	r.err = err
+	close(r.done)
+}
+
+// process writes a batch. Plain writes are grouped into one commitlog
+// record; a conditional write first commits the group before it, so that
+// its read sees every earlier write, then joins the next group.
+func (s *Shard) process(batch []*request) {
+	for _, r := range batch {
+		if r.cond == nil {
+			s.add(r)
+			continue
+		}
+		s.commitGroup()
+		if s.err != nil {
+			s.finish(r, s.err)
+			continue
+		}
+		ok, err := s.evaluate(r)
+		if err != nil || !ok {
+			s.finish(r, err)
+			continue
+		}
+		r.applied = true
+		s.add(r)
+	}
+	s.commitGroup()
+}
+
+func (s *Shard) evaluate(r *request) (ok bool, err error) {
+	end := keys.AppendPartitionEnd(nil, r.prefix)
+	mem := s.NewIter(r.table, r.prefix, end)
+	sst, err := s.deps.Reader.NewIter(r.ctx, r.table, r.prefix, end)
+	if err != nil {
+		mem.Close()
+		return false, fmt.Errorf("ingest: read partition: %w", err)
+	}
+	it := kv.Merging(model.Merge, mem, sst)
+	defer it.Close()
+	return r.cond(it)
+}
+
+func (s *Shard) add(r *request) {
+	if len(s.group) > 0 && len(s.rec)+len(r.enc) > s.maxRecord {
+		s.commitGroup()
+	}
+	if len(s.group) == 0 {
+		s.rec = append(s.rec[:0], recordVersion)
+	}
+	s.rec = append(s.rec, r.enc...)
+	s.group = append(s.group, r)
+}
+
+// commitGroup appends the group's record to the commitlog, applies it to
+// the active memtable and acknowledges its writes.
+func (s *Shard) commitGroup() {
+	if len(s.group) == 0 {
+		return
+	}
+	if s.err == nil {
+		pos, err := s.log.Append(s.loopCtx, s.rec)
+		if err == nil {
+			err = s.applyRecord(pos, s.rec)
+		}
+		if err != nil {
+			s.err = fmt.Errorf("ingest: shard %d failed: %w", s.id, err)
+			s.logger.Error("shard failed; writes refused until reopened", "err", err)
+		}
+	}
+	s.m.batches.Inc()
+	s.m.batchSize.Observe(float64(len(s.group)))
+	s.m.mutations.Add(float64(len(s.group)))
+	for _, r := range s.group {
+		s.finish(r, s.err)
+	}
+	clear(s.group)
+	s.group = s.group[:0]
+}
+
+// applyRecord applies a logged record to the active memtable.
+func (s *Shard) applyRecord(pos commitlog.Position, rec []byte) error {
+	a := s.active
+	err := decodeRecord(rec, func(m *Mutation) error {
+		for _, e := range m.Entries {
+			s.keyBuf = appendTableKey(s.keyBuf[:0], m.Table, e.Key)
+			if err := a.mt.Set(s.keyBuf, e.Value); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("apply record at %v: %w", pos, err)
+	}
+	a.mt.Commit()
+	s.mu.Lock()
+	a.through = pos
+	if a.first.IsZero() {
+		a.first = time.Now()
+	}
+	s.mu.Unlock()
+	return nil
+}
+
+// maybeRotate queues the active memtable for flush if it is large or old
+// enough, and starts a new one.
+func (s *Shard) maybeRotate(now time.Time) {
+	a := s.active
+	s.mu.Lock()
+	empty := a.first.IsZero()
+	s.mu.Unlock()
+	if empty || (a.mt.Size() < s.cfg.MemtableSize && now.Sub(a.first) < s.cfg.FlushAge) {
+		return
+	}
+	s.active = s.newMem()
+	s.mu.Lock()
+	s.mems = append(s.mems, s.active)
+	s.mu.Unlock()
+	select {
+	case s.flushWake <- struct{}{}:
+	default:
+	}
+}
+
+func shardLabel(id uint32) string { return strconv.FormatUint(uint64(id), 10) }
