@@ -1,0 +1,134 @@
+package manifest
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/bits"
+)
+
+// MaxRanges bounds the number of token ranges of a cluster.
+const MaxRanges = 1 << 16
+
+// Ranges is the cluster's fixed split of the token ring, stored once under
+// "ranges" in the ownership bucket.
+type Ranges struct {
+	Count int `json:"count"`
+}
+
+// Ownership says which node owns token range Range. Epoch grows with every
+// assignment, which is what fences a former owner out.
+type Ownership struct {
+	Range int    `json:"range"`
+	Owner string `json:"owner"`
+	Epoch uint64 `json:"epoch"`
+}
+
+// Fence is a committer's claim to own a range at an epoch.
+type Fence struct {
+	Range int
+	Epoch uint64
+}
+
+const rangesKey = "ranges"
+
+func rangeKey(r int) string { return fmt.Sprintf("range.%05d", r) }
+
+// RangeOf returns the range of n that holds token tok. The ring is cut into
+// n ranges of equal width, in token order.
+func RangeOf(tok int64, n int) int {
+	hi, _ := bits.Mul64(uint64(tok)^(1<<63), uint64(n))
+	return int(hi)
+}
+
+// RangeBounds returns the first and last token of range r of n.
+func RangeBounds(r, n int) (first, last int64) {
+	start := func(r int) uint64 { // ceil(r * 2^64 / n)
+		q, rem := bits.Div64(uint64(r), 0, uint64(n))
+		if rem != 0 {
+			q++
+		}
+		return q
+	}
+	lo := start(r)
+	hi := uint64(math.MaxUint64)
+	if r+1 < n {
+		hi = start(r+1) - 1
+	}
+	return int64(lo ^ 1<<63), int64(hi ^ 1<<63)
+}
+
+// InitRanges fixes the number of token ranges. It is idempotent for the same
+// count; a different count than the stored one is ErrInvalid.
+func (m *Manifest) InitRanges(ctx context.Context, count int) error {
+	if count < 1 || count > MaxRanges {
+		return fmt.Errorf("%w: range count %d (want 1 to %d)", ErrInvalid, count, MaxRanges)
+	}
+	return mutateJSON(ctx, m, m.ownership, rangesKey, func(cur *Ranges) (*Ranges, error) {
+		if cur == nil {
+			return &Ranges{Count: count}, nil
+		}
+		if cur.Count != count {
+			return nil, fmt.Errorf("%w: cluster has %d ranges, not %d", ErrInvalid, cur.Count, count)
+		}
+		return nil, errUnchanged
+	})
+}
+
+// RangeCount returns the number of token ranges; ErrNotFound before InitRanges.
+func (m *Manifest) RangeCount(ctx context.Context) (int, error) {
+	r, err := getJSON[Ranges](ctx, m.ownership, rangesKey)
+	if err == nil && r == nil {
+		err = fmt.Errorf("%w: ranges not initialized", ErrNotFound)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return r.Count, nil
+}
+
+// Assign gives range r to owner under a new epoch and returns the new
+// ownership. Any commit fenced with an older epoch fails from then on.
+func (m *Manifest) Assign(ctx context.Context, r int, owner string) (Ownership, error) {
+	n, err := m.RangeCount(ctx)
+	if err != nil {
+		return Ownership{}, err
+	}
+	if r < 0 || r >= n || owner == "" {
+		return Ownership{}, fmt.Errorf("%w: assign range %d of %d to %q", ErrInvalid, r, n, owner)
+	}
+	var out Ownership
+	err = mutateJSON(ctx, m, m.ownership, rangeKey(r), func(cur *Ownership) (*Ownership, error) {
+		out = Ownership{Range: r, Owner: owner, Epoch: 1}
+		if cur != nil {
+			out.Epoch = cur.Epoch + 1
+		}
+		return &out, nil
+	})
+	return out, err
+}
+
+// Ownership returns the current owner of range r; ErrNotFound if it was
+// never assigned.
+func (m *Manifest) Ownership(ctx context.Context, r int) (Ownership, error) {
+	o, err := getJSON[Ownership](ctx, m.ownership, rangeKey(r))
+	if err == nil && o == nil {
+		err = fmt.Errorf("%w: range %d is not assigned", ErrNotFound, r)
+	}
+	if err != nil {
+		return Ownership{}, err
+	}
+	return *o, nil
+}
+
+// checkFence fails with ErrFenced unless f's epoch is the range's current one.
+func (m *Manifest) checkFence(ctx context.Context, f Fence) error {
+	o, err := m.Ownership(ctx, f.Range)
+	if err != nil {
+		return err
+	}
+	if o.Epoch != f.Epoch {
+		return fmt.Errorf("%w: range %d is at epoch %d (owner %q), commit has %d", ErrFenced, f.Range, o.Epoch, o.Owner, f.Epoch)
+	}
+	return nil
+}

@@ -1,0 +1,524 @@
+package manifest
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/sedimentdb/sediment/cqltype"
+)
+
+// Keyspace is one keyspace with its tables and user-defined types. It is
+// stored as one document, under "ks.<escaped name>" in the schema bucket, so
+// that a DDL statement is one compare-and-set however many tables it touches
+// (a type in use by a table, for example).
+type Keyspace struct {
+	Name string `json:"name"`
+	// Replication is the CQL replication map, "class" included.
+	Replication   map[string]string    `json:"replication"`
+	DurableWrites bool                 `json:"durable_writes"`
+	Tables        map[string]*Table    `json:"tables,omitempty"`
+	Types         map[string]*UserType `json:"types,omitempty"`
+	// Version is new with every change of the keyspace; the schema version
+	// is derived from all of them.
+	Version uuid.UUID `json:"version"`
+}
+
+// Table is a table's definition. Cells are named by column ID, so IDs are
+// stable across renames and are never reused, even after a drop.
+type Table struct {
+	ID   uuid.UUID `json:"id"`
+	Name string    `json:"name"`
+	// Columns in definition order.
+	Columns []Column `json:"columns"`
+	// PartitionKey and Clustering list column IDs in key order.
+	PartitionKey []uint32        `json:"partition_key"`
+	Clustering   []ClusteringKey `json:"clustering,omitempty"`
+	Dropped      []DroppedColumn `json:"dropped,omitempty"`
+	NextColumnID uint32          `json:"next_column_id"`
+	Options      TableOptions    `json:"options"`
+}
+
+// Column kinds.
+const (
+	KindPartitionKey = "partition_key"
+	KindClustering   = "clustering"
+	KindRegular      = "regular"
+	KindStatic       = "static"
+)
+
+// Column is one column of a table.
+type Column struct {
+	ID   uint32 `json:"id"`
+	Name string `json:"name"`
+	// Type is the CQL type in cqltype's canonical form.
+	Type string `json:"type"`
+	Kind string `json:"kind"`
+}
+
+// ClusteringKey is one clustering column and its order.
+type ClusteringKey struct {
+	ID   uint32 `json:"id"`
+	Desc bool   `json:"desc,omitempty"`
+}
+
+// DroppedColumn remembers a dropped column so that its cells, still in old
+// SSTables, are known to be dead, and so its ID is never handed out again.
+type DroppedColumn struct {
+	ID   uint32 `json:"id"`
+	Name string `json:"name"`
+	Type string `json:"type"`
+	// DroppedAt is the drop's timestamp in microseconds: cells written
+	// before it are ignored.
+	DroppedAt int64 `json:"dropped_at"`
+}
+
+// TableOptions are the table's WITH options.
+type TableOptions struct {
+	DefaultTTL     int32             `json:"default_time_to_live"`
+	GCGraceSeconds int32             `json:"gc_grace_seconds"`
+	Compaction     map[string]string `json:"compaction,omitempty"`
+	Compression    map[string]string `json:"compression,omitempty"`
+	Comment        string            `json:"comment,omitempty"`
+}
+
+// DefaultTableOptions are Cassandra's defaults.
+func DefaultTableOptions() TableOptions {
+	return TableOptions{GCGraceSeconds: 864000}
+}
+
+// UserType is a user-defined type.
+type UserType struct {
+	Name   string  `json:"name"`
+	Fields []Field `json:"fields"`
+}
+
+// Field is one field of a user-defined type.
+type Field struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+}
+
+// Column returns the column named name.
+func (t *Table) Column(name string) (Column, bool) {
+	for _, c := range t.Columns {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return Column{}, false
+}
+
+// AddColumn adds a regular or static column with a fresh ID.
+func (t *Table) AddColumn(name, typ string, static bool) error {
+	if _, ok := t.Column(name); ok {
+		return fmt.Errorf("%w: column %q", ErrExists, name)
+	}
+	if static && len(t.Clustering) == 0 {
+		return fmt.Errorf("%w: static column %q in a table without clustering columns", ErrInvalid, name)
+	}
+	kind := KindRegular
+	if static {
+		kind = KindStatic
+	}
+	t.NextColumnID++
+	t.Columns = append(t.Columns, Column{ID: t.NextColumnID, Name: name, Type: typ, Kind: kind})
+	return nil
+}
+
+// DropColumn drops a regular or static column at timestamp at (µs).
+func (t *Table) DropColumn(name string, at int64) error {
+	i := slices.IndexFunc(t.Columns, func(c Column) bool { return c.Name == name })
+	if i < 0 {
+		return fmt.Errorf("%w: column %q", ErrNotFound, name)
+	}
+	c := t.Columns[i]
+	if c.Kind != KindRegular && c.Kind != KindStatic {
+		return fmt.Errorf("%w: cannot drop primary key column %q", ErrInvalid, name)
+	}
+	t.Columns = slices.Delete(t.Columns, i, i+1)
+	t.Dropped = append(t.Dropped, DroppedColumn{ID: c.ID, Name: c.Name, Type: c.Type, DroppedAt: at})
+	return nil
+}
+
+// TableSpec describes a table to create; IDs are assigned by CreateTable.
+type TableSpec struct {
+	Keyspace, Name string
+	// Columns, in definition order; Kind says which are key columns.
+	Columns []ColumnSpec
+	// PartitionKey and Clustering name key columns in key order.
+	PartitionKey []string
+	Clustering   []ClusteringSpec
+	Options      TableOptions
+}
+
+// ColumnSpec is one column of a TableSpec.
+type ColumnSpec struct {
+	Name, Type string
+	Static     bool
+}
+
+// ClusteringSpec is one clustering column of a TableSpec.
+type ClusteringSpec struct {
+	Name string
+	Desc bool
+}
+
+// Schema is the whole catalog at one version.
+type Schema struct {
+	Version   uuid.UUID
+	Keyspaces map[string]*Keyspace
+}
+
+// schemaNamespace seeds the schema version's name-based UUID.
+var schemaNamespace = uuid.MustParse("4c4e1d2a-6f0b-4bde-9a51-5d1f0b3c7e21")
+
+// SchemaVersion derives the cluster's schema version from the keyspaces'
+// versions: every node computes the same UUID from the same catalog, and any
+// change to any keyspace changes it.
+func SchemaVersion(keyspaces map[string]*Keyspace) uuid.UUID {
+	var b strings.Builder
+	for _, name := range slices.Sorted(maps.Keys(keyspaces)) {
+		fmt.Fprintf(&b, "%q=%s\n", name, keyspaces[name].Version)
+	}
+	return uuid.NewSHA1(schemaNamespace, []byte(b.String()))
+}
+
+// Table returns the table ks.name.
+func (s *Schema) Table(ks, name string) (*Table, bool) {
+	k := s.Keyspaces[ks]
+	if k == nil {
+		return nil, false
+	}
+	t := k.Tables[name]
+	return t, t != nil
+}
+
+func keyspaceKey(name string) string { return "ks." + escapeName(name) }
+
+// Schema reads the current schema.
+func (m *Manifest) Schema(ctx context.Context) (*Schema, error) {
+	docs, err := list(ctx, m.schema)
+	if err != nil {
+		return nil, err
+	}
+	s := &Schema{Keyspaces: map[string]*Keyspace{}}
+	for key, raw := range docs {
+		ks := new(Keyspace)
+		if err := decodeDoc(raw, ks); err != nil {
+			return nil, fmt.Errorf("%s/%s: %w", m.schema.name, key, err)
+		}
+		s.Keyspaces[ks.Name] = ks
+	}
+	s.Version = SchemaVersion(s.Keyspaces)
+	return s, nil
+}
+
+// Keyspace reads one keyspace.
+func (m *Manifest) Keyspace(ctx context.Context, name string) (*Keyspace, error) {
+	ks, err := getJSON[Keyspace](ctx, m.schema, keyspaceKey(name))
+	if err == nil && ks == nil {
+		err = fmt.Errorf("%w: keyspace %q", ErrNotFound, name)
+	}
+	return ks, err
+}
+
+// updateKeyspace runs fn on a fresh copy of keyspace name, stamps a new
+// version and stores it. fn is re-run after every lost race.
+func (m *Manifest) updateKeyspace(ctx context.Context, name string, fn func(ks *Keyspace) error) error {
+	return mutateJSON(ctx, m, m.schema, keyspaceKey(name), func(ks *Keyspace) (*Keyspace, error) {
+		if ks == nil {
+			return nil, fmt.Errorf("%w: keyspace %q", ErrNotFound, name)
+		}
+		if err := fn(ks); err != nil {
+			return nil, err
+		}
+		ks.Version = uuid.New()
+		return ks, nil
+	})
+}
+
+// CreateKeyspace creates a keyspace; ErrExists if it exists.
+func (m *Manifest) CreateKeyspace(ctx context.Context, name string, replication map[string]string, durableWrites bool) error {
+	if name == "" || replication["class"] == "" {
+		return fmt.Errorf("%w: keyspace needs a name and a replication class", ErrInvalid)
+	}
+	return mutateJSON(ctx, m, m.schema, keyspaceKey(name), func(ks *Keyspace) (*Keyspace, error) {
+		if ks != nil {
+			return nil, fmt.Errorf("%w: keyspace %q", ErrExists, name)
+		}
+		return &Keyspace{Name: name, Replication: maps.Clone(replication), DurableWrites: durableWrites, Version: uuid.New()}, nil
+	})
+}
+
+// AlterKeyspace changes a keyspace's replication and durable_writes.
+func (m *Manifest) AlterKeyspace(ctx context.Context, name string, replication map[string]string, durableWrites bool) error {
+	if replication["class"] == "" {
+		return fmt.Errorf("%w: replication needs a class", ErrInvalid)
+	}
+	return m.updateKeyspace(ctx, name, func(ks *Keyspace) error {
+		ks.Replication, ks.DurableWrites = maps.Clone(replication), durableWrites
+		return nil
+	})
+}
+
+// DropKeyspace drops a keyspace with its tables and types.
+func (m *Manifest) DropKeyspace(ctx context.Context, name string) error {
+	return mutateJSON(ctx, m, m.schema, keyspaceKey(name), func(ks *Keyspace) (*Keyspace, error) {
+		if ks == nil {
+			return nil, fmt.Errorf("%w: keyspace %q", ErrNotFound, name)
+		}
+		return nil, nil
+	})
+}
+
+// CreateTable creates a table, assigning its ID and column IDs, and returns
+// it as stored.
+func (m *Manifest) CreateTable(ctx context.Context, spec TableSpec) (*Table, error) {
+	var created *Table
+	err := m.updateKeyspace(ctx, spec.Keyspace, func(ks *Keyspace) error {
+		if ks.Tables[spec.Name] != nil {
+			return fmt.Errorf("%w: table %q.%q", ErrExists, spec.Keyspace, spec.Name)
+		}
+		t, err := newTable(spec, ks)
+		if err != nil {
+			return err
+		}
+		if ks.Tables == nil {
+			ks.Tables = map[string]*Table{}
+		}
+		ks.Tables[spec.Name] = t
+		created = t
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return created, nil
+}
+
+func newTable(spec TableSpec, ks *Keyspace) (*Table, error) {
+	if spec.Name == "" || len(spec.PartitionKey) == 0 {
+		return nil, fmt.Errorf("%w: table needs a name and a partition key", ErrInvalid)
+	}
+	t := &Table{ID: uuid.New(), Name: spec.Name, Options: spec.Options}
+	ids := map[string]uint32{}
+	for _, c := range spec.Columns {
+		if _, dup := ids[c.Name]; dup || c.Name == "" {
+			return nil, fmt.Errorf("%w: column name %q", ErrInvalid, c.Name)
+		}
+		t.NextColumnID++
+		ids[c.Name] = t.NextColumnID
+		kind := KindRegular
+		if c.Static {
+			kind = KindStatic
+		}
+		t.Columns = append(t.Columns, Column{ID: t.NextColumnID, Name: c.Name, Type: c.Type, Kind: kind})
+	}
+	setKind := func(name, kind string) (uint32, error) {
+		id, ok := ids[name]
+		if !ok {
+			return 0, fmt.Errorf("%w: key column %q is not defined", ErrInvalid, name)
+		}
+		c := &t.Columns[id-1]
+		if c.Kind != KindRegular {
+			return 0, fmt.Errorf("%w: column %q used twice in the primary key or static", ErrInvalid, name)
+		}
+		c.Kind = kind
+		return id, nil
+	}
+	for _, name := range spec.PartitionKey {
+		id, err := setKind(name, KindPartitionKey)
+		if err != nil {
+			return nil, err
+		}
+		t.PartitionKey = append(t.PartitionKey, id)
+	}
+	for _, cs := range spec.Clustering {
+		id, err := setKind(cs.Name, KindClustering)
+		if err != nil {
+			return nil, err
+		}
+		t.Clustering = append(t.Clustering, ClusteringKey{ID: id, Desc: cs.Desc})
+	}
+	if err := t.validate(ks); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// validate checks a table against the keyspace's types and normalizes every
+// column type to cqltype's canonical form.
+func (t *Table) validate(ks *Keyspace) error {
+	hasStatic := false
+	for i := range t.Columns {
+		c := &t.Columns[i]
+		typ, err := cqltype.Parse(c.Type, ks.udtResolver())
+		if err != nil {
+			return fmt.Errorf("%w: column %q: %w", ErrInvalid, c.Name, err)
+		}
+		c.Type = typ.String()
+		hasStatic = hasStatic || c.Kind == KindStatic
+		if c.ID == 0 || c.ID > t.NextColumnID {
+			return fmt.Errorf("%w: column %q has ID %d past %d", ErrInvalid, c.Name, c.ID, t.NextColumnID)
+		}
+	}
+	ids := map[uint32]string{}
+	names := map[string]bool{}
+	for _, c := range t.Columns {
+		if names[c.Name] {
+			return fmt.Errorf("%w: duplicate column %q", ErrInvalid, c.Name)
+		}
+		ids[c.ID], names[c.Name] = c.Kind, true
+	}
+	for _, d := range t.Dropped {
+		if _, dup := ids[d.ID]; dup {
+			return fmt.Errorf("%w: column ID %d is both live and dropped", ErrInvalid, d.ID)
+		}
+	}
+	if len(ids) != len(t.Columns) {
+		return fmt.Errorf("%w: duplicate column ID", ErrInvalid)
+	}
+	for _, id := range t.PartitionKey {
+		if ids[id] != KindPartitionKey {
+			return fmt.Errorf("%w: partition key column %d missing", ErrInvalid, id)
+		}
+	}
+	for _, ck := range t.Clustering {
+		if ids[ck.ID] != KindClustering {
+			return fmt.Errorf("%w: clustering column %d missing", ErrInvalid, ck.ID)
+		}
+	}
+	if hasStatic && len(t.Clustering) == 0 {
+		return fmt.Errorf("%w: static columns need clustering columns", ErrInvalid)
+	}
+	if t.Options.DefaultTTL < 0 || t.Options.GCGraceSeconds < 0 {
+		return fmt.Errorf("%w: negative default_time_to_live or gc_grace_seconds", ErrInvalid)
+	}
+	return nil
+}
+
+// udtResolver resolves type names against the keyspace's user-defined types.
+func (ks *Keyspace) udtResolver() func(string) (*cqltype.Type, error) {
+	var resolve func(name string, depth int) (*cqltype.Type, error)
+	resolve = func(name string, depth int) (*cqltype.Type, error) {
+		if i := strings.IndexByte(name, '.'); i >= 0 {
+			if name[:i] != ks.Name {
+				return nil, fmt.Errorf("%w: type %q is in another keyspace", ErrInvalid, name)
+			}
+			name = name[i+1:]
+		}
+		u := ks.Types[name]
+		if u == nil || depth > 32 {
+			return nil, fmt.Errorf("%w: type %q", ErrNotFound, name)
+		}
+		names := make([]string, len(u.Fields))
+		types := make([]*cqltype.Type, len(u.Fields))
+		for i, f := range u.Fields {
+			ft, err := cqltype.Parse(f.Type, func(n string) (*cqltype.Type, error) { return resolve(n, depth+1) })
+			if err != nil {
+				return nil, err
+			}
+			names[i], types[i] = f.Name, ft
+		}
+		return cqltype.UDTOf(ks.Name, u.Name, names, types), nil
+	}
+	return func(name string) (*cqltype.Type, error) { return resolve(name, 0) }
+}
+
+// AlterTable runs fn on a fresh copy of table ks.name and stores the result;
+// fn is re-run after every lost race, so it must only change t. The ID, key
+// columns and column IDs may not change.
+func (m *Manifest) AlterTable(ctx context.Context, ks, name string, fn func(t *Table) error) error {
+	return m.updateKeyspace(ctx, ks, func(k *Keyspace) error {
+		t := k.Tables[name]
+		if t == nil {
+			return fmt.Errorf("%w: table %q.%q", ErrNotFound, ks, name)
+		}
+		before := *t
+		before.Columns = slices.Clone(t.Columns)
+		if err := fn(t); err != nil {
+			return err
+		}
+		if t.ID != before.ID || t.Name != before.Name || !slices.Equal(t.PartitionKey, before.PartitionKey) ||
+			!slices.Equal(t.Clustering, before.Clustering) || t.NextColumnID < before.NextColumnID {
+			return fmt.Errorf("%w: ALTER may not change a table's ID, name or primary key", ErrInvalid)
+		}
+		// A column that existed is still there or dropped; a new column
+		// has a new ID.
+		known := map[uint32]bool{}
+		for _, c := range t.Columns {
+			known[c.ID] = true
+			if c.ID <= before.NextColumnID && !slices.ContainsFunc(before.Columns, func(b Column) bool { return b.ID == c.ID }) {
+				return fmt.Errorf("%w: column %q reuses ID %d", ErrInvalid, c.Name, c.ID)
+			}
+		}
+		for _, d := range t.Dropped {
+			known[d.ID] = true
+		}
+		for _, c := range before.Columns {
+			if !known[c.ID] {
+				return fmt.Errorf("%w: column %q vanished without a drop", ErrInvalid, c.Name)
+			}
+		}
+		return t.validate(k)
+	})
+}
+
+// DropTable drops a table. Its SSTable list stays until a collector removes
+// the objects; the table ID is never reused.
+func (m *Manifest) DropTable(ctx context.Context, ks, name string) error {
+	return m.updateKeyspace(ctx, ks, func(k *Keyspace) error {
+		if k.Tables[name] == nil {
+			return fmt.Errorf("%w: table %q.%q", ErrNotFound, ks, name)
+		}
+		delete(k.Tables, name)
+		return nil
+	})
+}
+
+// CreateType creates a user-defined type in keyspace ks.
+func (m *Manifest) CreateType(ctx context.Context, ks string, u UserType) error {
+	if u.Name == "" || len(u.Fields) == 0 {
+		return fmt.Errorf("%w: type needs a name and fields", ErrInvalid)
+	}
+	return m.updateKeyspace(ctx, ks, func(k *Keyspace) error {
+		if k.Types[u.Name] != nil {
+			return fmt.Errorf("%w: type %q.%q", ErrExists, ks, u.Name)
+		}
+		if k.Types == nil {
+			k.Types = map[string]*UserType{}
+		}
+		nu := &UserType{Name: u.Name, Fields: slices.Clone(u.Fields)}
+		k.Types[u.Name] = nu
+		if _, err := k.udtResolver()(u.Name); err != nil {
+			return fmt.Errorf("%w: type %q: %w", ErrInvalid, u.Name, err)
+		}
+		return nil
+	})
+}
+
+// DropType drops a user-defined type that no table or type uses.
+func (m *Manifest) DropType(ctx context.Context, ks, name string) error {
+	return m.updateKeyspace(ctx, ks, func(k *Keyspace) error {
+		if k.Types[name] == nil {
+			return fmt.Errorf("%w: type %q.%q", ErrNotFound, ks, name)
+		}
+		delete(k.Types, name)
+		for _, t := range k.Tables {
+			if err := t.validate(k); err != nil {
+				return fmt.Errorf("%w: type %q is in use by table %q", ErrInvalid, name, t.Name)
+			}
+		}
+		for other := range k.Types {
+			if _, err := k.udtResolver()(other); err != nil {
+				return fmt.Errorf("%w: type %q is in use by type %q", ErrInvalid, name, other)
+			}
+		}
+		return nil
+	})
+}
