@@ -1,0 +1,224 @@
+package manifest
+
+import (
+	"context"
+	"errors"
+	"os"
+	"reflect"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/sedimentdb/sediment/objectstore"
+)
+
+// flakyStore fails conditional puts while down is set.
+type flakyStore struct {
+	objectstore.Store
+	down atomic.Bool
+}
+
+var errStoreDown = errors.New("test: store down")
+
+func (s *flakyStore) PutIf(ctx context.Context, key string, data []byte, cond objectstore.Condition) (string, error) {
+	if s.down.Load() {
+		return "", errStoreDown
+	}
+	return s.Store.PutIf(ctx, key, data, cond)
+}
+
+func TestRetryAfterArchiveFailure(t *testing.T) {
+	e := newEnv(t)
+	fs := &flakyStore{Store: e.store}
+	e.store = fs
+	m := e.open("c1")
+	ctx := ctxT(t)
+	tbl := uuid.New()
+	c := Commit{Table: tbl, Add: []SSTable{sst("x", 0, 1)}}
+
+	fs.down.Store(true)
+	if _, err := m.CommitSSTables(ctx, c); !errors.Is(err, ErrNotArchived) || !errors.Is(err, errStoreDown) {
+		t.Fatalf("commit with the store down: %v", err)
+	}
+	fs.down.Store(false)
+	got, err := m.CommitSSTables(ctx, c)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("retry: %v %v", got, err)
+	}
+	if _, err := readObject(ctx, e.store, archiveKey(m.sstables.name, sstablesKey(tbl), 1)); err != nil {
+		t.Fatalf("retry did not archive the committed version: %v", err)
+	}
+	// The retry changed nothing: still version 1.
+	if _, err := readObject(ctx, e.store, archiveKey(m.sstables.name, sstablesKey(tbl), 2)); !objectstore.IsNotFound(err) {
+		t.Fatalf("version 2: %v", err)
+	}
+}
+
+func TestArchiveConflict(t *testing.T) {
+	e := newEnv(t)
+	m := e.open("c1")
+	ctx := ctxT(t)
+	tbl := uuid.New()
+	// Someone else's version 1 is already archived.
+	if _, err := e.store.Put(ctx, archiveKey(m.sstables.name, sstablesKey(tbl), 1), []byte(`{"version":1,"deleted":true}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.CommitSSTables(ctx, Commit{Table: tbl, Add: []SSTable{sst("x", 0, 1)}}); !errors.Is(err, ErrArchiveConflict) {
+		t.Fatalf("commit over a different archived version: %v", err)
+	}
+}
+
+func TestRestore(t *testing.T) {
+	e := newEnv(t)
+	m := e.open("c1")
+	other := e.open("c2")
+	ctx := ctxT(t)
+
+	if err := m.CreateKeyspace(ctx, "ks", simple, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.CreateKeyspace(ctx, "gone", simple, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.CreateType(ctx, "ks", UserType{Name: "addr", Fields: []Field{{"street", "text"}}}); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := m.CreateTable(ctx, usersSpec("ks", "users"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.AlterTable(ctx, "ks", "users", func(t *Table) error { return t.DropColumn("note", 5) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.DropKeyspace(ctx, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.InitRanges(ctx, 4); err != nil {
+		t.Fatal(err)
+	}
+	o, err := m.Assign(ctx, 1, "n1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Assign(ctx, 2, "n2"); err != nil {
+		t.Fatal(err)
+	}
+	lo, hi := RangeBounds(1, 4)
+	if _, err := m.CommitSSTables(ctx, Commit{Table: tbl.ID, Add: []SSTable{sst("a", lo, hi), sst("b", lo, lo)}, Fence: &Fence{Range: 1, Epoch: o.Epoch}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.CommitSSTables(ctx, Commit{Table: tbl.ID, Add: []SSTable{sst("c", lo, hi)}, Remove: []string{"b"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.CreateKeyspace(ctx, "elsewhere", simple, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Heartbeat(ctx, Member{ID: "n1", Addr: "127.0.0.1:1"}); err != nil {
+		t.Fatal(err)
+	}
+
+	wantSchema, _ := m.Schema(ctx)
+	wantOther, _ := other.Schema(ctx)
+	wantSST, _ := m.SSTables(ctx, tbl.ID)
+	wantOwn := []Ownership{}
+	for r := range 4 {
+		o, err := m.Ownership(ctx, r)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		wantOwn = append(wantOwn, o)
+	}
+
+	// Lose NATS entirely.
+	e.stop()
+	if err := os.RemoveAll(e.natsDir); err != nil {
+		t.Fatal(err)
+	}
+	e.start(0)
+	js := e.connect()
+	st, err := Restore(ctx, e.store, js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Buckets != 4 || st.Keys == 0 || st.Present != 0 {
+		t.Fatalf("restore stats %+v", st)
+	}
+	// Running it again finds everything in place.
+	st2, err := Restore(ctx, e.store, js)
+	if err != nil || st2.Keys != 0 || st2.Present != st.Keys {
+		t.Fatalf("second restore: %+v %v", st2, err)
+	}
+
+	m2, err := Open(ctx, js, e.store, "c1", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotSchema, _ := m2.Schema(ctx)
+	if !reflect.DeepEqual(gotSchema, wantSchema) {
+		t.Fatalf("schema after restore:\n%+v\nwant\n%+v", gotSchema, wantSchema)
+	}
+	if _, ok := gotSchema.Keyspaces["gone"]; ok {
+		t.Fatal("dropped keyspace came back")
+	}
+	other2, _ := Open(ctx, js, e.store, "c2", Options{})
+	if gotOther, _ := other2.Schema(ctx); !reflect.DeepEqual(gotOther, wantOther) {
+		t.Fatalf("other cluster after restore: %+v", gotOther)
+	}
+	gotSST, _ := m2.SSTables(ctx, tbl.ID)
+	if !reflect.DeepEqual(gotSST, wantSST) || len(gotSST) != 2 {
+		t.Fatalf("sstables after restore: %+v, want %+v", gotSST, wantSST)
+	}
+	var gotOwn []Ownership
+	for r := range 4 {
+		o, err := m2.Ownership(ctx, r)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		gotOwn = append(gotOwn, o)
+	}
+	if !reflect.DeepEqual(gotOwn, wantOwn) {
+		t.Fatalf("ownership after restore: %+v, want %+v", gotOwn, wantOwn)
+	}
+	if ms, _ := m2.Members(ctx); len(ms) != 0 {
+		t.Fatalf("members are live state and are not restored: %+v", ms)
+	}
+	// Fencing and versions carry on: the restored epoch is current, and the
+	// next change gets the next archive version.
+	if _, err := m2.CommitSSTables(ctx, Commit{Table: tbl.ID, Add: []SSTable{sst("d", lo, hi)}, Fence: &Fence{Range: 1, Epoch: o.Epoch}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m2.DropKeyspace(ctx, "gone"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("drop of a dropped keyspace: %v", err)
+	}
+	if err := m2.CreateKeyspace(ctx, "gone", simple, true); err != nil {
+		t.Fatalf("re-create after restore: %v", err)
+	}
+
+	// A NATS value that differs from the archive is reported, not overwritten.
+	if _, err := m2.Assign(ctx, 1, "n9"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.Delete(ctx, archiveKey(m2.ownership.name, rangeKey(1), 2)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Restore(ctx, e.store, js); !errors.Is(err, ErrRestoreConflict) {
+		t.Fatalf("restore over a different value: %v", err)
+	}
+}
+
+func TestRestoreRejectsForeignObjects(t *testing.T) {
+	e := newEnv(t)
+	ctx := ctxT(t)
+	for _, key := range []string{"manifest/c1_schema/ks.a/12", "manifest/c1_members/m.x/00000000000000000001", "manifest/c_1_schema/x/00000000000000000001"} {
+		if _, err := e.store.Put(ctx, key, []byte(`{"version":1,"deleted":true}`)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Restore(ctx, e.store, e.connect()); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("%s: %v", key, err)
+		}
+		if err := e.store.Delete(ctx, key); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
