@@ -249,3 +249,10 @@ func counterValue(c prometheus.Counter) float64 {
 	}
 	return m.GetCounter().GetValue()
 }
+
+// flushing returns the number of memtables being flushed.
+func (s *Shard) flushing() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.mems) - 1
+}

@@ -268,6 +268,7 @@ func TestFlushReleaseReopen(t *testing.T) {
 		t.Fatalf("%d segments left after %d flushes", len(segs), int(counterValue(s.m.flushes)))
 	}
 	check := func(s *Shard) {
+		waitFor(t, "flushes to finish", func() bool { return s.flushing() == 0 })
 		total, stored := 0, 0
 		for table := TableID(1); table <= 3; table++ {
 			total += len(contents(t, s, e.committer, table))
