@@ -72,6 +72,7 @@ func (o *Options) fill() {
 // may change the same cluster at once.
 type Manifest struct {
 	cluster string
+	js      jetstream.JetStream
 	store   objectstore.Store
 	opts    Options
 
@@ -91,11 +92,11 @@ func Open(ctx context.Context, js jetstream.JetStream, store objectstore.Store, 
 	if !clusterNameRE.MatchString(cluster) {
 		return nil, fmt.Errorf("%w: cluster name %q (want 1-64 of A-Z a-z 0-9 -)", ErrInvalid, cluster)
 	}
-	if store == nil {
-		return nil, fmt.Errorf("%w: nil object store", ErrInvalid)
+	if js == nil || store == nil {
+		return nil, fmt.Errorf("%w: Open needs JetStream and an object store", ErrInvalid)
 	}
 	opts.fill()
-	m := &Manifest{cluster: cluster, store: store, opts: opts}
+	m := &Manifest{cluster: cluster, js: js, store: store, opts: opts}
 	for _, b := range []struct {
 		kind string
 		dst  **bucket
