@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/sedimentdb/sediment/commitlog"
 	"github.com/sedimentdb/sediment/kv"
+	"github.com/sedimentdb/sediment/vfs/errorfs"
 )
 
 func TestApplyRead(t *testing.T) {
@@ -302,5 +305,48 @@ func TestFlushAge(t *testing.T) {
 	waitFor(t, "memtable dropped", func() bool { return count(t, s.NewIter(1, nil, nil)) == 0 })
 	if got := contents(t, s, e.committer, 1); got[string(rowKey("a", 1))] != "v" {
 		t.Fatalf("got %v", got)
+	}
+}
+
+// TestCommitlogFailure fails an fsync: the writes of that group fail, the
+// shard refuses writes from then on, and a reopened shard has every write
+// acknowledged before.
+func TestCommitlogFailure(t *testing.T) {
+	e := newEnv(t)
+	mem := e.fs
+	var failing atomic.Bool
+	fsys := errorfs.Wrap(mem, errorfs.InjectorFunc(func(op errorfs.Op, path string) error {
+		if op == errorfs.OpSync && failing.Load() {
+			return errorfs.ErrInjected
+		}
+		return nil
+	}))
+	ctx := context.Background()
+	deps := Deps{FS: fsys, Store: e.faults, Committer: e.committer, Reader: e.committer}
+	s, err := Open(ctx, e.cfg, 7, deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(ctx, rowMutation(1, "a", 1, 1, "kept")); err != nil {
+		t.Fatal(err)
+	}
+	failing.Store(true)
+	if err := s.Apply(ctx, rowMutation(1, "a", 2, 1, "lost")); !errors.Is(err, commitlog.ErrFailed) {
+		t.Fatalf("got %v, want commitlog.ErrFailed", err)
+	}
+	failing.Store(false)
+	if err := s.Apply(ctx, rowMutation(1, "a", 3, 1, "refused")); !errors.Is(err, commitlog.ErrFailed) {
+		t.Fatalf("after a failed sync: got %v, want commitlog.ErrFailed", err)
+	}
+	// The failed write was never acknowledged, and never becomes visible.
+	if got := contents(t, s, e.committer, 1); len(got) != 1 {
+		t.Fatalf("failed shard shows %v", got)
+	}
+	s.Close()
+	e.fs = mem.CrashClone()
+	s = e.open()
+	defer s.Close()
+	if got := contents(t, s, e.committer, 1); got[string(rowKey("a", 1))] != "kept" {
+		t.Fatalf("reopened shard holds %v", got)
 	}
 }
