@@ -1,0 +1,207 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/bits"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/sedimentdb/sediment/keys"
+	"github.com/sedimentdb/sediment/kv"
+	"github.com/sedimentdb/sediment/model"
+	"github.com/sedimentdb/sediment/vfs"
+)
+
+// Node is the shards of one ingest node. Shard i of n owns the i-th of n
+// equal slices of the token ring, so a partition always goes to the same
+// shard, and token-range reads meet few shards.
+type Node struct {
+	shards []*Shard
+}
+
+// shardsFile records the shard count in the commitlog directory: a commitlog
+// holds the partitions of its shard's slice, so the slices must not change
+// while any log holds records.
+const shardsFile = "SHARDS"
+
+// OpenNode opens cfg.Shards shards, their commitlogs in subdirectories of
+// cfg.Commitlog.Dir, replaying them in parallel.
+func OpenNode(ctx context.Context, cfg Config, deps Deps) (*Node, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if deps.FS == nil {
+		deps.FS = vfs.Default
+	}
+	if err := checkShardCount(deps.FS, cfg.Commitlog.Dir, cfg.Shards); err != nil {
+		return nil, err
+	}
+	n := &Node{shards: make([]*Shard, cfg.Shards)}
+	errs := make([]error, cfg.Shards)
+	var wg sync.WaitGroup
+	for i := range n.shards {
+		wg.Go(func() { n.shards[i], errs[i] = Open(ctx, cfg, uint32(i), deps) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		n.Close()
+		return nil, err
+	}
+	return n, nil
+}
+
+// checkShardCount refuses a shard count other than the one the commitlogs
+// were written with, and records it for a new directory.
+func checkShardCount(fsys vfs.FS, dir string, shards int) error {
+	name := filepath.Join(dir, shardsFile)
+	f, err := fsys.Open(name)
+	if err == nil {
+		b, err := io.ReadAll(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("ingest: read %s: %w", name, err)
+		}
+		had, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil {
+			return fmt.Errorf("ingest: %s holds %q", name, b)
+		}
+		if had != shards {
+			return fmt.Errorf("ingest: the commitlogs in %s belong to %d shards, not %d: flush them with the old count first", dir, had, shards)
+		}
+		return nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("ingest: %w", err)
+	}
+	if err := fsys.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("ingest: %w", err)
+	}
+	if f, err = fsys.Create(name); err != nil {
+		return fmt.Errorf("ingest: %w", err)
+	}
+	_, err = f.Write([]byte(strconv.Itoa(shards) + "\n"))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = fsys.SyncDir(dir)
+	}
+	if err != nil {
+		return fmt.Errorf("ingest: write %s: %w", name, err)
+	}
+	return nil
+}
+
+// ShardOf returns the index of the shard that owns tok.
+func (n *Node) ShardOf(tok int64) int {
+	// Flipping the sign bit maps the signed ring onto [0, 2^64) in order;
+	// the high word of u*shards is then floor(u*shards / 2^64).
+	hi, _ := bits.Mul64(uint64(tok)^1<<63, uint64(len(n.shards)))
+	return int(hi)
+}
+
+// Shard returns shard i.
+func (n *Node) Shard(i int) *Shard { return n.shards[i] }
+
+// Shards returns the number of shards.
+func (n *Node) Shards() int { return len(n.shards) }
+
+func (n *Node) shardOfKey(key []byte) (int, error) {
+	tok, err := keys.Token(key)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrInvalidMutation, err)
+	}
+	return n.ShardOf(tok), nil
+}
+
+// Apply writes m. Entries of partitions on different shards are applied
+// by each shard separately: each partition's entries are atomic, as in
+// Cassandra, not the whole mutation.
+func (n *Node) Apply(ctx context.Context, m *Mutation) error {
+	first, err := n.shardOfKey(firstKey(m))
+	if err != nil {
+		return err
+	}
+	split := false
+	for _, e := range m.Entries {
+		i, err := n.shardOfKey(e.Key)
+		if err != nil {
+			return err
+		}
+		split = split || i != first
+	}
+	if !split {
+		return n.shards[first].Apply(ctx, m)
+	}
+	parts := map[int]*Mutation{}
+	for _, e := range m.Entries {
+		i, _ := n.shardOfKey(e.Key)
+		if parts[i] == nil {
+			parts[i] = &Mutation{Table: m.Table}
+		}
+		parts[i].Entries = append(parts[i].Entries, e)
+	}
+	errs := make(chan error, len(parts))
+	for i, p := range parts {
+		go func() { errs <- n.shards[i].Apply(ctx, p) }()
+	}
+	var all []error
+	for range parts {
+		all = append(all, <-errs)
+	}
+	return errors.Join(all...)
+}
+
+func firstKey(m *Mutation) []byte {
+	if len(m.Entries) == 0 {
+		return nil
+	}
+	return m.Entries[0].Key
+}
+
+// ApplyIf applies m, whose entries belong to one partition, on its shard if
+// cond holds; see Shard.ApplyIf.
+func (n *Node) ApplyIf(ctx context.Context, m *Mutation, cond func(current kv.Iterator) (bool, error)) (bool, error) {
+	i, err := n.shardOfKey(firstKey(m))
+	if err != nil {
+		return false, err
+	}
+	return n.shards[i].ApplyIf(ctx, m, cond)
+}
+
+// NewIter returns an iterator over the memtables of every shard whose
+// slice of the ring meets [lower, upper); see Shard.NewIter.
+func (n *Node) NewIter(table TableID, lower, upper []byte) kv.Iterator {
+	lo, hi := 0, len(n.shards)-1
+	if tok, err := keys.Token(lower); err == nil {
+		lo = n.ShardOf(tok)
+	}
+	if tok, err := keys.Token(upper); err == nil {
+		hi = n.ShardOf(tok)
+	}
+	its := make([]kv.Iterator, 0, hi-lo+1)
+	for i := lo; i <= hi; i++ {
+		its = append(its, n.shards[i].NewIter(table, lower, upper))
+	}
+	return kv.Merging(model.Merge, its...)
+}
+
+// Close closes every shard.
+func (n *Node) Close() error {
+	var errs []error
+	for _, s := range n.shards {
+		if s != nil {
+			errs = append(errs, s.Close())
+		}
+	}
+	return errors.Join(errs...)
+}

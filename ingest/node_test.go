@@ -1,0 +1,136 @@
+package ingest
+
+import (
+	"context"
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/sedimentdb/sediment/keys"
+	"github.com/sedimentdb/sediment/kv"
+	"github.com/sedimentdb/sediment/model"
+	"github.com/sedimentdb/sediment/token"
+)
+
+func (e *env) openNode() (*Node, error) {
+	return OpenNode(context.Background(), e.cfg, Deps{
+		FS: e.fs, Store: e.faults, Committer: e.committer, Reader: e.committer,
+		Registerer: prometheus.NewRegistry(), ChunkSize: 4 << 10,
+	})
+}
+
+func TestShardOf(t *testing.T) {
+	n := &Node{shards: make([]*Shard, 5)}
+	if n.ShardOf(math.MinInt64) != 0 || n.ShardOf(math.MaxInt64) != 4 {
+		t.Fatal("the ring's ends are not in the first and last shard")
+	}
+	prev, seen := 0, map[int]bool{}
+	for i := range 1000 {
+		tok := math.MinInt64 + int64(i)*(math.MaxUint64/1000)
+		s := n.ShardOf(tok)
+		if s < prev {
+			t.Fatalf("token %d in shard %d after shard %d", tok, s, prev)
+		}
+		prev = s
+		seen[s] = true
+	}
+	if len(seen) != 5 {
+		t.Fatalf("tokens met %d shards, want 5", len(seen))
+	}
+}
+
+func TestNode(t *testing.T) {
+	e := newEnv(t)
+	e.cfg.Shards = 4
+	n, err := e.openNode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	const parts = 200
+	for p := range parts {
+		pk := "p" + strconv.Itoa(p)
+		if err := n.Apply(ctx, rowMutation(1, pk, 0, 1, pk)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// One mutation spanning partitions of different shards.
+	spanning := &Mutation{Table: 1}
+	for p := range 8 {
+		spanning.Entries = append(spanning.Entries, Entry{Key: rowKey("p"+strconv.Itoa(p), 1), Value: rowValue(1, "s")})
+	}
+	if err := n.Apply(ctx, spanning); err != nil {
+		t.Fatal(err)
+	}
+	// Each partition lives on the shard that owns its token.
+	total := 0
+	for i := range n.Shards() {
+		it := n.Shard(i).NewIter(1, nil, nil)
+		for ok := it.First(); ok; ok = it.Next() {
+			tok, err := keys.Token(it.Key())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n.ShardOf(tok) != i {
+				t.Fatalf("token %d found on shard %d, owned by %d", tok, i, n.ShardOf(tok))
+			}
+			total++
+		}
+		it.Close()
+	}
+	if total != parts+8 {
+		t.Fatalf("%d rows on the shards, want %d", total, parts+8)
+	}
+	if got := drain(t, n.NewIter(1, nil, nil)); len(got) != parts+8 {
+		t.Fatalf("node reads %d rows, want %d", len(got), parts+8)
+	}
+	// A token range meets only the shards it overlaps, and finds its rows.
+	lo, hi := keys.AppendToken(nil, -1<<62), keys.AppendToken(nil, 1<<62)
+	want := 0
+	for p := range parts {
+		if tok := token.Murmur3([]byte("p" + strconv.Itoa(p))); tok >= -1<<62 && tok < 1<<62 {
+			want++
+		}
+	}
+	got := 0
+	it := n.NewIter(1, lo, hi)
+	for ok := it.First(); ok; ok = it.Next() {
+		if kind, _ := keys.EntryKind(it.Key()); kind == keys.KindRow {
+			var r model.Row
+			if err := model.DecodeRow(it.Value(), &r); err != nil {
+				t.Fatal(err)
+			}
+			if string(r.Cells[0].Value) != "s" {
+				got++
+			}
+		}
+	}
+	it.Close()
+	if got != want {
+		t.Fatalf("range read %d partitions, want %d", got, want)
+	}
+	ok, err := n.ApplyIf(ctx, rowMutation(1, "p3", 9, 1, "x"), func(it kv.Iterator) (bool, error) { return it.First(), it.Error() })
+	if err != nil || !ok {
+		t.Fatalf("conditional write on an existing partition: %v, %v", ok, err)
+	}
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The commitlogs hold four shards' slices: another count is refused,
+	// the same count reopens and replays.
+	e.cfg.Shards = 3
+	if _, err := e.openNode(); err == nil || !strings.Contains(err.Error(), "4 shards") {
+		t.Fatalf("reopening with 3 shards: %v", err)
+	}
+	e.cfg.Shards = 4
+	n, err = e.openNode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	if got := drain(t, n.NewIter(1, nil, nil)); len(got) != parts+9 {
+		t.Fatalf("reopened node reads %d rows, want %d", len(got), parts+9)
+	}
+}
