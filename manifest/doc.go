@@ -1,0 +1,93 @@
+// Package manifest is Sediment's catalog: the schema, the live SSTables of
+// every table, the members of the cluster, token-range ownership and
+// leases, kept in NATS JetStream key-value buckets that every node watches.
+// NATS is never on the per-request data path: nodes read the catalog from a
+// View, an in-memory copy kept current by KV watchers.
+//
+// # Buckets and keys
+//
+// Every bucket is named "<cluster>_<kind>" (cluster names are letters,
+// digits and '-', so the last '_' splits the name), keeps one revision per
+// key, and stores on file:
+//
+//	bucket            key                    document
+//	<c>_schema        ks.<keyspace>          Keyspace: replication, tables, types
+//	<c>_sstables      t.<table ID>           TableSSTables: the live SSTables
+//	<c>_ownership     ranges                 Ranges: the fixed number of ranges
+//	                  range.<%05d index>     Ownership: owner and epoch
+//	<c>_members       m.<node ID>            Member: roles, address, heartbeat
+//	<c>_leases        l.<lease name>         Lease: holder and expiry
+//
+// Names in keys are escaped: ASCII letters, digits, '_' and '-' stand for
+// themselves and every other byte is "=XX" (upper-case hex), so any CQL
+// identifier maps to one valid key token and back.
+//
+// A keyspace, with all its tables and types, is one document: a DDL
+// statement is then a single compare-and-set. Table IDs (UUIDs) and column
+// IDs (uint32, per table, from NextColumnID) are assigned at creation and
+// never reused; dropped columns are remembered with their drop time. The
+// schema version is a name-based UUID over every keyspace's own random
+// version, so it changes with every change and all nodes derive the same
+// one from the same catalog.
+//
+// # Values
+//
+// Values are JSON: the catalog is small, changes rarely, and an operator can
+// read it with the nats CLI; decoding is strict (unknown fields are
+// ErrCorrupt), so a value written by a newer format is never half-read.
+// Every value is an envelope:
+//
+//	{"version": 7, "data": {...document...}}
+//	{"version": 8, "deleted": true}
+//
+// Version grows by one with every change of the key. A deletion is a
+// tombstone envelope, not a KV delete, so a key's version never goes back,
+// even when a dropped keyspace is created again.
+//
+// # Changes
+//
+// Every change reads the key, runs the caller's mutation on the decoded
+// document, and writes the result with a compare-and-set on the key's
+// revision (KV Create for a new key, Update otherwise). A writer that loses
+// reloads and re-runs the mutation on the fresh value, up to MaxAttempts
+// times with jittered exponential backoff, and then fails with ErrConflict.
+// Mutations must therefore depend only on the value they are given.
+//
+// # Fencing
+//
+// The token ring is cut into a fixed number of equal ranges (RangeOf,
+// RangeBounds). Assign gives a range to a node under a new, larger epoch. A
+// commit that carries a Fence is rejected with ErrFenced unless its epoch is
+// the range's current one, and its SSTables must lie inside the range. The
+// epoch is read right before each compare-and-set attempt; an Assign that
+// lands between that read and the write cannot stop that one commit (NATS KV
+// has no multi-key transaction), but every later commit of the former owner
+// fails. Such a late commit is harmless to data: SSTables hold acknowledged
+// writes, and merging is idempotent and order-free. Compaction swaps are
+// guarded by the compare-and-set itself: removing an SSTable that is no
+// longer live fails with ErrMissingSSTable.
+//
+// # The copy in the bucket
+//
+// After its compare-and-set wins, every change of the schema, SSTable and
+// ownership buckets is written, before the call returns, to the object
+// store as an immutable object:
+//
+//	manifest/<bucket>/<key>/<version, 20 digits>   the envelope, byte for byte
+//
+// A change is durable enough to rebuild from only once the call has
+// returned nil; if the object cannot be written the call fails with
+// ErrNotArchived although NATS holds the change, and retrying the same change
+// (retries are idempotent: an already applied change writes nothing new)
+// writes the missing object. Restore rebuilds those buckets of every cluster
+// in the object store from the newest version of each key, so the catalog
+// survives the loss of NATS; older versions remain for reading the catalog
+// as it was. Members and leases are not copied: they describe live processes,
+// which rewrite them within one heartbeat or lease period.
+//
+// # Liveness
+//
+// A member is live while its last heartbeat is younger than a maximum age
+// the reader chooses (Member.Live). A lease is held until its expiry;
+// holders renew it before then.
+package manifest
