@@ -131,7 +131,7 @@ func BenchmarkBatching(b *testing.B) {
 			mu.Lock()
 			defer mu.Unlock()
 			m := rows[i%len(rows)]
-			rec = appendMutation(append(rec[:0], recordVersion), m)
+			rec = appendMutation(append(rec[:0], recordMutations), m)
 			if _, err := l.Append(context.Background(), rec); err != nil {
 				return err
 			}

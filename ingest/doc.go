@@ -8,16 +8,21 @@
 // A Mutation is a table ID and entries: storage keys (package keys) and
 // model-encoded values, merged into what the table holds. The shard writes
 // the mutations of one group commit as one commitlog record (the commitlog
-// frames and checksums it, so the record has no checksum of its own):
+// frames and checksums it, so the record has no checksum of its own). The
+// first byte of a record gives its type and format version:
 //
 //	+---------+------------+------------+-----+
-//	| version | mutation 1 | mutation 2 | ... |
-//	| 1 byte  |            |            |     |
+//	| 01      | mutation 1 | mutation 2 | ... |   mutations
 //	+---------+------------+------------+-----+
+//	| 02      | uvarint table ID        |         truncation of a table
+//	+---------+-------------------------+
 //
 //	mutation  uvarint table ID, uvarint entry count (> 0), then per entry
 //	          uvarint key length, key, uvarint value length, value
 //	          (keys and values are never empty)
+//
+// A Node holds a node's shards; shard i of n owns the i-th of n equal
+// slices of the token ring and Node routes each partition to it.
 //
 // # The shard goroutine
 //
@@ -76,5 +81,12 @@
 //
 // # Truncation
 //
-// Truncating a table is not handled by the shard yet.
+// Truncate logs a truncation record, then marks the table truncated in
+// every memtable that holds entries and starts a new active memtable. Reads
+// and flushes skip a table in the memtables that mark it; replay repeats
+// the truncation at its place in the log. A flush checks the marks again
+// just before its commit, under a lock that Truncate takes to mark, and
+// starts over if a table it uploaded was truncated meanwhile: once Truncate
+// returns, no flush commits the table's older entries. Dropping the
+// table's SSTables committed before is the manifest's part.
 package ingest

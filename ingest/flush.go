@@ -3,11 +3,14 @@ package ingest
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/sedimentdb/sediment/commitlog"
 	"github.com/sedimentdb/sediment/keys"
+	"github.com/sedimentdb/sediment/kv"
 	"github.com/sedimentdb/sediment/model"
 	"github.com/sedimentdb/sediment/sstable"
 )
@@ -61,6 +64,9 @@ func (s *Shard) flushLoop() {
 		}
 		start := time.Now()
 		f, err := s.flush(s.flushCtx, m)
+		if errors.Is(err, errTruncated) {
+			continue // flush again without the truncated table
+		}
 		if err != nil {
 			if s.flushCtx.Err() != nil {
 				return
@@ -109,15 +115,25 @@ func (s *Shard) release() {
 	}
 }
 
-// flush writes m as one SSTable per table and commits them.
+// errTruncated means a table was truncated while its SSTable was uploaded.
+var errTruncated = errors.New("ingest: table truncated during flush")
+
+// flush writes m as one SSTable per table and commits them. Tables
+// truncated in m are left out.
 func (s *Shard) flush(ctx context.Context, m *memState) (Flush, error) {
 	s.mu.Lock()
 	f := Flush{Shard: s.id, Through: m.through}
+	truncated := maps.Clone(m.truncated)
 	s.mu.Unlock()
 	it := m.mt.Snapshot().NewIter(nil, nil)
 	defer it.Close()
 	for valid := it.First(); valid; {
 		table := TableID(binary.BigEndian.Uint32(it.Key()))
+		if truncated[table] {
+			_, hi := tableBounds(table, nil, nil)
+			valid = hi != nil && it.SeekGE(hi)
+			continue
+		}
 		t, next, err := s.writeTable(ctx, table, f.Through, it)
 		if err != nil {
 			return Flush{}, err
@@ -127,6 +143,16 @@ func (s *Shard) flush(ctx context.Context, m *memState) (Flush, error) {
 	}
 	if err := it.Error(); err != nil {
 		return Flush{}, err
+	}
+	// A truncation marks memtables under truncMu: holding it, a table
+	// unmarked now stays unmarked until the commit is recorded.
+	s.truncMu.Lock()
+	defer s.truncMu.Unlock()
+	s.mu.Lock()
+	n := len(m.truncated)
+	s.mu.Unlock()
+	if n != len(truncated) {
+		return Flush{}, errTruncated
 	}
 	if err := s.deps.Committer.Commit(ctx, f); err != nil {
 		return Flush{}, fmt.Errorf("commit flush through %v: %w", f.Through, err)
@@ -144,12 +170,7 @@ func (s *Shard) objectKey(table TableID, pos commitlog.Position) string {
 
 // writeTable streams the entries of table, starting at it, into a new
 // object. It returns whether it stopped at another table's entry.
-func (s *Shard) writeTable(ctx context.Context, table TableID, through commitlog.Position, it interface {
-	Key() []byte
-	Value() []byte
-	Next() bool
-	Error() error
-}) (SSTable, bool, error) {
+func (s *Shard) writeTable(ctx context.Context, table TableID, through commitlog.Position, it kv.Iterator) (SSTable, bool, error) {
 	t := SSTable{Table: table, Key: s.objectKey(table, through)}
 	w, err := s.deps.Store.NewWriter(ctx, t.Key)
 	if err != nil {

@@ -31,8 +31,29 @@ var ErrCorrupt = errors.New("ingest: corrupt mutation record")
 // ErrInvalidMutation marks a mutation refused before it reaches the log.
 var ErrInvalidMutation = errors.New("ingest: invalid mutation")
 
-// recordVersion is the first byte of every commitlog record.
-const recordVersion = 1
+// The first byte of a commitlog record says what it holds, in which
+// version of the format.
+const (
+	recordMutations = 1 // mutations
+	recordTruncate  = 2 // the truncation of a table
+)
+
+// appendTruncate appends the record of the truncation of table.
+func appendTruncate(dst []byte, table TableID) []byte {
+	return binary.AppendUvarint(append(dst, recordTruncate), uint64(table))
+}
+
+// decodeTruncate decodes a truncation record.
+func decodeTruncate(rec []byte) (TableID, error) {
+	if len(rec) == 0 || rec[0] != recordTruncate {
+		return 0, fmt.Errorf("%w: not a truncation", ErrCorrupt)
+	}
+	t, n := binary.Uvarint(rec[1:])
+	if n <= 0 || t > 1<<32-1 || 1+n != len(rec) {
+		return 0, fmt.Errorf("%w: bad truncation", ErrCorrupt)
+	}
+	return TableID(t), nil
+}
 
 // validate checks what the shard relies on: every key is a storage key whose
 // kind matches its value's, and every value decodes. A value that could not
@@ -82,8 +103,8 @@ func decodeRecord(rec []byte, fn func(m *Mutation) error) error {
 	if len(rec) == 0 {
 		return fmt.Errorf("%w: empty", ErrCorrupt)
 	}
-	if rec[0] != recordVersion {
-		return fmt.Errorf("%w: version %d", ErrCorrupt, rec[0])
+	if rec[0] != recordMutations {
+		return fmt.Errorf("%w: record type %d", ErrCorrupt, rec[0])
 	}
 	if len(rec) == 1 {
 		return fmt.Errorf("%w: no mutations", ErrCorrupt)

@@ -14,7 +14,7 @@ func TestRecordRoundTrip(t *testing.T) {
 			{Key: rowKey("b", 2), Value: rowValue(2, string(make([]byte, 300)))},
 		}},
 	}
-	rec := []byte{recordVersion}
+	rec := []byte{recordMutations}
 	for _, m := range ms {
 		rec = appendMutation(rec, m)
 	}
@@ -33,18 +33,19 @@ func TestRecordRoundTrip(t *testing.T) {
 }
 
 func TestRecordRejects(t *testing.T) {
-	good := appendMutation([]byte{recordVersion}, rowMutation(3, "a", 1, 1, "v"))
+	good := appendMutation([]byte{recordMutations}, rowMutation(3, "a", 1, 1, "v"))
 	for name, rec := range map[string][]byte{
 		"empty":         {},
-		"version only":  {recordVersion},
-		"bad version":   append([]byte{2}, good[1:]...),
+		"version only":  {recordMutations},
+		"bad type":      append([]byte{9}, good[1:]...),
+		"truncation":    appendTruncate(nil, 3),
 		"truncated":     good[:len(good)-1],
 		"trailing byte": append(append([]byte(nil), good...), 0),
-		"zero entries":  {recordVersion, 3, 0},
-		"huge count":    {recordVersion, 3, 0xff, 0xff, 0xff, 0xff, 0x0f},
-		"huge table":    {recordVersion, 0xff, 0xff, 0xff, 0xff, 0x1f, 1, 1, 'k', 1, 'v'},
-		"empty key":     {recordVersion, 3, 1, 0, 1, 'v'},
-		"empty value":   {recordVersion, 3, 1, 1, 'k', 0},
+		"zero entries":  {recordMutations, 3, 0},
+		"huge count":    {recordMutations, 3, 0xff, 0xff, 0xff, 0xff, 0x0f},
+		"huge table":    {recordMutations, 0xff, 0xff, 0xff, 0xff, 0x1f, 1, 1, 'k', 1, 'v'},
+		"empty key":     {recordMutations, 3, 1, 0, 1, 'v'},
+		"empty value":   {recordMutations, 3, 1, 1, 'k', 0},
 	} {
 		if err := decodeRecord(rec, func(*Mutation) error { return nil }); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%s: got %v, want ErrCorrupt", name, err)
@@ -73,18 +74,26 @@ func TestValidate(t *testing.T) {
 }
 
 func FuzzDecodeRecord(f *testing.F) {
-	f.Add(appendMutation([]byte{recordVersion}, rowMutation(3, "a", 1, 1, "v")))
-	f.Add([]byte{recordVersion, 3, 1, 1, 'k', 1, 'v', 4, 2, 1, 'a', 1, 'b', 1, 'c', 2, 'd', 'e'})
-	f.Add([]byte{recordVersion, 3, 0xff, 0xff, 0xff, 0xff, 0x0f})
+	f.Add(appendMutation([]byte{recordMutations}, rowMutation(3, "a", 1, 1, "v")))
+	f.Add([]byte{recordMutations, 3, 1, 1, 'k', 1, 'v', 4, 2, 1, 'a', 1, 'b', 1, 'c', 2, 'd', 'e'})
+	f.Add([]byte{recordMutations, 3, 0xff, 0xff, 0xff, 0xff, 0x0f})
 	f.Add([]byte{})
+	f.Add(appendTruncate(nil, 1<<32-1))
 	f.Fuzz(func(t *testing.T, rec []byte) {
+		if table, err := decodeTruncate(rec); err == nil {
+			if again := appendTruncate(nil, table); len(again) > len(rec) {
+				t.Fatalf("truncation %x re-encodes to %x", rec, again)
+			}
+		} else if !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("error %v does not match ErrCorrupt", err)
+		}
 		var again []byte
 		err := decodeRecord(rec, func(m *Mutation) error {
 			if len(m.Entries) == 0 {
 				t.Fatal("mutation without entries")
 			}
 			if again == nil {
-				again = []byte{recordVersion}
+				again = []byte{recordMutations}
 			}
 			again = appendMutation(again, m)
 			return nil

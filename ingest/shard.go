@@ -76,6 +76,10 @@ type Shard struct {
 	mu   sync.Mutex
 	mems []*memState
 
+	// truncMu orders truncations and flush commits: a flush commits only
+	// tables that no truncation has marked in its memtable.
+	truncMu sync.Mutex
+
 	// releaseMu guards the commitlog release state: segments are released
 	// only once replay is over.
 	releaseMu  sync.Mutex
@@ -98,6 +102,9 @@ type memState struct {
 	// at or before it, and after the previous memtable's, is in mt.
 	through commitlog.Position
 	first   time.Time // when the first record was applied; zero if empty
+	// truncated are the tables truncated after the memtable was filled:
+	// reads and the flush skip their entries.
+	truncated map[TableID]bool
 }
 
 // request is one write waiting for the shard goroutine.
@@ -107,6 +114,7 @@ type request struct {
 	table    TableID
 	prefix   []byte                          // partition prefix (conditional writes)
 	cond     func(kv.Iterator) (bool, error) // nil for plain writes
+	truncate bool
 	deadline time.Time
 
 	done    chan struct{}
@@ -201,6 +209,14 @@ func (s *Shard) replay(ctx context.Context) error {
 			}
 		}
 		n++
+		if len(rec) > 0 && rec[0] == recordTruncate {
+			table, err := decodeTruncate(rec)
+			if err != nil {
+				return fmt.Errorf("record at %v: %w", pos, err)
+			}
+			s.truncateMems(table)
+			return nil
+		}
 		return s.applyRecord(pos, rec)
 	})
 	if err != nil {
@@ -253,6 +269,22 @@ func (s *Shard) ApplyIf(ctx context.Context, m *Mutation, cond func(current kv.I
 	return r.applied, nil
 }
 
+// Truncate removes every entry of table written before it from the shard's
+// memtables, durably: the truncation is logged, and replay repeats it. The
+// table's committed SSTables are the manifest's to drop; once Truncate
+// returns, no flush commits entries written before it.
+func (s *Shard) Truncate(ctx context.Context, table TableID) error {
+	r := &request{
+		ctx:      ctx,
+		enc:      appendTruncate(nil, table),
+		table:    table,
+		truncate: true,
+		deadline: time.Now().Add(s.cfg.WriteTimeout),
+		done:     make(chan struct{}),
+	}
+	return s.submit(r)
+}
+
 func (s *Shard) newRequest(ctx context.Context, m *Mutation) (*request, error) {
 	if err := m.validate(); err != nil {
 		return nil, err
@@ -300,9 +332,11 @@ func (s *Shard) submit(r *request) error {
 // SSTables, so that a memtable flushed in between is found in one of them.
 func (s *Shard) NewIter(table TableID, lower, upper []byte) kv.Iterator {
 	s.mu.Lock()
-	snaps := make([]memtable.Snapshot, len(s.mems))
-	for i, m := range s.mems {
-		snaps[i] = m.mt.Snapshot()
+	snaps := make([]memtable.Snapshot, 0, len(s.mems))
+	for _, m := range s.mems {
+		if !m.truncated[table] {
+			snaps = append(snaps, m.mt.Snapshot())
+		}
 	}
 	s.mu.Unlock()
 	lo, hi := tableBounds(table, lower, upper)
@@ -421,6 +455,11 @@ func (s *Shard) finish(r *request, err error) {
 // its read sees every earlier write, then joins the next group.
 func (s *Shard) process(batch []*request) {
 	for _, r := range batch {
+		if r.truncate {
+			s.commitGroup()
+			s.finish(r, s.truncate(r))
+			continue
+		}
 		if r.cond == nil {
 			s.add(r)
 			continue
@@ -459,7 +498,7 @@ func (s *Shard) add(r *request) {
 		s.commitGroup()
 	}
 	if len(s.group) == 0 {
-		s.rec = append(s.rec[:0], recordVersion)
+		s.rec = append(s.rec[:0], recordMutations)
 	}
 	s.rec = append(s.rec, r.enc...)
 	s.group = append(s.group, r)
@@ -489,6 +528,40 @@ func (s *Shard) commitGroup() {
 	}
 	clear(s.group)
 	s.group = s.group[:0]
+}
+
+// truncate logs the truncation of r.table and applies it.
+func (s *Shard) truncate(r *request) error {
+	if s.err != nil {
+		return s.err
+	}
+	// Replay repeats the truncation after the records before it, so no
+	// memtable needs to cover its position.
+	if _, err := s.log.Append(s.loopCtx, r.enc); err != nil {
+		s.err = fmt.Errorf("ingest: shard %d failed: %w", s.id, err)
+		return s.err
+	}
+	s.truncateMems(r.table)
+	return nil
+}
+
+// truncateMems marks table truncated in every memtable holding entries,
+// and starts a new active memtable for the writes that follow.
+func (s *Shard) truncateMems(table TableID) {
+	s.truncMu.Lock()
+	s.mu.Lock()
+	for _, m := range s.mems {
+		if m.first.IsZero() {
+			continue // the empty active memtable: later writes stay
+		}
+		if m.truncated == nil {
+			m.truncated = map[TableID]bool{}
+		}
+		m.truncated[table] = true
+	}
+	s.mu.Unlock()
+	s.truncMu.Unlock()
+	s.rotate()
 }
 
 // applyRecord applies a logged record to the active memtable.
@@ -524,6 +597,18 @@ func (s *Shard) maybeRotate(now time.Time) {
 	empty := a.first.IsZero()
 	s.mu.Unlock()
 	if empty || (a.mt.Size() < s.cfg.MemtableSize && now.Sub(a.first) < s.cfg.FlushAge) {
+		return
+	}
+	s.rotate()
+}
+
+// rotate makes the active memtable immutable, if it holds anything, and
+// queues it for flush.
+func (s *Shard) rotate() {
+	s.mu.Lock()
+	empty := s.active.first.IsZero()
+	s.mu.Unlock()
+	if empty {
 		return
 	}
 	s.active = s.newMem()
