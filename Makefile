@@ -10,6 +10,9 @@ GOBIN := $(shell go env GOPATH)/bin
 TOOLS := $(GOBIN)/.sediment-tools
 MINIO_VERSION := v0.0.0-20260212201848-7aac2a2c5b7c
 BENCHTIME ?= 1s
+# Pebble, in the bench module, then compresses zstd with klauspost/compress, as
+# Sediment does, so that the comparison runs the same compression code.
+BENCH_TAGS := -tags pebblegozstd
 
 .PHONY: test tools bench build fmt-check
 build:
@@ -26,7 +29,7 @@ $(TOOLS)/minio-$(MINIO_VERSION):
 test: tools fmt-check
 	go vet ./...
 	PATH="$(GOBIN):$$PATH" go test -race -timeout 25m ./...
-	cd bench && go vet ./... && PATH="$(GOBIN):$$PATH" go test -race -timeout 10m ./...
+	cd bench && go vet $(BENCH_TAGS) ./... && PATH="$(GOBIN):$$PATH" go test $(BENCH_TAGS) -race -timeout 10m ./...
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -34,5 +37,5 @@ fmt-check:
 # Benchmarks of both modules, then one line per figure: <name> <value> <unit>.
 bench: tools
 	PATH="$(GOBIN):$$PATH" go test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -timeout 60m ./... | tee bench.out
-	cd bench && PATH="$(GOBIN):$$PATH" go test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -timeout 60m ./... | tee -a ../bench.out
+	cd bench && PATH="$(GOBIN):$$PATH" go test $(BENCH_TAGS) -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -timeout 60m ./... | tee -a ../bench.out
 	@echo; echo "Figures:"; grep '^figure: ' bench.out | sed 's/^figure: //'

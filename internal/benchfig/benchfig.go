@@ -42,3 +42,25 @@ func Speedup(ours, anchor time.Duration) float64 {
 	}
 	return float64(anchor) / float64(ours)
 }
+
+// Rounds is how many times a comparison runs each of its sides, taking turns,
+// before it reports; see Best.
+const Rounds = 5
+
+// Best keeps, for each quantity of a comparison, the smallest positive time
+// observed over the rounds. Sides that take turns share a busy machine's
+// disturbance, and the fastest of several runs is the least disturbed, so
+// ratios of bests are steadier than ratios of single runs.
+type Best []time.Duration
+
+// Observe records one round's times, always in the same order.
+func (b *Best) Observe(times ...time.Duration) {
+	if *b == nil {
+		*b = make(Best, len(times))
+	}
+	for i, t := range times {
+		if t > 0 && ((*b)[i] == 0 || t < (*b)[i]) {
+			(*b)[i] = t
+		}
+	}
+}
