@@ -34,8 +34,9 @@ func TestRetryAfterArchiveFailure(t *testing.T) {
 	e.store = fs
 	m := e.open("c1")
 	ctx := ctxT(t)
+	initRanges(t, m)
 	tbl := uuid.New()
-	c := Commit{Table: tbl, Add: []SSTable{sst("x", 0, 1)}}
+	c := Commit{Table: tbl, Range: testRange, Add: []SSTable{sst("x", 0, 1)}}
 
 	fs.down.Store(true)
 	if _, err := m.CommitSSTables(ctx, c); !errors.Is(err, ErrNotArchived) || !errors.Is(err, errStoreDown) {
@@ -46,11 +47,11 @@ func TestRetryAfterArchiveFailure(t *testing.T) {
 	if err != nil || len(got) != 1 {
 		t.Fatalf("retry: %v %v", got, err)
 	}
-	if _, err := readObject(ctx, e.store, archiveKey(m.sstables.name, sstablesKey(tbl), 1)); err != nil {
+	if _, err := readObject(ctx, e.store, archiveKey(m.sstables.name, sstablesKey(tbl, testRange), 1)); err != nil {
 		t.Fatalf("retry did not archive the committed version: %v", err)
 	}
 	// The retry changed nothing: still version 1.
-	if _, err := readObject(ctx, e.store, archiveKey(m.sstables.name, sstablesKey(tbl), 2)); !objectstore.IsNotFound(err) {
+	if _, err := readObject(ctx, e.store, archiveKey(m.sstables.name, sstablesKey(tbl, testRange), 2)); !objectstore.IsNotFound(err) {
 		t.Fatalf("version 2: %v", err)
 	}
 }
@@ -59,12 +60,13 @@ func TestArchiveConflict(t *testing.T) {
 	e := newEnv(t)
 	m := e.open("c1")
 	ctx := ctxT(t)
+	initRanges(t, m)
 	tbl := uuid.New()
 	// Someone else's version 1 is already archived.
-	if _, err := e.store.Put(ctx, archiveKey(m.sstables.name, sstablesKey(tbl), 1), []byte(`{"version":1,"deleted":true}`)); err != nil {
+	if _, err := e.store.Put(ctx, archiveKey(m.sstables.name, sstablesKey(tbl, testRange), 1), []byte(`{"version":1,"deleted":true}`)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.CommitSSTables(ctx, Commit{Table: tbl, Add: []SSTable{sst("x", 0, 1)}}); !errors.Is(err, ErrArchiveConflict) {
+	if _, err := m.CommitSSTables(ctx, Commit{Table: tbl, Range: testRange, Add: []SSTable{sst("x", 0, 1)}}); !errors.Is(err, ErrArchiveConflict) {
 		t.Fatalf("commit over a different archived version: %v", err)
 	}
 }
@@ -105,10 +107,10 @@ func TestRestore(t *testing.T) {
 		t.Fatal(err)
 	}
 	lo, hi := RangeBounds(1, 4)
-	if _, err := m.CommitSSTables(ctx, Commit{Table: tbl.ID, Add: []SSTable{sst("a", lo, hi), sst("b", lo, lo)}, Fence: &Fence{Range: 1, Epoch: o.Epoch}}); err != nil {
+	if _, err := m.CommitSSTables(ctx, Commit{Table: tbl.ID, Range: 1, Add: []SSTable{sst("a", lo, hi), sst("b", lo, lo)}, Epoch: o.Epoch}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.CommitSSTables(ctx, Commit{Table: tbl.ID, Add: []SSTable{sst("c", lo, hi)}, Remove: []string{"b"}}); err != nil {
+	if _, err := m.CommitSSTables(ctx, Commit{Table: tbl.ID, Range: 1, Add: []SSTable{sst("c", lo, hi)}, Remove: []string{"b"}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := other.CreateKeyspace(ctx, "elsewhere", simple, false); err != nil {
@@ -185,7 +187,7 @@ func TestRestore(t *testing.T) {
 	}
 	// Fencing and versions carry on: the restored epoch is current, and the
 	// next change gets the next archive version.
-	if _, err := m2.CommitSSTables(ctx, Commit{Table: tbl.ID, Add: []SSTable{sst("d", lo, hi)}, Fence: &Fence{Range: 1, Epoch: o.Epoch}}); err != nil {
+	if _, err := m2.CommitSSTables(ctx, Commit{Table: tbl.ID, Range: 1, Add: []SSTable{sst("d", lo, hi)}, Epoch: o.Epoch}); err != nil {
 		t.Fatal(err)
 	}
 	if err := m2.DropKeyspace(ctx, "gone"); !errors.Is(err, ErrNotFound) {

@@ -81,7 +81,7 @@ func contend(ctx context.Context, m *Manifest, worker string, table uuid.UUID, n
 			return err
 		}
 		s := sst(fmt.Sprintf("sst/%s/%d", worker, i), 0, 1)
-		if _, err := m.CommitSSTables(ctx, Commit{Table: table, Add: []SSTable{s}}); err != nil {
+		if _, err := m.CommitSSTables(ctx, Commit{Table: table, Range: testRange, Add: []SSTable{s}}); err != nil {
 			return err
 		}
 	}

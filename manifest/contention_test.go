@@ -20,6 +20,7 @@ func setupContention(t *testing.T, m *Manifest) uuid.UUID {
 	if err := m.CreateKeyspace(ctx, "ks", simple, true); err != nil {
 		t.Fatal(err)
 	}
+	initRanges(t, m)
 	if _, err := m.CreateTable(ctx, TableSpec{
 		Keyspace: "ks", Name: "shared",
 		Columns:      []ColumnSpec{{Name: "k", Type: "int"}},
@@ -75,7 +76,7 @@ func checkContention(t *testing.T, e *env, m *Manifest, table uuid.UUID, workers
 			}
 		}
 	}
-	for _, key := range []string{keyspaceKey("ks"), sstablesKey(table)} {
+	for _, key := range []string{keyspaceKey("ks"), sstablesKey(table, testRange)} {
 		b := m.schema
 		if key != keyspaceKey("ks") {
 			b = m.sstables

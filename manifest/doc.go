@@ -12,7 +12,7 @@
 //
 //	bucket            key                    document
 //	<c>_schema        ks.<keyspace>          Keyspace: replication, tables, types
-//	<c>_sstables      t.<table ID>           TableSSTables: the live SSTables
+//	<c>_sstables      t.<table ID>.<%05d r>  TableSSTables: live SSTables in range r
 //	<c>_ownership     ranges                 Ranges: the fixed number of ranges
 //	                  range.<%05d index>     Ownership: owner and epoch
 //	<c>_members       m.<node ID>            Member: roles, address, heartbeat
@@ -21,6 +21,10 @@
 // Names in keys are escaped: ASCII letters, digits, '_' and '-' stand for
 // themselves and every other byte is "=XX" (upper-case hex), so any CQL
 // identifier maps to one valid key token and back.
+//
+// SSTables are kept per table and token range: a flush commits to its own
+// range's document without contending with other ranges, and no document
+// grows with the table's total SSTable count.
 //
 // A keyspace, with all its tables and types, is one document: a DDL
 // statement is then a single compare-and-set. Table IDs (UUIDs) and column
@@ -56,9 +60,10 @@
 // # Fencing
 //
 // The token ring is cut into a fixed number of equal ranges (RangeOf,
-// RangeBounds). Assign gives a range to a node under a new, larger epoch. A
-// commit that carries a Fence is rejected with ErrFenced unless its epoch is
-// the range's current one, and its SSTables must lie inside the range. The
+// RangeBounds); every SSTable commit names its range and its SSTables must
+// lie inside it. Assign gives a range to a node under a new, larger epoch. A
+// commit that carries an epoch is rejected with ErrFenced unless it is the
+// range's current one. The
 // epoch is read right before each compare-and-set attempt; an Assign that
 // lands between that read and the write cannot stop that one commit (NATS KV
 // has no multi-key transaction), but every later commit of the former owner

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"regexp"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -77,6 +78,8 @@ type Manifest struct {
 	opts    Options
 
 	schema, sstables, ownership, members, leases *bucket
+
+	rangeCount atomic.Int64 // cached; 0 until read
 }
 
 // bucket is one KV bucket and whether its changes are archived.

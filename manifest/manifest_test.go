@@ -22,14 +22,14 @@ import (
 
 // env is an embedded NATS server and a file object store for one test.
 type env struct {
-	t        *testing.T
+	t        testing.TB
 	natsDir  string
 	storeDir string
 	srv      *Embedded
 	store    objectstore.Store
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	e := &env{t: t, natsDir: filepath.Join(t.TempDir(), "nats"), storeDir: t.TempDir()}
 	e.start(0)
@@ -86,6 +86,20 @@ func ctxT(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// Tests that commit SSTables cut the ring into testRanges ranges; tokens
+// near 0, which the test SSTables hold, are in testRange.
+const (
+	testRanges = 4
+	testRange  = 2
+)
+
+func initRanges(t testing.TB, m *Manifest) {
+	t.Helper()
+	if err := m.InitRanges(context.Background(), testRanges); err != nil {
+		t.Fatal(err)
+	}
 }
 
 var simple = map[string]string{"class": "SimpleStrategy", "replication_factor": "1"}
@@ -240,33 +254,82 @@ func TestSSTableCommits(t *testing.T) {
 	e := newEnv(t)
 	m := e.open("c1")
 	ctx := ctxT(t)
+	initRanges(t, m)
 	tbl := uuid.New()
 
-	if _, err := m.CommitSSTables(ctx, Commit{Table: tbl, Add: []SSTable{sst("a", 0, 10), sst("b", 5, 20)}}); err != nil {
+	if _, err := m.CommitSSTables(ctx, Commit{Table: tbl, Range: testRange, Add: []SSTable{sst("a", 0, 10), sst("b", 5, 20)}}); err != nil {
 		t.Fatal(err)
 	}
 	// A retried commit is a no-op; a conflicting one is not.
-	got, err := m.CommitSSTables(ctx, Commit{Table: tbl, Add: []SSTable{sst("a", 0, 10)}})
+	got, err := m.CommitSSTables(ctx, Commit{Table: tbl, Range: testRange, Add: []SSTable{sst("a", 0, 10)}})
 	if err != nil || len(got) != 2 {
 		t.Fatalf("retry: %v %v", got, err)
 	}
-	if _, err := m.CommitSSTables(ctx, Commit{Table: tbl, Add: []SSTable{sst("a", 0, 11)}}); !errors.Is(err, ErrExists) {
+	if _, err := m.CommitSSTables(ctx, Commit{Table: tbl, Range: testRange, Add: []SSTable{sst("a", 0, 11)}}); !errors.Is(err, ErrExists) {
 		t.Fatalf("conflicting add: %v", err)
 	}
 	// Compaction swap.
 	out := sst("c", 0, 20)
 	out.Level = 1
-	got, err = m.CommitSSTables(ctx, Commit{Table: tbl, Add: []SSTable{out}, Remove: []string{"a", "b"}})
+	got, err = m.CommitSSTables(ctx, Commit{Table: tbl, Range: testRange, Add: []SSTable{out}, Remove: []string{"a", "b"}})
 	if err != nil || len(got) != 1 || got[0].Key != "c" {
 		t.Fatalf("swap: %v %v", got, err)
 	}
 	// A second compaction of the same inputs finds them gone.
-	if _, err := m.CommitSSTables(ctx, Commit{Table: tbl, Add: []SSTable{sst("d", 0, 20)}, Remove: []string{"a", "b"}}); !errors.Is(err, ErrMissingSSTable) {
+	if _, err := m.CommitSSTables(ctx, Commit{Table: tbl, Range: testRange, Add: []SSTable{sst("d", 0, 20)}, Remove: []string{"a", "b"}}); !errors.Is(err, ErrMissingSSTable) {
 		t.Fatalf("stale compaction: %v", err)
 	}
 	live, err := m.SSTables(ctx, tbl)
 	if err != nil || len(live) != 1 || !equalSSTable(live[0], out) {
 		t.Fatalf("live %+v %v", live, err)
+	}
+}
+
+func TestSSTablesAcrossRanges(t *testing.T) {
+	e := newEnv(t)
+	m := e.open("c1")
+	ctx := ctxT(t)
+	tbl := uuid.New()
+	if _, err := m.CommitSSTables(ctx, Commit{Table: tbl, Range: 0, Add: []SSTable{sst("x", 0, 1)}}); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("commit before InitRanges: %v", err)
+	}
+	initRanges(t, m)
+	if _, err := m.CommitSSTables(ctx, Commit{Table: tbl, Range: testRanges, Add: []SSTable{sst("x", 0, 1)}}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("commit to a range past the last: %v", err)
+	}
+	// Commit in reverse range order; reads come back in range order.
+	for r := testRanges - 1; r >= 0; r-- {
+		lo, hi := RangeBounds(r, testRanges)
+		c := Commit{Table: tbl, Range: r, Add: []SSTable{sst(fmt.Sprintf("r%d", r), lo, hi)}}
+		if _, err := m.CommitSSTables(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v, err := m.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	all, err := m.SSTables(ctx, tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, got := range [][]SSTable{all, v.SSTables(tbl)} {
+		if len(got) != testRanges {
+			t.Fatalf("%d sstables, want %d", len(got), testRanges)
+		}
+		for r, s := range got {
+			if s.Key != fmt.Sprintf("r%d", r) {
+				t.Fatalf("sstable %d is %q: not in range order", r, s.Key)
+			}
+		}
+	}
+	in1, err := m.SSTablesInRange(ctx, tbl, 1)
+	if err != nil || len(in1) != 1 || in1[0].Key != "r1" || v.SSTablesInRange(tbl, 1)[0].Key != "r1" {
+		t.Fatalf("range 1: %+v %v", in1, err)
+	}
+	if other, _ := m.SSTables(ctx, uuid.New()); other != nil {
+		t.Fatalf("unknown table has sstables %+v", other)
 	}
 }
 
@@ -294,22 +357,21 @@ func TestFencing(t *testing.T) {
 	if err != nil || old.Epoch != 1 {
 		t.Fatalf("assign: %+v %v", old, err)
 	}
-	fenceA := &Fence{Range: 3, Epoch: old.Epoch}
-	if _, err := m.CommitSSTables(ctx, Commit{Table: tbl, Add: []SSTable{sst("a1", lo, hi)}, Fence: fenceA}); err != nil {
+	if _, err := m.CommitSSTables(ctx, Commit{Table: tbl, Range: 3, Add: []SSTable{sst("a1", lo, hi)}, Epoch: old.Epoch}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.CommitSSTables(ctx, Commit{Table: tbl, Add: []SSTable{sst("out", lo-1, hi)}, Fence: fenceA}); !errors.Is(err, ErrInvalid) {
+	if _, err := m.CommitSSTables(ctx, Commit{Table: tbl, Range: 3, Add: []SSTable{sst("out", lo-1, hi)}, Epoch: old.Epoch}); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("sstable outside the range: %v", err)
 	}
 	cur, err := m.Assign(ctx, 3, "node-b")
 	if err != nil || cur.Epoch != 2 || cur.Owner != "node-b" {
 		t.Fatalf("reassign: %+v %v", cur, err)
 	}
-	_, err = m.CommitSSTables(ctx, Commit{Table: tbl, Add: []SSTable{sst("a2", lo, hi)}, Fence: fenceA})
+	_, err = m.CommitSSTables(ctx, Commit{Table: tbl, Range: 3, Add: []SSTable{sst("a2", lo, hi)}, Epoch: old.Epoch})
 	if !errors.Is(err, ErrFenced) {
 		t.Fatalf("stale owner: %v, want ErrFenced", err)
 	}
-	if _, err := m.CommitSSTables(ctx, Commit{Table: tbl, Add: []SSTable{sst("b1", lo, hi)}, Fence: &Fence{Range: 3, Epoch: 2}}); err != nil {
+	if _, err := m.CommitSSTables(ctx, Commit{Table: tbl, Range: 3, Add: []SSTable{sst("b1", lo, hi)}, Epoch: 2}); err != nil {
 		t.Fatal(err)
 	}
 	live, _ := m.SSTables(ctx, tbl)

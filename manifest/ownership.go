@@ -24,12 +24,6 @@ type Ownership struct {
 	Epoch uint64 `json:"epoch"`
 }
 
-// Fence is a committer's claim to own a range at an epoch.
-type Fence struct {
-	Range int
-	Epoch uint64
-}
-
 const rangesKey = "ranges"
 
 func rangeKey(r int) string { return fmt.Sprintf("range.%05d", r) }
@@ -76,7 +70,11 @@ func (m *Manifest) InitRanges(ctx context.Context, count int) error {
 }
 
 // RangeCount returns the number of token ranges; ErrNotFound before InitRanges.
+// The count never changes once set, so it is read from NATS only once.
 func (m *Manifest) RangeCount(ctx context.Context) (int, error) {
+	if n := m.rangeCount.Load(); n > 0 {
+		return int(n), nil
+	}
 	r, err := getJSON[Ranges](ctx, m.ownership, rangesKey)
 	if err == nil && r == nil {
 		err = fmt.Errorf("%w: ranges not initialized", ErrNotFound)
@@ -84,6 +82,10 @@ func (m *Manifest) RangeCount(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	if r.Count < 1 || r.Count > MaxRanges {
+		return 0, fmt.Errorf("%w: range count %d", ErrCorrupt, r.Count)
+	}
+	m.rangeCount.Store(int64(r.Count))
 	return r.Count, nil
 }
 
@@ -121,14 +123,14 @@ func (m *Manifest) Ownership(ctx context.Context, r int) (Ownership, error) {
 	return *o, nil
 }
 
-// checkFence fails with ErrFenced unless f's epoch is the range's current one.
-func (m *Manifest) checkFence(ctx context.Context, f Fence) error {
-	o, err := m.Ownership(ctx, f.Range)
+// checkFence fails with ErrFenced unless epoch is range r's current one.
+func (m *Manifest) checkFence(ctx context.Context, r int, epoch uint64) error {
+	o, err := m.Ownership(ctx, r)
 	if err != nil {
 		return err
 	}
-	if o.Epoch != f.Epoch {
-		return fmt.Errorf("%w: range %d is at epoch %d (owner %q), commit has %d", ErrFenced, f.Range, o.Epoch, o.Owner, f.Epoch)
+	if o.Epoch != epoch {
+		return fmt.Errorf("%w: range %d is at epoch %d (owner %q), commit has %d", ErrFenced, r, o.Epoch, o.Owner, epoch)
 	}
 	return nil
 }

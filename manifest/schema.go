@@ -208,11 +208,11 @@ func (m *Manifest) Schema(ctx context.Context) (*Schema, error) {
 	}
 	s := &Schema{Keyspaces: map[string]*Keyspace{}}
 	for key, raw := range docs {
-		ks := new(Keyspace)
-		if err := decodeDoc(raw, ks); err != nil {
+		ks, err := decoders[kindSchema](key, raw)
+		if err != nil {
 			return nil, fmt.Errorf("%s/%s: %w", m.schema.name, key, err)
 		}
-		s.Keyspaces[ks.Name] = ks
+		s.Keyspaces[ks.(*Keyspace).Name] = ks.(*Keyspace)
 	}
 	s.Version = SchemaVersion(s.Keyspaces)
 	return s, nil

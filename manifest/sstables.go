@@ -38,52 +38,83 @@ type LogPosition struct {
 	Offset  int64  `json:"offset"`
 }
 
-// TableSSTables is the set of live SSTables of one table, stored under
-// "t.<table ID>" in the sstables bucket.
+// TableSSTables is the set of live SSTables of one table in one token
+// range, stored under "t.<table ID>.<%05d range>" in the sstables bucket.
+// Splitting a table by range keeps each document small and lets flushes of
+// different ranges commit without contending.
 type TableSSTables struct {
 	Table    uuid.UUID `json:"table"`
+	Range    int       `json:"range"`
 	SSTables []SSTable `json:"sstables"`
 }
 
-// Commit is one atomic change of a table's SSTables: a flush adds one, a
-// compaction swaps its inputs for its outputs.
+// Commit is one atomic change of the SSTables of a table in one token range:
+// a flush adds one, a compaction swaps its inputs for its outputs. Every
+// added SSTable must lie inside the range.
 type Commit struct {
 	Table  uuid.UUID
+	Range  int
 	Add    []SSTable
 	Remove []string // object keys
-	// Fence, if set, makes the commit require the committer's epoch on
-	// Fence.Range to be current, and every added SSTable to lie in it.
-	Fence *Fence
+	// Epoch, if not 0, fences the commit: it fails with ErrFenced unless
+	// Epoch is the range's current ownership epoch.
+	Epoch uint64
 }
 
-func sstablesKey(table uuid.UUID) string { return "t." + table.String() }
+func sstablesKey(table uuid.UUID, r int) string { return fmt.Sprintf("t.%s.%05d", table, r) }
 
-// SSTables returns the live SSTables of a table (none for an unknown table).
+// SSTables returns the live SSTables of a table in range order (none for an
+// unknown table).
 func (m *Manifest) SSTables(ctx context.Context, table uuid.UUID) ([]SSTable, error) {
-	ts, err := getJSON[TableSSTables](ctx, m.sstables, sstablesKey(table))
+	lister, err := m.sstables.kv.ListKeysFiltered(ctx, "t."+table.String()+".*")
+	if err != nil {
+		return nil, fmt.Errorf("manifest: list %s: %w", m.sstables.name, err)
+	}
+	var keys []string
+	for k := range lister.Keys() {
+		keys = append(keys, k)
+	}
+	_ = lister.Stop()
+	slices.Sort(keys) // range order: the range is zero-padded
+	var out []SSTable
+	for _, k := range keys {
+		ts, err := getJSON[TableSSTables](ctx, m.sstables, k)
+		if err != nil {
+			return nil, err
+		}
+		if ts != nil {
+			out = append(out, ts.SSTables...)
+		}
+	}
+	return out, nil
+}
+
+// SSTablesInRange returns the live SSTables of a table in range r.
+func (m *Manifest) SSTablesInRange(ctx context.Context, table uuid.UUID, r int) ([]SSTable, error) {
+	ts, err := getJSON[TableSSTables](ctx, m.sstables, sstablesKey(table, r))
 	if err != nil || ts == nil {
 		return nil, err
 	}
 	return ts.SSTables, nil
 }
 
-// CommitSSTables applies c with a compare-and-set and returns the table's
-// SSTables after it. Re-committing a change that is already applied (the
-// same SSTables added, the removed ones gone) is a no-op, so a commit that
-// failed with ErrNotArchived can simply be retried.
+// CommitSSTables applies c with a compare-and-set and returns the SSTables
+// of the table's range after it. Re-committing a change that is already
+// applied (the same SSTables added, the removed ones gone) is a no-op, so a
+// commit that failed with ErrNotArchived can simply be retried.
 func (m *Manifest) CommitSSTables(ctx context.Context, c Commit) ([]SSTable, error) {
 	if err := m.checkCommit(ctx, c); err != nil {
 		return nil, err
 	}
 	var out []SSTable
-	err := mutateJSON(ctx, m, m.sstables, sstablesKey(c.Table), func(cur *TableSSTables) (*TableSSTables, error) {
+	err := mutateJSON(ctx, m, m.sstables, sstablesKey(c.Table, c.Range), func(cur *TableSSTables) (*TableSSTables, error) {
 		if cur == nil {
-			cur = &TableSSTables{Table: c.Table}
+			cur = &TableSSTables{Table: c.Table, Range: c.Range}
 		}
 		// The fence is checked on every attempt, right before the
 		// compare-and-set, to keep the window for a concurrent Assign short.
-		if c.Fence != nil {
-			if err := m.checkFence(ctx, *c.Fence); err != nil {
+		if c.Epoch != 0 {
+			if err := m.checkFence(ctx, c.Range, c.Epoch); err != nil {
 				return nil, err
 			}
 		}
@@ -96,7 +127,7 @@ func (m *Manifest) CommitSSTables(ctx context.Context, c Commit) ([]SSTable, err
 			}
 			return nil, err
 		}
-		return &TableSSTables{Table: c.Table, SSTables: next}, nil
+		return &TableSSTables{Table: c.Table, Range: c.Range, SSTables: next}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -108,22 +139,20 @@ func (m *Manifest) checkCommit(ctx context.Context, c Commit) error {
 	if c.Table == uuid.Nil || len(c.Add)+len(c.Remove) == 0 {
 		return fmt.Errorf("%w: commit needs a table and a change", ErrInvalid)
 	}
-	var n int
-	if c.Fence != nil {
-		var err error
-		if n, err = m.RangeCount(ctx); err != nil {
-			return err
-		}
+	n, err := m.RangeCount(ctx)
+	if err != nil {
+		return err
 	}
+	if c.Range < 0 || c.Range >= n {
+		return fmt.Errorf("%w: range %d of %d", ErrInvalid, c.Range, n)
+	}
+	first, last := RangeBounds(c.Range, n)
 	for _, s := range c.Add {
 		if s.Key == "" || s.MinToken > s.MaxToken {
 			return fmt.Errorf("%w: sstable %q", ErrInvalid, s.Key)
 		}
-		if c.Fence != nil {
-			first, last := RangeBounds(c.Fence.Range, n)
-			if c.Fence.Range >= n || s.MinToken < first || s.MaxToken > last {
-				return fmt.Errorf("%w: sstable %q spans tokens outside range %d", ErrInvalid, s.Key, c.Fence.Range)
-			}
+		if s.MinToken < first || s.MaxToken > last {
+			return fmt.Errorf("%w: sstable %q spans tokens outside range %d", ErrInvalid, s.Key, c.Range)
 		}
 	}
 	return nil

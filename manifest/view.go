@@ -28,13 +28,35 @@ type View struct {
 	mu      sync.RWMutex
 	docs    map[string]map[string]any // bucket kind → KV key → decoded document
 	version uuid.UUID                 // schema version
-	changed chan struct{}             // closed and replaced at every change
+	// tables indexes the sstables documents by table and range.
+	tables  map[uuid.UUID]map[int]*TableSSTables
+	changed chan struct{} // closed and replaced at every change
 }
 
 // decoders turn a document of each bucket kind into its Go value.
+// A document must sit under the key its content names, since the View
+// indexes it by content.
 var decoders = map[string]func(key string, raw []byte) (any, error){
-	kindSchema:   decodeAs[Keyspace],
-	kindSSTables: decodeAs[TableSSTables],
+	kindSchema: func(key string, raw []byte) (any, error) {
+		ks := new(Keyspace)
+		if err := decodeDoc(raw, ks); err != nil {
+			return nil, err
+		}
+		if keyspaceKey(ks.Name) != key {
+			return nil, fmt.Errorf("%w: keyspace %q under key %q", ErrCorrupt, ks.Name, key)
+		}
+		return ks, nil
+	},
+	kindSSTables: func(key string, raw []byte) (any, error) {
+		ts := new(TableSSTables)
+		if err := decodeDoc(raw, ts); err != nil {
+			return nil, err
+		}
+		if sstablesKey(ts.Table, ts.Range) != key {
+			return nil, fmt.Errorf("%w: sstables of %s range %d under key %q", ErrCorrupt, ts.Table, ts.Range, key)
+		}
+		return ts, nil
+	},
 	kindOwnership: func(key string, raw []byte) (any, error) {
 		if key == rangesKey {
 			return decodeAs[Ranges](key, raw)
@@ -57,7 +79,7 @@ func decodeAs[T any](_ string, raw []byte) (any, error) {
 // contents. It runs until Close or until ctx is done.
 func (m *Manifest) Watch(ctx context.Context) (*View, error) {
 	wctx, cancel := context.WithCancel(ctx)
-	v := &View{m: m, cancel: cancel, docs: map[string]map[string]any{}, changed: make(chan struct{})}
+	v := &View{m: m, cancel: cancel, docs: map[string]map[string]any{}, tables: map[uuid.UUID]map[int]*TableSSTables{}, changed: make(chan struct{})}
 	v.version = SchemaVersion(nil)
 	buckets := map[string]*bucket{
 		kindSchema: m.schema, kindSSTables: m.sstables, kindOwnership: m.ownership,
@@ -191,6 +213,16 @@ func (v *View) replace(kind string, docs map[string]any) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.docs[kind] = docs
+	if kind == kindSSTables {
+		v.tables = map[uuid.UUID]map[int]*TableSSTables{}
+		for _, d := range docs {
+			ts := d.(*TableSSTables)
+			if v.tables[ts.Table] == nil {
+				v.tables[ts.Table] = map[int]*TableSSTables{}
+			}
+			v.tables[ts.Table][ts.Range] = ts
+		}
+	}
 	v.changedLocked(kind)
 }
 
@@ -198,12 +230,31 @@ func (v *View) set(kind, key string, val any) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	m := maps.Clone(v.docs[kind]) // readers may hold the old map
+	old := m[key]
 	if val == nil {
 		delete(m, key)
 	} else {
 		m[key] = val
 	}
 	v.docs[kind] = m
+	if kind == kindSSTables {
+		ts, _ := val.(*TableSSTables)
+		if ts == nil {
+			ts, _ = old.(*TableSSTables)
+		}
+		if ts != nil {
+			ranges := maps.Clone(v.tables[ts.Table])
+			if ranges == nil {
+				ranges = map[int]*TableSSTables{}
+			}
+			if val == nil {
+				delete(ranges, ts.Range)
+			} else {
+				ranges[ts.Range] = ts
+			}
+			v.tables[ts.Table] = ranges
+		}
+	}
 	v.changedLocked(kind)
 }
 
@@ -280,13 +331,26 @@ func (v *View) Table(ks, name string) *Table {
 	return nil
 }
 
-// SSTables returns the live SSTables of a table.
+// SSTables returns the live SSTables of a table in range order.
 func (v *View) SSTables(table uuid.UUID) []SSTable {
-	ts, _ := v.doc(kindSSTables, sstablesKey(table)).(*TableSSTables)
-	if ts == nil {
-		return nil
+	v.mu.RLock()
+	ranges := v.tables[table]
+	v.mu.RUnlock()
+	var out []SSTable
+	for _, r := range slices.Sorted(maps.Keys(ranges)) {
+		out = append(out, ranges[r].SSTables...)
 	}
-	return ts.SSTables
+	return out
+}
+
+// SSTablesInRange returns the live SSTables of a table in range r.
+func (v *View) SSTablesInRange(table uuid.UUID, r int) []SSTable {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	if ts := v.tables[table][r]; ts != nil {
+		return ts.SSTables
+	}
+	return nil
 }
 
 // RangeCount returns the number of token ranges, 0 before InitRanges.

@@ -36,7 +36,7 @@ func TestViewFollowsChanges(t *testing.T) {
 	if _, err := m.Assign(ctx, 1, "n1"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.CommitSSTables(ctx, Commit{Table: tbl.ID, Add: []SSTable{sst("a", 1, 2)}}); err != nil {
+	if _, err := m.CommitSSTables(ctx, Commit{Table: tbl.ID, Range: 1, Add: []SSTable{sst("a", 1, 2)}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.Heartbeat(ctx, Member{ID: "n1", Addr: "127.0.0.1:1"}); err != nil {
@@ -77,6 +77,7 @@ func TestViewSurvivesNATSOutage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	initRanges(t, m)
 	v, err := e.open("c1").Watch(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +91,7 @@ func TestViewSurvivesNATSOutage(t *testing.T) {
 		t.Fatal("view lost its state when NATS went away")
 	}
 	e.start(port)
-	if _, err := m.CommitSSTables(ctx, Commit{Table: tbl.ID, Add: []SSTable{sst("after", 1, 2)}}); err != nil {
+	if _, err := m.CommitSSTables(ctx, Commit{Table: tbl.ID, Range: testRange, Add: []SSTable{sst("after", 1, 2)}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.AlterTable(ctx, "ks", "users", func(t *Table) error { return t.AddColumn("late", "int", false) }); err != nil {
