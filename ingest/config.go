@@ -30,6 +30,7 @@ type Config struct {
 	FlushMinBackoff time.Duration `yaml:"flush_min_backoff"`
 	FlushMaxBackoff time.Duration `yaml:"flush_max_backoff"`
 	// ObjectPrefix is the key prefix of this node's SSTables in the bucket.
+	// SSTable names are unique per node only, so nodes need their own.
 	ObjectPrefix string `yaml:"object_prefix"`
 
 	Commitlog CommitlogConfig `yaml:"commitlog"`
@@ -55,7 +56,7 @@ func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	f.DurationVar(&c.WriteTimeout, p+"write-timeout", 2*time.Second, "How long a write waits for memtable memory before failing as overloaded.")
 	f.DurationVar(&c.FlushMinBackoff, p+"flush-min-backoff", 100*time.Millisecond, "Pause before retrying a failed flush; doubles each time.")
 	f.DurationVar(&c.FlushMaxBackoff, p+"flush-max-backoff", 10*time.Second, "Longest pause between flush attempts.")
-	f.StringVar(&c.ObjectPrefix, p+"object-prefix", "sst", "Key prefix of this node's SSTables in the object store.")
+	f.StringVar(&c.ObjectPrefix, p+"object-prefix", "sst", "Key prefix of this node's SSTables in the object store; give each node its own, as SSTable names are unique only per node.")
 	f.StringVar(&c.Commitlog.Dir, p+"commitlog.dir", "", "Directory of the commitlogs, one subdirectory per shard (default <data.dir>/commitlog).")
 	f.Int64Var(&c.Commitlog.SegmentSize, p+"commitlog.segment-size", 32<<20, "Size at which a commitlog segment is closed and the next started.")
 	f.StringVar(&c.Commitlog.SyncMode, p+"commitlog.sync-mode", "batch", "batch: acknowledge writes once synced; periodic: once written, syncing every sync-period.")

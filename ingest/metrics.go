@@ -40,7 +40,7 @@ func newMetrics(reg prometheus.Registerer, shard uint32, memory func() int64) *m
 		replayed:      counter("replayed_records_total", "Commitlog records replayed at open."),
 		flushSeconds: f.NewHistogram(prometheus.HistogramOpts{
 			Namespace: "sediment", Subsystem: "ingest", Name: "flush_seconds", ConstLabels: l,
-			Help:    "Time to flush a memtable, retries included.",
+			Help:    "Time of a successful flush attempt: uploads and commit.",
 			Buckets: prometheus.ExponentialBuckets(0.01, 4, 8),
 		}),
 	}

@@ -124,7 +124,8 @@ type request struct {
 
 // Open opens shard id: it opens its commitlog under cfg.Commitlog.Dir,
 // replays the records that committed flushes do not hold into memtables,
-// and starts the shard's goroutines.
+// and starts the shard's goroutines. If the replayed memtables reach the
+// memory limit, Open waits for flushes, as long as ctx allows.
 func Open(ctx context.Context, cfg Config, id uint32, deps Deps) (*Shard, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -248,7 +249,8 @@ func (s *Shard) Apply(ctx context.Context, m *Mutation) error {
 // ApplyIf applies m, whose entries must all belong to one partition, if
 // cond holds for the partition's current entries (memtables merged with the
 // committed SSTables). No other write of the shard runs between the read
-// and the write. It reports whether m was applied.
+// and the write. It reports whether m was applied. The shard's other
+// writes wait while cond runs and while the SSTables are read.
 func (s *Shard) ApplyIf(ctx context.Context, m *Mutation, cond func(current kv.Iterator) (bool, error)) (bool, error) {
 	r, err := s.newRequest(ctx, m)
 	if err != nil {
