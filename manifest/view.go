@@ -148,12 +148,28 @@ func (v *View) follow(ctx context.Context, kind string, b *bucket, ready chan<- 
 				ready <- nil
 			}
 		})
-		_ = w.Stop()
-		for range w.Updates() { // let the subscription finish closing
-		}
+		stopWatcher(w)
 	}
 	if first {
 		ready <- ctx.Err()
+	}
+}
+
+// stopWatcher stops w and drains its channel, so that a delivery blocked on
+// a full channel cannot hold the subscription open. The wait is bounded in
+// case the client never reports the subscription closed.
+func stopWatcher(w jetstream.KeyWatcher) {
+	_ = w.Stop()
+	deadline := time.After(5 * time.Second)
+	for {
+		select {
+		case _, ok := <-w.Updates():
+			if !ok {
+				return
+			}
+		case <-deadline:
+			return
+		}
 	}
 }
 

@@ -84,8 +84,19 @@ func TestViewSurvivesNATSOutage(t *testing.T) {
 	}
 	defer v.Close()
 
+	closedWhileDown, err := e.open("c1").Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	port := e.srv.Port()
 	e.stop()
+	closed := make(chan struct{})
+	go func() { closedWhileDown.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(15 * time.Second):
+		t.Fatal("Close hangs while NATS is down")
+	}
 	// The view answers from memory while NATS is gone.
 	if v.Table("ks", "users") == nil || v.Table("ks", "users").ID != tbl.ID {
 		t.Fatal("view lost its state when NATS went away")
