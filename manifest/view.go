@@ -160,7 +160,7 @@ func (v *View) follow(ctx context.Context, kind string, b *bucket, ready chan<- 
 // case the client never reports the subscription closed.
 func stopWatcher(w jetstream.KeyWatcher) {
 	_ = w.Stop()
-	deadline := time.After(5 * time.Second)
+	deadline := time.After(time.Second)
 	for {
 		select {
 		case _, ok := <-w.Updates():
