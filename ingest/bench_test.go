@@ -82,7 +82,9 @@ func BenchmarkApply(b *testing.B) {
 			shard := benchfig.Measure(b, "shard", func(b *testing.B) {
 				s := openBenchShard(b)
 				b.SetBytes(bytesPerRow)
+				syncs := s.log.Stats().Syncs
 				runParallel(b, func(i int) error { return s.Apply(context.Background(), rows[i%len(rows)]) })
+				b.ReportMetric(float64(b.N)/float64(s.log.Stats().Syncs-syncs), "writes/fsync")
 			})
 			mem := benchfig.Measure(b, "memtable", func(b *testing.B) {
 				b.SetBytes(bytesPerRow)

@@ -434,7 +434,8 @@ func (s *Shard) run() {
 }
 
 // expire fails the requests whose deadline has passed with ErrOverloaded.
-// Requests are in arrival order, so their deadlines ascend.
+// Requests are in arrival order, so their deadlines ascend (but for the
+// moments between a request's creation and its arrival).
 func (s *Shard) expire(pending []*request, now time.Time) []*request {
 	i := 0
 	for i < len(pending) && !pending[i].deadline.After(now) {
@@ -457,6 +458,10 @@ func (s *Shard) finish(r *request, err error) {
 // its read sees every earlier write, then joins the next group.
 func (s *Shard) process(batch []*request) {
 	for _, r := range batch {
+		if err := r.ctx.Err(); err != nil {
+			s.finish(r, err) // the caller gave up: spare the work
+			continue
+		}
 		if r.truncate {
 			s.commitGroup()
 			s.finish(r, s.truncate(r))
