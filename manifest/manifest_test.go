@@ -179,6 +179,19 @@ func TestSchemaDDL(t *testing.T) {
 	if err := m.AlterTable(ctx, "ks", "Users Table", func(t *Table) error { t.PartitionKey = t.PartitionKey[:1]; return nil }); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("change key: %v", err)
 	}
+	if err := m.AlterTable(ctx, "ks", "Users Table", func(t *Table) error { t.Clustering[0].Desc = false; return nil }); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("change clustering order in place: %v", err)
+	}
+	if err := m.AlterTable(ctx, "ks", "Users Table", func(t *Table) error { t.Columns[4].ID = 99; t.NextColumnID = 99; return nil }); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("renumber a column: %v", err)
+	}
+	err = m.AlterTable(ctx, "ks", "Users Table", func(t *Table) error {
+		t.Options.Comment, t.Options.Compression = "renamed", map[string]string{"class": "ZstdCompressor"}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	s1, err := m.Schema(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -193,7 +206,8 @@ func TestSchemaDDL(t *testing.T) {
 	if len(got.Dropped) != 1 || got.Dropped[0].ID != 4 || got.Dropped[0].DroppedAt != 1000 {
 		t.Fatalf("dropped %+v", got.Dropped)
 	}
-	if got.ID != tbl.ID || got.Options.DefaultTTL != 60 || got.Options.Compaction["class"] != "LeveledCompactionStrategy" {
+	if got.ID != tbl.ID || got.Options.DefaultTTL != 60 || got.Options.Compaction["class"] != "LeveledCompactionStrategy" ||
+		got.Options.Comment != "renamed" || got.Options.Compression["class"] != "ZstdCompressor" {
 		t.Fatalf("table %+v", got)
 	}
 	if s1.Version == s0.Version {

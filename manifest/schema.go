@@ -441,6 +441,8 @@ func (m *Manifest) AlterTable(ctx context.Context, ks, name string, fn func(t *T
 		}
 		before := *t
 		before.Columns = slices.Clone(t.Columns)
+		before.PartitionKey = slices.Clone(t.PartitionKey)
+		before.Clustering = slices.Clone(t.Clustering)
 		if err := fn(t); err != nil {
 			return err
 		}
