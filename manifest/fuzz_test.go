@@ -5,6 +5,8 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+
+	"github.com/google/uuid"
 )
 
 func TestEscapeName(t *testing.T) {
@@ -69,7 +71,7 @@ func FuzzDecodeEnvelope(f *testing.F) {
 		}
 		// Documents inside decode or fail cleanly, whatever their kind.
 		for kind, dec := range decoders {
-			if _, err := dec("range.00001", e.Data); err != nil && !errors.Is(err, ErrCorrupt) {
+			if _, err := dec(rangeKey(1), e.Data); err != nil && !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("%s: error %v is not ErrCorrupt", kind, err)
 			}
 		}
@@ -93,6 +95,25 @@ func FuzzParseArchiveKey(f *testing.F) {
 			t.Fatalf("%q parses to (%q, %q, %d), which names %q", k, b, key, v, again)
 		}
 	})
+}
+
+func TestDecodersCheckKeys(t *testing.T) {
+	for kind, tc := range map[string]struct {
+		key, doc string
+	}{
+		kindSchema:    {keyspaceKey("a"), `{"name":"a","replication":{"class":"x"},"durable_writes":true,"version":"00000000-0000-0000-0000-000000000000"}`},
+		kindSSTables:  {sstablesKey(uuid.Nil, 3), `{"table":"00000000-0000-0000-0000-000000000000","range":3,"sstables":[]}`},
+		kindOwnership: {rangeKey(2), `{"range":2,"owner":"n","epoch":1}`},
+		kindMembers:   {memberKey("n.1"), `{"id":"n.1","roles":null,"addr":"a","shards":1,"heartbeat":"2026-01-01T00:00:00Z"}`},
+		kindLeases:    {leaseKey("p"), `{"name":"p","holder":"h","expiry":"2026-01-01T00:00:00Z"}`},
+	} {
+		if _, err := decoders[kind](tc.key, []byte(tc.doc)); err != nil {
+			t.Errorf("%s: %v", kind, err)
+		}
+		if _, err := decoders[kind]("x.other", []byte(tc.doc)); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s under a foreign key: %v", kind, err)
+		}
+	}
 }
 
 func TestDecodeDocStrict(t *testing.T) {

@@ -38,39 +38,33 @@ type View struct {
 // indexes it by content.
 var decoders = map[string]func(key string, raw []byte) (any, error){
 	kindSchema: func(key string, raw []byte) (any, error) {
-		ks := new(Keyspace)
-		if err := decodeDoc(raw, ks); err != nil {
-			return nil, err
-		}
-		if keyspaceKey(ks.Name) != key {
-			return nil, fmt.Errorf("%w: keyspace %q under key %q", ErrCorrupt, ks.Name, key)
-		}
-		return ks, nil
+		return decodeAt(key, raw, func(ks *Keyspace) string { return keyspaceKey(ks.Name) })
 	},
 	kindSSTables: func(key string, raw []byte) (any, error) {
-		ts := new(TableSSTables)
-		if err := decodeDoc(raw, ts); err != nil {
-			return nil, err
-		}
-		if sstablesKey(ts.Table, ts.Range) != key {
-			return nil, fmt.Errorf("%w: sstables of %s range %d under key %q", ErrCorrupt, ts.Table, ts.Range, key)
-		}
-		return ts, nil
+		return decodeAt(key, raw, func(ts *TableSSTables) string { return sstablesKey(ts.Table, ts.Range) })
 	},
 	kindOwnership: func(key string, raw []byte) (any, error) {
 		if key == rangesKey {
-			return decodeAs[Ranges](key, raw)
+			return decodeAt(key, raw, func(*Ranges) string { return rangesKey })
 		}
-		return decodeAs[Ownership](key, raw)
+		return decodeAt(key, raw, func(o *Ownership) string { return rangeKey(o.Range) })
 	},
-	kindMembers: decodeAs[Member],
-	kindLeases:  decodeAs[Lease],
+	kindMembers: func(key string, raw []byte) (any, error) {
+		return decodeAt(key, raw, func(m *Member) string { return memberKey(m.ID) })
+	},
+	kindLeases: func(key string, raw []byte) (any, error) {
+		return decodeAt(key, raw, func(l *Lease) string { return leaseKey(l.Name) })
+	},
 }
 
-func decodeAs[T any](_ string, raw []byte) (any, error) {
+// decodeAt decodes a T and checks that it sits under the key it names.
+func decodeAt[T any](key string, raw []byte, keyOf func(*T) string) (any, error) {
 	v := new(T)
 	if err := decodeDoc(raw, v); err != nil {
 		return nil, err
+	}
+	if k := keyOf(v); k != key {
+		return nil, fmt.Errorf("%w: document of key %q under key %q", ErrCorrupt, k, key)
 	}
 	return v, nil
 }
