@@ -3,6 +3,7 @@ package manifest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -167,4 +168,56 @@ func (g *group) Go(f func() error) {
 func (g *group) Wait() error {
 	g.wg.Wait()
 	return g.err
+}
+
+// TestLoserRerunsOnFreshValue makes a concurrent change inside the first run
+// of a mutation, so that its compare-and-set must lose: the mutation runs
+// again on the value that won, and a budget of one attempt gives ErrConflict.
+func TestLoserRerunsOnFreshValue(t *testing.T) {
+	e := newEnv(t)
+	m, other := e.open("c1"), e.open("c1")
+	ctx := ctxT(t)
+	if err := m.CreateKeyspace(ctx, "ks", simple, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.CreateTable(ctx, TableSpec{Keyspace: "ks", Name: "t", Columns: []ColumnSpec{{Name: "k", Type: "int"}}, PartitionKey: []string{"k"}}); err != nil {
+		t.Fatal(err)
+	}
+	var seen []int
+	err := m.AlterTable(ctx, "ks", "t", func(tb *Table) error {
+		seen = append(seen, len(tb.Columns))
+		if len(seen) == 1 {
+			if err := other.AlterTable(ctx, "ks", "t", func(tb *Table) error { return tb.AddColumn("theirs", "int", false) }); err != nil {
+				return err
+			}
+		}
+		return tb.AddColumn("mine", "int", false)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 2 || seen[0] != 1 || seen[1] != 2 {
+		t.Fatalf("mutation saw %v columns per run, want [1 2]", seen)
+	}
+	s, _ := m.Schema(ctx)
+	tb := s.Keyspaces["ks"].Tables["t"]
+	theirs, _ := tb.Column("theirs")
+	mine, _ := tb.Column("mine")
+	if theirs.ID != 2 || mine.ID != 3 {
+		t.Fatalf("column IDs theirs=%d mine=%d, want 2 and 3", theirs.ID, mine.ID)
+	}
+
+	once, err := Open(ctx, e.connect(), e.store, "c1", Options{MaxAttempts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = once.AlterTable(ctx, "ks", "t", func(tb *Table) error {
+		if err := other.AlterTable(ctx, "ks", "t", func(tb *Table) error { tb.Options.Comment += "x"; return nil }); err != nil {
+			return err
+		}
+		return nil
+	})
+	if !errors.Is(err, ErrConflict) {
+		t.Fatalf("one attempt against a concurrent writer: %v, want ErrConflict", err)
+	}
 }
