@@ -110,7 +110,12 @@ func (s *fileStore) NewWriter(ctx context.Context, key string) (Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	w.stop = context.AfterFunc(ctx, func() { w.Abort() })
+	// The hook must not touch w.stop, which it may race with being set.
+	w.stop = context.AfterFunc(ctx, func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.abortLocked()
+	})
 	return w, nil
 }
 
