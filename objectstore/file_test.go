@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -125,4 +126,22 @@ func TestMemRemoteAcceptance(t *testing.T) {
 		cfg.ListPageSize = 2
 		return objectstore.NewMemRemote(cfg)
 	}, objtest.Options{PartSize: 1 << 20})
+}
+
+// TestFileWriterCancelledWhileOpening cancels the context while NewWriter
+// registers its abort hook; under -race this proves the two do not race.
+func TestFileWriterCancelledWhileOpening(t *testing.T) {
+	s := newFileStore(t)
+	for i := range 200 {
+		ctx, cancel := context.WithCancel(context.Background())
+		go cancel()
+		w, err := s.NewWriter(ctx, fmt.Sprintf("k/%d", i))
+		if err != nil {
+			continue // cancelled before the writer existed
+		}
+		if _, err := w.Write([]byte("x")); err == nil {
+			w.Close()
+		}
+		w.Abort()
+	}
 }
