@@ -182,6 +182,19 @@ func EnvName(flagName string) string {
 	return "SEDIMENT_" + strings.NewReplacer(".", "_", "-", "_").Replace(strings.ToUpper(flagName))
 }
 
+// printConfig writes cfg as YAML with its secrets redacted.
+func printConfig(w io.Writer, cfg Config) error {
+	if cfg.ObjectStore.SecretAccessKey != "" {
+		cfg.ObjectStore.SecretAccessKey = "<redacted>"
+	}
+	out, err := yaml.Marshal(&cfg)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(out)
+	return err
+}
+
 // Usage prints the flags and their defaults.
 func Usage(w io.Writer) {
 	f := flag.NewFlagSet("sediment", flag.ContinueOnError)

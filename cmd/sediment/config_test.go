@@ -96,6 +96,13 @@ func TestSecretFromEnvironmentStaysOutOfHelp(t *testing.T) {
 	if strings.Contains(help.String(), "s3cr3t") {
 		t.Fatal("-help shows the secret")
 	}
+	var printed strings.Builder
+	if err := printConfig(&printed, c); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(printed.String(), "s3cr3t") || !strings.Contains(printed.String(), "secret_access_key: <redacted>") {
+		t.Fatalf("-config.print shows:\n%s", printed.String())
+	}
 }
 
 func TestLoadRejectsBadEnvironmentValue(t *testing.T) {

@@ -20,8 +20,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"gopkg.in/yaml.v3"
-
 	"github.com/sedimentdb/sediment/objectstore"
 )
 
@@ -40,12 +38,10 @@ func main() {
 		os.Exit(2)
 	}
 	if cfg.PrintConfig {
-		out, err := yaml.Marshal(&cfg)
-		if err != nil {
+		if err := printConfig(os.Stdout, cfg); err != nil {
 			fmt.Fprintf(os.Stderr, "sediment: %v\n", err)
 			os.Exit(1)
 		}
-		os.Stdout.Write(out)
 		return
 	}
 	logger := cfg.Log.Logger(os.Stderr)
