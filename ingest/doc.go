@@ -83,8 +83,9 @@
 //
 // Truncate logs a truncation record, then marks the table truncated in
 // every memtable that holds entries and starts a new active memtable. Reads
-// and flushes skip a table in the memtables that mark it; replay repeats
-// the truncation at its place in the log. A flush checks the marks again
+// and flushes skip a table in the memtables that mark it. Replay, which
+// flushes as it goes, first finds each table's last truncation and never
+// applies the table's entries logged before it. A flush checks the marks again
 // just before its commit, under a lock that Truncate takes to mark, and
 // starts over if a table it uploaded was truncated meanwhile: once Truncate
 // returns, no flush commits the table's older entries. Dropping the

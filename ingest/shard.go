@@ -190,8 +190,29 @@ func (s *Shard) newMem() *memState {
 }
 
 // replay applies the log records after the committed flushes' position.
+//
+// Memtables filled during replay are flushed while it goes on, so a table's
+// rows must never reach a memtable if a later record truncates the table:
+// the truncation could come after their flush committed them. A first pass
+// therefore finds each table's last truncation, and the second skips the
+// table's entries in the records before it.
 func (s *Shard) replay(ctx context.Context) error {
 	flushed, err := s.deps.Committer.Flushed(ctx, s.id)
+	if err != nil {
+		return err
+	}
+	truncated := map[TableID]commitlog.Position{}
+	err = s.log.Replay(func(pos commitlog.Position, rec []byte) error {
+		if pos.Compare(flushed) <= 0 || len(rec) == 0 || rec[0] != recordTruncate {
+			return nil
+		}
+		table, err := decodeTruncate(rec)
+		if err != nil {
+			return fmt.Errorf("record at %v: %w", pos, err)
+		}
+		truncated[table] = pos
+		return nil
+	})
 	if err != nil {
 		return err
 	}
@@ -211,20 +232,15 @@ func (s *Shard) replay(ctx context.Context) error {
 		}
 		n++
 		if len(rec) > 0 && rec[0] == recordTruncate {
-			table, err := decodeTruncate(rec)
-			if err != nil {
-				return fmt.Errorf("record at %v: %w", pos, err)
-			}
-			s.truncateMems(table)
-			return nil
+			return nil // the first pass dropped the entries it removes
 		}
-		return s.applyRecord(pos, rec)
+		return s.applyRecord(pos, rec, truncated)
 	})
 	if err != nil {
 		return err
 	}
 	s.m.replayed.Add(float64(n))
-	s.logger.Info("replayed commitlog", "records", n, "skipped_flushed", skipped, "flushed_through", flushed.String())
+	s.logger.Info("replayed commitlog", "records", n, "skipped_flushed", skipped, "flushed_through", flushed.String(), "truncations", len(truncated))
 	s.releaseMu.Lock()
 	s.replayed = true
 	if s.releasable.Compare(flushed) < 0 {
@@ -272,7 +288,7 @@ func (s *Shard) ApplyIf(ctx context.Context, m *Mutation, cond func(current kv.I
 }
 
 // Truncate removes every entry of table written before it from the shard's
-// memtables, durably: the truncation is logged, and replay repeats it. The
+// memtables, durably: the truncation is logged, and replay honours it. The
 // table's committed SSTables are the manifest's to drop; once Truncate
 // returns, no flush commits entries written before it.
 func (s *Shard) Truncate(ctx context.Context, table TableID) error {
@@ -520,7 +536,7 @@ func (s *Shard) commitGroup() {
 	if s.err == nil {
 		pos, err := s.log.Append(s.loopCtx, s.rec)
 		if err == nil {
-			err = s.applyRecord(pos, s.rec)
+			err = s.applyRecord(pos, s.rec, nil)
 		}
 		if err != nil {
 			s.err = fmt.Errorf("ingest: shard %d failed: %w", s.id, err)
@@ -542,7 +558,7 @@ func (s *Shard) truncate(r *request) error {
 	if s.err != nil {
 		return s.err
 	}
-	// Replay repeats the truncation after the records before it, so no
+	// Replay drops the table's entries logged before the truncation, so no
 	// memtable needs to cover its position.
 	if _, err := s.log.Append(s.loopCtx, r.enc); err != nil {
 		s.err = fmt.Errorf("ingest: shard %d failed: %w", s.id, err)
@@ -571,10 +587,14 @@ func (s *Shard) truncateMems(table TableID) {
 	s.rotate()
 }
 
-// applyRecord applies a logged record to the active memtable.
-func (s *Shard) applyRecord(pos commitlog.Position, rec []byte) error {
+// applyRecord applies a logged record to the active memtable, less the
+// mutations of tables truncated after pos.
+func (s *Shard) applyRecord(pos commitlog.Position, rec []byte, truncated map[TableID]commitlog.Position) error {
 	a := s.active
 	err := decodeRecord(rec, func(m *Mutation) error {
+		if t, ok := truncated[m.Table]; ok && pos.Compare(t) < 0 {
+			return nil
+		}
 		for _, e := range m.Entries {
 			s.keyBuf = appendTableKey(s.keyBuf[:0], m.Table, e.Key)
 			if err := a.mt.Set(s.keyBuf, e.Value); err != nil {

@@ -106,3 +106,49 @@ func entries(ts []SSTable) int {
 	}
 	return n
 }
+
+// TestReplayTruncationAfterFullMemtables replays a log in which a table's
+// rows fill memtables before its truncation: replay must not flush those
+// rows, even when it has to wait for flushes to free memory before it
+// reaches the truncation.
+func TestReplayTruncationAfterFullMemtables(t *testing.T) {
+	e := newEnv(t)
+	e.cfg.MemoryLimit = 4 << 20
+	setHook(&e.beforeCommit, func() error { return errCrashed })
+	s := e.open()
+	ctx := context.Background()
+	val := string(make([]byte, 500))
+	for i := range 600 { // several memtables, none committed
+		if err := s.Apply(ctx, rowMutation(1, "p"+strconv.Itoa(i/10), int64(i), 1, val)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Truncate(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(ctx, rowMutation(2, "other", 1, 1, "v")); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if n := len(e.committer.SSTables(1)); n != 0 {
+		t.Fatalf("%d SSTables committed before the restart", n)
+	}
+
+	// With room for only two memtables, replay waits for flushes of the
+	// table's rows before it reaches the truncation.
+	e.beforeCommit.Store(nil)
+	e.cfg.MemoryLimit = 2 * e.cfg.MemtableSize
+	e.cfg.FlushAge = 10 * time.Millisecond
+	s = e.open()
+	defer s.Close()
+	waitFor(t, "flushes", func() bool { return len(e.committer.SSTables(2)) == 1 })
+	if n := entries(e.committer.SSTables(1)); n != 0 {
+		t.Fatalf("%d truncated rows committed to SSTables", n)
+	}
+	if got := contents(t, s, e.committer, 1); len(got) != 0 {
+		t.Fatalf("truncated table reads %d rows after restart", len(got))
+	}
+	if got := contents(t, s, e.committer, 2); len(got) != 1 {
+		t.Fatalf("other table reads %d rows after restart, want 1", len(got))
+	}
+}
