@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sedimentdb/sediment/objectstore"
 )
@@ -222,5 +223,104 @@ func TestRestoreRejectsForeignObjects(t *testing.T) {
 		if err := e.store.Delete(ctx, key); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// archivedEnvelope returns the archived version v of key in b.
+func archivedEnvelope(t *testing.T, ctx context.Context, m *Manifest, b *bucket, key string, v uint64) envelope {
+	t.Helper()
+	raw, err := readObject(ctx, m.store, archiveKey(b.name, key, v))
+	if err != nil {
+		t.Fatalf("version %d of %s/%s is not archived: %v", v, b.name, key, err)
+	}
+	env, err := decodeEnvelope(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return env
+}
+
+// A retried DDL statement whose first attempt was applied but not archived
+// answers as the applied state demands (ErrExists, ErrNotFound), and only
+// after writing the missing copy.
+func TestRetriedDDLArchivesAppliedChange(t *testing.T) {
+	e := newEnv(t)
+	fs := &flakyStore{Store: e.store}
+	e.store = fs
+	m := e.open("c1")
+	ctx := ctxT(t)
+	ksKey := keyspaceKey("ks")
+
+	fs.down.Store(true)
+	if err := m.CreateKeyspace(ctx, "ks", simple, true); !errors.Is(err, ErrNotArchived) {
+		t.Fatalf("create with the store down: %v", err)
+	}
+	// Still down: the retry must not claim ErrExists over a missing copy.
+	if err := m.CreateKeyspace(ctx, "ks", simple, true); !errors.Is(err, ErrNotArchived) || errors.Is(err, ErrExists) {
+		t.Fatalf("retried create with the store down: %v", err)
+	}
+	fs.down.Store(false)
+	if err := m.CreateKeyspace(ctx, "ks", simple, true); !errors.Is(err, ErrExists) {
+		t.Fatalf("retried create: %v, want ErrExists", err)
+	}
+	if env := archivedEnvelope(t, ctx, m, m.schema, ksKey, 1); env.Deleted {
+		t.Fatalf("archived create is a tombstone: %+v", env)
+	}
+
+	fs.down.Store(true)
+	if _, err := m.CreateTable(ctx, usersSpec("ks", "users")); !errors.Is(err, ErrNotArchived) {
+		t.Fatalf("create table with the store down: %v", err)
+	}
+	fs.down.Store(false)
+	if _, err := m.CreateTable(ctx, usersSpec("ks", "users")); !errors.Is(err, ErrExists) {
+		t.Fatalf("retried create table: %v, want ErrExists", err)
+	}
+	var ks Keyspace
+	if err := decodeDoc(archivedEnvelope(t, ctx, m, m.schema, ksKey, 2).Data, &ks); err != nil || ks.Tables["users"] == nil {
+		t.Fatalf("archived version 2 lacks the table: %+v %v", ks, err)
+	}
+
+	fs.down.Store(true)
+	if err := m.DropKeyspace(ctx, "ks"); !errors.Is(err, ErrNotArchived) {
+		t.Fatalf("drop with the store down: %v", err)
+	}
+	fs.down.Store(false)
+	if err := m.DropKeyspace(ctx, "ks"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("retried drop: %v, want ErrNotFound", err)
+	}
+	if env := archivedEnvelope(t, ctx, m, m.schema, ksKey, 3); !env.Deleted {
+		t.Fatalf("archived drop is not a tombstone: %+v", env)
+	}
+}
+
+// Deleting a key whose tombstone is already in NATS writes nothing, but
+// archives the tombstone if its copy is missing.
+func TestDeleteOfTombstoneArchivesIt(t *testing.T) {
+	e := newEnv(t)
+	fs := &flakyStore{Store: e.store}
+	e.store = fs
+	m := e.open("c1")
+	ctx := ctxT(t)
+	if err := m.CreateKeyspace(ctx, "ks", simple, true); err != nil {
+		t.Fatal(err)
+	}
+	fs.down.Store(true)
+	if err := m.DropKeyspace(ctx, "ks"); !errors.Is(err, ErrNotArchived) {
+		t.Fatalf("drop with the store down: %v", err)
+	}
+	fs.down.Store(false)
+	del := func([]byte) ([]byte, error) { return nil, nil }
+	if err := m.update(ctx, m.schema, keyspaceKey("ks"), del); err != nil {
+		t.Fatal(err)
+	}
+	if env := archivedEnvelope(t, ctx, m, m.schema, keyspaceKey("ks"), 2); !env.Deleted {
+		t.Fatalf("archived drop is not a tombstone: %+v", env)
+	}
+	// Deleting a key that never existed writes nothing at all.
+	if err := m.update(ctx, m.schema, keyspaceKey("never"), del); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.schema.kv.Get(ctx, keyspaceKey("never")); !errors.Is(err, jetstream.ErrKeyNotFound) {
+		t.Fatalf("delete of an absent key wrote it: %v", err)
 	}
 }

@@ -179,15 +179,19 @@ func decodeDoc(data []byte, v any) error {
 }
 
 // errUnchanged, returned by a mutation function, ends the update without
-// writing; the current version is still archived, which makes a retried
-// change idempotent.
+// writing and without error; like any error of the mutation function, it
+// still archives the current version, which makes a retried change
+// idempotent.
 var errUnchanged = errors.New("manifest: unchanged")
 
 // update applies fn to the current document under key and stores the result
 // with a compare-and-set on the key's revision. fn gets nil for an absent or
 // deleted key and returns the new document, or nil to delete it. On a lost
 // race update reloads and re-runs fn, up to MaxAttempts times with jittered
-// exponential backoff. The change is archived before update returns.
+// exponential backoff. The change is archived before update returns; when
+// nothing is written (fn fails, or deletes a deleted key) the current
+// version is archived instead, and an archive failure takes precedence over
+// fn's error.
 func (m *Manifest) update(ctx context.Context, b *bucket, key string, fn func(cur []byte) ([]byte, error)) error {
 	backoff := m.opts.MinBackoff
 	for attempt := 1; ; attempt++ {
@@ -211,17 +215,21 @@ func (m *Manifest) update(ctx context.Context, b *bucket, key string, fn func(cu
 			}
 		}
 		next, err := fn(cur)
-		if errors.Is(err, errUnchanged) {
-			if rev == 0 {
+		if err != nil || (next == nil && cur == nil) {
+			// Nothing to write: fn refused (a retried create finds what it
+			// created, a retried drop finds the tombstone it wrote) or the
+			// key is already deleted. The current version may be a change
+			// whose archive copy failed, so write the copy before answering:
+			// a caller must not rely on a state that Restore would lose.
+			if rev != 0 {
+				if aerr := m.archive(ctx, b, key, e.Value(), env.Version); aerr != nil {
+					return aerr
+				}
+			}
+			if errors.Is(err, errUnchanged) {
 				return nil
 			}
-			return m.archive(ctx, b, key, e.Value(), env.Version)
-		}
-		if err != nil {
 			return err
-		}
-		if next == nil && cur == nil {
-			return nil // deleting what is not there
 		}
 		nenv := envelope{Version: env.Version + 1, Deleted: next == nil, Data: next}
 		val, err := json.Marshal(nenv)
