@@ -47,6 +47,9 @@ func entryStats(_, value []byte) sstable.EntryStats {
 func (s *Shard) flushLoop() {
 	defer close(s.flushDone)
 	backoff := s.cfg.FlushMinBackoff
+	// recheck is set after a failed attempt: its commit may have been
+	// recorded even though it reported an error.
+	recheck := false
 	for {
 		s.mu.Lock()
 		var m *memState
@@ -63,7 +66,7 @@ func (s *Shard) flushLoop() {
 			}
 		}
 		start := time.Now()
-		f, err := s.flush(s.flushCtx, m)
+		f, err := s.flush(s.flushCtx, m, recheck)
 		if errors.Is(err, errTruncated) {
 			continue // flush again without the truncated table
 		}
@@ -79,9 +82,10 @@ func (s *Shard) flushLoop() {
 				return
 			}
 			backoff = min(2*backoff, s.cfg.FlushMaxBackoff)
+			recheck = true
 			continue
 		}
-		backoff = s.cfg.FlushMinBackoff
+		backoff, recheck = s.cfg.FlushMinBackoff, false
 		s.mu.Lock()
 		s.mems = s.mems[1:]
 		s.mu.Unlock()
@@ -119,12 +123,29 @@ func (s *Shard) release() {
 var errTruncated = errors.New("ingest: table truncated during flush")
 
 // flush writes m as one SSTable per table and commits them. Tables
-// truncated in m are left out.
-func (s *Shard) flush(ctx context.Context, m *memState) (Flush, error) {
+// truncated in m are left out. If recheck is set, a previous attempt
+// failed, perhaps after its commit was recorded: then flush first asks the
+// committer, and uploads nothing if the commit is there, since uploading
+// would overwrite committed SSTables.
+func (s *Shard) flush(ctx context.Context, m *memState, recheck bool) (Flush, error) {
 	s.mu.Lock()
 	f := Flush{Shard: s.id, Through: m.through}
 	truncated := maps.Clone(m.truncated)
 	s.mu.Unlock()
+	if recheck {
+		done, err := s.deps.Committer.Flushed(ctx, s.id)
+		if err != nil {
+			return Flush{}, fmt.Errorf("check flush through %v: %w", f.Through, err)
+		}
+		if f.Through.Compare(done) <= 0 {
+			s.logger.Info("flush found committed by a failed attempt", "through", f.Through.String())
+			return f, nil
+		}
+	}
+	if m.created.IsZero() {
+		// Fixed for the memtable, so a retry uploads the same bytes.
+		m.created = time.Now()
+	}
 	it := m.mt.Snapshot().NewIter(nil, nil)
 	defer it.Close()
 	for valid := it.First(); valid; {
@@ -134,7 +155,7 @@ func (s *Shard) flush(ctx context.Context, m *memState) (Flush, error) {
 			valid = hi != nil && it.SeekGE(hi)
 			continue
 		}
-		t, next, err := s.writeTable(ctx, table, f.Through, it)
+		t, next, err := s.writeTable(ctx, table, f.Through, m.created, it)
 		if err != nil {
 			return Flush{}, err
 		}
@@ -162,15 +183,17 @@ func (s *Shard) flush(ctx context.Context, m *memState) (Flush, error) {
 
 // objectKey names the SSTable of table from the flush through pos. The name
 // is fixed by what the SSTable holds, so a retried flush overwrites an
-// upload abandoned before its commit, and never a committed table: records
-// up to a committed position are never flushed again.
+// upload abandoned before its commit, with the same bytes, and never a
+// committed table: records up to a committed position are never flushed
+// again, and a flush retried after a commit error first checks that the
+// commit was not recorded.
 func (s *Shard) objectKey(table TableID, pos commitlog.Position) string {
 	return fmt.Sprintf("%s/%08x/%05d-%016x-%016x.sst", s.cfg.ObjectPrefix, uint32(table), s.id, pos.Segment, pos.Offset)
 }
 
 // writeTable streams the entries of table, starting at it, into a new
 // object. It returns whether it stopped at another table's entry.
-func (s *Shard) writeTable(ctx context.Context, table TableID, through commitlog.Position, it kv.Iterator) (SSTable, bool, error) {
+func (s *Shard) writeTable(ctx context.Context, table TableID, through commitlog.Position, created time.Time, it kv.Iterator) (SSTable, bool, error) {
 	t := SSTable{Table: table, Key: s.objectKey(table, through)}
 	// The upload is aborted when ctx ends, but through our own AfterFunc:
 	// the file store's NewWriter races with a cancellation that arrives
@@ -186,7 +209,7 @@ func (s *Shard) writeTable(ctx context.Context, table TableID, through commitlog
 		Split:     splitPartition,
 		Stats:     entryStats,
 		WriterID:  fmt.Sprintf("ingest/shard-%d", s.id),
-		CreatedAt: time.Now(),
+		CreatedAt: created,
 	})
 	valid := true
 	for valid {

@@ -105,6 +105,9 @@ type memState struct {
 	// truncated are the tables truncated after the memtable was filled:
 	// reads and the flush skip their entries.
 	truncated map[TableID]bool
+	// created is the SSTables' creation time, set by the first flush
+	// attempt; owned by the flush goroutine.
+	created time.Time
 }
 
 // request is one write waiting for the shard goroutine.

@@ -1,0 +1,89 @@
+package ingest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sedimentdb/sediment/objectstore"
+)
+
+// TestFlushCommitLandedDespiteError fails a commit after it was recorded:
+// the retry must find it recorded and not upload the committed SSTable's
+// key again.
+func TestFlushCommitLandedDespiteError(t *testing.T) {
+	e := newEnv(t)
+	e.cfg.FlushAge = 10 * time.Millisecond
+	var uploads, failed atomic.Int32
+	setHook(&e.beforeUpload, func() error { uploads.Add(1); return nil })
+	setHook(&e.afterCommit, func() error {
+		if failed.Add(1) == 1 {
+			return errors.New("test: commit response lost")
+		}
+		return nil
+	})
+	s := e.open()
+	defer s.Close()
+	if err := s.Apply(context.Background(), rowMutation(1, "a", 1, 1, "v")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "flush", func() bool { return counterValue(s.m.flushes) == 1 })
+	if n := uploads.Load(); n != 1 {
+		t.Fatalf("%d uploads of a flush whose commit landed, want 1", n)
+	}
+	if got := contents(t, s, e.committer, 1); len(got) != 1 {
+		t.Fatalf("table reads %d rows, want 1", len(got))
+	}
+}
+
+// TestFlushRetryUploadsSameBytes fails a commit before it is recorded: the
+// retry uploads the same key again, and must write the same bytes.
+func TestFlushRetryUploadsSameBytes(t *testing.T) {
+	e := newEnv(t)
+	e.cfg.FlushAge = 10 * time.Millisecond
+	var mu sync.Mutex
+	var uploaded [][]byte
+	setHook(&e.beforeCommit, func() error {
+		var objs [][]byte
+		err := e.faults.List(context.Background(), "", func(a objectstore.Attrs) error {
+			r, err := e.faults.Get(context.Background(), a.Key)
+			if err != nil {
+				return err
+			}
+			defer r.Close()
+			b, err := io.ReadAll(r)
+			objs = append(objs, b)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		uploaded = append(uploaded, bytes.Join(objs, nil))
+		if len(uploaded) == 1 {
+			time.Sleep(2 * time.Millisecond) // a later CreatedAt, were it the clock's
+			return errors.New("test: commit failed")
+		}
+		return nil
+	})
+	s := e.open()
+	defer s.Close()
+	if err := s.Apply(context.Background(), rowMutation(1, "a", 1, 1, "v")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "flush", func() bool { return counterValue(s.m.flushes) == 1 })
+	mu.Lock()
+	defer mu.Unlock()
+	if len(uploaded) != 2 {
+		t.Fatalf("%d commit attempts, want 2", len(uploaded))
+	}
+	if !bytes.Equal(uploaded[0], uploaded[1]) {
+		t.Fatal("the retried flush uploaded different bytes under the same key")
+	}
+}
