@@ -125,8 +125,13 @@ func (n *Node) shardOfKey(key []byte) (int, error) {
 
 // Apply writes m. Entries of partitions on different shards are applied
 // by each shard separately: each partition's entries are atomic, as in
-// Cassandra, not the whole mutation.
+// Cassandra, not the whole mutation. An invalid mutation is refused whole.
 func (n *Node) Apply(ctx context.Context, m *Mutation) error {
+	// Before the split, or a shard could apply its part while another
+	// refuses an invalid entry.
+	if err := m.validate(); err != nil {
+		return err
+	}
 	first, err := n.shardOfKey(firstKey(m))
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -132,5 +133,32 @@ func TestNode(t *testing.T) {
 	defer n.Close()
 	if got := drain(t, n.NewIter(1, nil, nil)); len(got) != parts+9 {
 		t.Fatalf("reopened node reads %d rows, want %d", len(got), parts+9)
+	}
+}
+
+// TestNodeApplyInvalid refuses a mutation spanning shards whose entry on
+// one shard is invalid: no shard applies its part.
+func TestNodeApplyInvalid(t *testing.T) {
+	e := newEnv(t)
+	e.cfg.Shards = 4
+	n, err := e.openNode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	shardOf := func(pk string) int { return n.ShardOf(token.Murmur3([]byte(pk))) }
+	other := "p1"
+	for i := 2; shardOf(other) == shardOf("p0"); i++ {
+		other = "p" + strconv.Itoa(i)
+	}
+	m := &Mutation{Table: 1, Entries: []Entry{
+		{Key: rowKey("p0", 1), Value: rowValue(1, "v")},
+		{Key: rowKey(other, 1), Value: []byte{0xff, 0xff}},
+	}}
+	if err := n.Apply(context.Background(), m); !errors.Is(err, ErrInvalidMutation) {
+		t.Fatalf("got %v, want ErrInvalidMutation", err)
+	}
+	if got := drain(t, n.NewIter(1, nil, nil)); len(got) != 0 {
+		t.Fatalf("an invalid mutation left %d rows", len(got))
 	}
 }
