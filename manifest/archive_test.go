@@ -324,3 +324,40 @@ func TestDeleteOfTombstoneArchivesIt(t *testing.T) {
 		t.Fatalf("delete of an absent key wrote it: %v", err)
 	}
 }
+
+// A fenced commit that was applied but not archived is retried after its
+// range moved to another owner: the change is in, so the retry succeeds and
+// writes the missing copy, while a new change under that epoch is fenced.
+func TestRetryAfterReassignment(t *testing.T) {
+	e := newEnv(t)
+	fs := &flakyStore{Store: e.store}
+	e.store = fs
+	m := e.open("c1")
+	ctx := ctxT(t)
+	initRanges(t, m)
+	old, err := m.Assign(ctx, testRange, "node-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl := uuid.New()
+	c := Commit{Table: tbl, Range: testRange, Add: []SSTable{sst("x", 0, 1)}, Epoch: old.Epoch}
+	fs.down.Store(true)
+	if _, err := m.CommitSSTables(ctx, c); !errors.Is(err, ErrNotArchived) {
+		t.Fatalf("commit with the store down: %v", err)
+	}
+	fs.down.Store(false)
+	if _, err := m.Assign(ctx, testRange, "node-b"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := m.CommitSSTables(ctx, c)
+	if err != nil || len(got) != 1 || got[0].Key != "x" {
+		t.Fatalf("retry of an applied commit after reassignment: %+v %v", got, err)
+	}
+	if env := archivedEnvelope(t, ctx, m, m.sstables, sstablesKey(tbl, testRange), 1); env.Deleted {
+		t.Fatalf("archived commit is a tombstone: %+v", env)
+	}
+	c.Add = []SSTable{sst("y", 0, 1)}
+	if _, err := m.CommitSSTables(ctx, c); !errors.Is(err, ErrFenced) {
+		t.Fatalf("new change under the old epoch: %v, want ErrFenced", err)
+	}
+}

@@ -63,8 +63,8 @@
 // RangeBounds); every SSTable commit names its range and its SSTables must
 // lie inside it. Assign gives a range to a node under a new, larger epoch. A
 // commit that carries an epoch is rejected with ErrFenced unless it is the
-// range's current one. The
-// epoch is read right before each compare-and-set attempt; an Assign that
+// range's current one, or the commit is already applied (a retry, which
+// only archives it). The epoch is read right before each compare-and-set attempt; an Assign that
 // lands between that read and the write cannot stop that one commit (NATS KV
 // has no multi-key transaction), but every later commit of the former owner
 // fails. Such a late commit is harmless to data: SSTables hold acknowledged

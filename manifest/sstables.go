@@ -100,8 +100,9 @@ func (m *Manifest) SSTablesInRange(ctx context.Context, table uuid.UUID, r int) 
 
 // CommitSSTables applies c with a compare-and-set and returns the SSTables
 // of the table's range after it. Re-committing a change that is already
-// applied (the same SSTables added, the removed ones gone) is a no-op, so a
-// commit that failed with ErrNotArchived can simply be retried.
+// applied (the same SSTables added, the removed ones gone) is a no-op that
+// succeeds even under a stale epoch, so a commit that failed with
+// ErrNotArchived can simply be retried, also after its range was reassigned.
 func (m *Manifest) CommitSSTables(ctx context.Context, c Commit) ([]SSTable, error) {
 	if err := m.checkCommit(ctx, c); err != nil {
 		return nil, err
@@ -111,6 +112,13 @@ func (m *Manifest) CommitSSTables(ctx context.Context, c Commit) ([]SSTable, err
 		if cur == nil {
 			cur = &TableSSTables{Table: c.Table, Range: c.Range}
 		}
+		next, changed, err := applyCommit(cur.SSTables, c)
+		out = cur.SSTables
+		if err == nil && !changed {
+			// Already applied: a retry succeeds (and archives) even if
+			// the range has been reassigned since, for the change is in.
+			return nil, errUnchanged
+		}
 		// The fence is checked on every attempt, right before the
 		// compare-and-set, to keep the window for a concurrent Assign short.
 		if c.Epoch != 0 {
@@ -118,15 +126,10 @@ func (m *Manifest) CommitSSTables(ctx context.Context, c Commit) ([]SSTable, err
 				return nil, err
 			}
 		}
-		next, changed, err := applyCommit(cur.SSTables, c)
-		out = next
-		if err != nil || !changed {
-			out = cur.SSTables
-			if err == nil {
-				err = errUnchanged
-			}
+		if err != nil {
 			return nil, err
 		}
+		out = next
 		return &TableSSTables{Table: c.Table, Range: c.Range, SSTables: next}, nil
 	})
 	if err != nil {
