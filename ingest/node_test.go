@@ -13,6 +13,8 @@ import (
 	"github.com/sedimentdb/sediment/kv"
 	"github.com/sedimentdb/sediment/model"
 	"github.com/sedimentdb/sediment/token"
+	"github.com/sedimentdb/sediment/vfs"
+	"github.com/sedimentdb/sediment/vfs/errorfs"
 )
 
 func (e *env) openNode() (*Node, error) {
@@ -160,5 +162,34 @@ func TestNodeApplyInvalid(t *testing.T) {
 	}
 	if got := drain(t, n.NewIter(1, nil, nil)); len(got) != 0 {
 		t.Fatalf("an invalid mutation left %d rows", len(got))
+	}
+}
+
+// TestShardsFileInterrupted fails the write of the SHARDS file: the next
+// start must not find a partial file that it cannot read.
+func TestShardsFileInterrupted(t *testing.T) {
+	mem := vfs.NewMem()
+	for _, op := range []errorfs.Op{errorfs.OpWrite, errorfs.OpSync, errorfs.OpClose} {
+		failing := errorfs.Wrap(mem, &errorfs.Rule{
+			Ops:   op,
+			Path:  func(p string) bool { return strings.Contains(p, shardsFile) },
+			Times: 1,
+		})
+		if err := checkShardCount(failing, "commitlog", 4); err == nil {
+			t.Fatalf("%v failed, yet the SHARDS file was written", op)
+		}
+		if _, err := mem.Stat("commitlog/" + shardsFile); err == nil {
+			t.Fatalf("%v failed, yet a SHARDS file exists", op)
+		}
+	}
+	if err := checkShardCount(mem, "commitlog", 4); err != nil {
+		t.Fatal(err)
+	}
+	// Durable once written.
+	if err := checkShardCount(mem.CrashClone(), "commitlog", 3); err == nil || !strings.Contains(err.Error(), "4 shards") {
+		t.Fatalf("3 shards after a crash: %v", err)
+	}
+	if err := checkShardCount(mem, "commitlog", 4); err != nil {
+		t.Fatal(err)
 	}
 }
