@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sync"
 	"testing"
@@ -113,7 +114,7 @@ func usersSpec(ks, name string) TableSpec {
 		},
 		PartitionKey: []string{"id", "day"},
 		Clustering:   []ClusteringSpec{{Name: "at", Desc: true}},
-		Options:      TableOptions{DefaultTTL: 60, GCGraceSeconds: 3600, Compaction: map[string]string{"class": "LeveledCompactionStrategy"}, Comment: "users"},
+		Options:      &TableOptions{DefaultTTL: 60, GCGraceSeconds: 3600, Compaction: map[string]string{"class": "LeveledCompactionStrategy"}, Comment: "users"},
 	}
 }
 
@@ -487,4 +488,47 @@ func TestMain(m *testing.M) {
 		os.Exit(runChild())
 	}
 	os.Exit(m.Run())
+}
+
+func TestTableOptionsDefaults(t *testing.T) {
+	e := newEnv(t)
+	m := e.open("c1")
+	ctx := ctxT(t)
+	if err := m.CreateKeyspace(ctx, "ks", simple, true); err != nil {
+		t.Fatal(err)
+	}
+	create := func(name string, o *TableOptions) TableOptions {
+		t.Helper()
+		spec := usersSpec("ks", name)
+		spec.Options = o
+		if _, err := m.CreateTable(ctx, spec); err != nil {
+			t.Fatal(err)
+		}
+		ks, err := m.Keyspace(ctx, "ks") // as stored, not as returned
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ks.Tables[name].Options
+	}
+	def := DefaultTableOptions()
+	if def.GCGraceSeconds != 864000 || def.DefaultTTL != 0 || def.Compaction["class"] != "SizeTieredCompactionStrategy" ||
+		def.Compression["class"] != "LZ4Compressor" || def.Compression["chunk_length_in_kb"] != "16" {
+		t.Fatalf("defaults %+v are not Cassandra's", def)
+	}
+	if got := create("none", nil); !reflect.DeepEqual(got, def) {
+		t.Fatalf("options not given: %+v, want %+v", got, def)
+	}
+	// Integers given are taken as given, gc_grace_seconds = 0 included;
+	// missing maps get the defaults, given ones are kept.
+	lcs := map[string]string{"class": "LeveledCompactionStrategy"}
+	got := create("some", &TableOptions{Comment: "c", Compaction: lcs})
+	want := TableOptions{Comment: "c", Compaction: lcs, Compression: def.Compression}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("options partly given: %+v, want %+v", got, want)
+	}
+	// The defaults are fresh for every call: a caller may change them.
+	DefaultTableOptions().Compaction["class"] = "x"
+	if DefaultTableOptions().Compaction["class"] != "SizeTieredCompactionStrategy" {
+		t.Fatal("DefaultTableOptions shares its maps")
+	}
 }

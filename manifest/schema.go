@@ -86,9 +86,33 @@ type TableOptions struct {
 	Comment        string            `json:"comment,omitempty"`
 }
 
-// DefaultTableOptions are Cassandra's defaults.
+// DefaultTableOptions returns Cassandra's defaults (4.0 and later): no
+// default TTL, ten days of gc_grace_seconds, size-tiered compaction and LZ4
+// compression in 16 KiB chunks. Each call returns fresh maps.
 func DefaultTableOptions() TableOptions {
-	return TableOptions{GCGraceSeconds: 864000}
+	return TableOptions{
+		GCGraceSeconds: 864000,
+		Compaction:     map[string]string{"class": "SizeTieredCompactionStrategy", "max_threshold": "32", "min_threshold": "4"},
+		Compression:    map[string]string{"chunk_length_in_kb": "16", "class": "LZ4Compressor"},
+	}
+}
+
+// withDefaults returns o completed with Cassandra's defaults: all of them
+// for nil, the compaction and compression maps where o has none.
+func withDefaults(o *TableOptions) TableOptions {
+	d := DefaultTableOptions()
+	if o == nil {
+		return d
+	}
+	out := *o
+	out.Compaction, out.Compression = maps.Clone(o.Compaction), maps.Clone(o.Compression)
+	if out.Compaction == nil {
+		out.Compaction = d.Compaction
+	}
+	if out.Compression == nil {
+		out.Compression = d.Compression
+	}
+	return out
 }
 
 // UserType is a user-defined type.
@@ -153,7 +177,12 @@ type TableSpec struct {
 	// PartitionKey and Clustering name key columns in key order.
 	PartitionKey []string
 	Clustering   []ClusteringSpec
-	Options      TableOptions
+	// Options are the WITH options; nil means DefaultTableOptions(). A
+	// caller that sets some options starts from DefaultTableOptions() and
+	// overrides those given, as CQL does, so that an explicit
+	// gc_grace_seconds = 0 stays expressible. Missing compaction and
+	// compression maps get the defaults.
+	Options *TableOptions
 }
 
 // ColumnSpec is one column of a TableSpec.
@@ -305,7 +334,7 @@ func newTable(spec TableSpec, ks *Keyspace) (*Table, error) {
 	if spec.Name == "" || len(spec.PartitionKey) == 0 {
 		return nil, fmt.Errorf("%w: table needs a name and a partition key", ErrInvalid)
 	}
-	t := &Table{ID: uuid.New(), Name: spec.Name, Options: spec.Options}
+	t := &Table{ID: uuid.New(), Name: spec.Name, Options: withDefaults(spec.Options)}
 	ids := map[string]uint32{}
 	for _, c := range spec.Columns {
 		if _, dup := ids[c.Name]; dup || c.Name == "" {
