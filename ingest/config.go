@@ -38,7 +38,8 @@ type Config struct {
 
 // CommitlogConfig configures the shards' commitlogs.
 type CommitlogConfig struct {
-	// Dir holds one subdirectory per shard.
+	// Dir holds one subdirectory per shard. It has no default of its own:
+	// the server derives it from its data directory.
 	Dir         string        `yaml:"dir"`
 	SegmentSize int64         `yaml:"segment_size"`
 	SyncMode    string        `yaml:"sync_mode"`
@@ -57,7 +58,7 @@ func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	f.DurationVar(&c.FlushMinBackoff, p+"flush-min-backoff", 100*time.Millisecond, "Pause before retrying a failed flush; doubles each time.")
 	f.DurationVar(&c.FlushMaxBackoff, p+"flush-max-backoff", 10*time.Second, "Longest pause between flush attempts.")
 	f.StringVar(&c.ObjectPrefix, p+"object-prefix", "sst", "Key prefix of this node's SSTables in the object store; give each node its own, as SSTable names are unique only per node.")
-	f.StringVar(&c.Commitlog.Dir, p+"commitlog.dir", "", "Directory of the commitlogs, one subdirectory per shard (default <data.dir>/commitlog).")
+	f.StringVar(&c.Commitlog.Dir, p+"commitlog.dir", "", "Directory of the commitlogs, one subdirectory per shard. Required; the server sets it to <data.dir>/commitlog when empty.")
 	f.Int64Var(&c.Commitlog.SegmentSize, p+"commitlog.segment-size", 32<<20, "Size at which a commitlog segment is closed and the next started.")
 	f.StringVar(&c.Commitlog.SyncMode, p+"commitlog.sync-mode", "batch", "batch: acknowledge writes once synced; periodic: once written, syncing every sync-period.")
 	f.DurationVar(&c.Commitlog.SyncPeriod, p+"commitlog.sync-period", time.Second, "Time between syncs in periodic mode.")
@@ -93,6 +94,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("ingest: commitlog segment size %d out of range [64KiB, 4GiB]", c.Commitlog.SegmentSize)
 	case c.Commitlog.SyncPeriod <= 0:
 		return errors.New("ingest: commitlog sync period must be positive")
+	case c.Commitlog.Dir == "":
+		return errors.New("ingest: commitlog dir is required")
 	}
 	if _, err := c.Commitlog.syncMode(); err != nil {
 		return err

@@ -15,6 +15,12 @@ func TestConfigDefaults(t *testing.T) {
 	if c.Shards != runtime.GOMAXPROCS(0) {
 		t.Fatalf("shards default %d, want GOMAXPROCS", c.Shards)
 	}
+	// The commitlog directory has no default here: the server derives it
+	// from its data directory.
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "commitlog dir") {
+		t.Fatalf("validating an empty commitlog dir: %v", err)
+	}
+	c.Commitlog.Dir = "/data/commitlog"
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -60,8 +66,10 @@ func TestConfigValidate(t *testing.T) {
 		{func(c *Config) { c.Commitlog.SegmentSize = 100 }, "segment size"},
 		{func(c *Config) { c.Commitlog.SyncMode = "never" }, "sync mode"},
 		{func(c *Config) { c.Commitlog.SyncPeriod = 0 }, "sync period"},
+		{func(c *Config) { c.Commitlog.Dir = "" }, "commitlog dir"},
 	} {
 		c := DefaultConfig()
+		c.Commitlog.Dir = "/data/commitlog"
 		tc.change(&c)
 		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("got %v, want an error about %s", err, tc.want)
