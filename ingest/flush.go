@@ -195,15 +195,11 @@ func (s *Shard) objectKey(table TableID, pos commitlog.Position) string {
 // object. It returns whether it stopped at another table's entry.
 func (s *Shard) writeTable(ctx context.Context, table TableID, through commitlog.Position, created time.Time, it kv.Iterator) (SSTable, bool, error) {
 	t := SSTable{Table: table, Key: s.objectKey(table, through)}
-	// The upload is aborted when ctx ends, but through our own AfterFunc:
-	// the file store's NewWriter races with a cancellation that arrives
-	// while it runs (it sets up its own AfterFunc unsynchronized).
-	w, err := s.deps.Store.NewWriter(context.WithoutCancel(ctx), t.Key)
+	// The store aborts the upload if ctx ends (Close abandons flushes).
+	w, err := s.deps.Store.NewWriter(ctx, t.Key)
 	if err != nil {
 		return SSTable{}, false, fmt.Errorf("upload %s: %w", t.Key, err)
 	}
-	stop := context.AfterFunc(ctx, func() { w.Abort() })
-	defer stop()
 	cw := &countingWriter{w: w}
 	sw := sstable.NewWriter(cw, sstable.WriterOptions{
 		Split:     splitPartition,

@@ -87,3 +87,46 @@ func TestFlushRetryUploadsSameBytes(t *testing.T) {
 		t.Fatal("the retried flush uploaded different bytes under the same key")
 	}
 }
+
+// ctxStore records the context of each upload.
+type ctxStore struct {
+	objectstore.Store
+	mu   sync.Mutex
+	ctxs []context.Context
+}
+
+func (c *ctxStore) NewWriter(ctx context.Context, key string) (objectstore.Writer, error) {
+	c.mu.Lock()
+	c.ctxs = append(c.ctxs, ctx)
+	c.mu.Unlock()
+	return c.Store.NewWriter(ctx, key)
+}
+
+// TestFlushUploadContext checks that uploads run under the flush's context,
+// which Close cancels, so that the store itself can stop an upload.
+func TestFlushUploadContext(t *testing.T) {
+	e := newEnv(t)
+	e.cfg.FlushAge = 10 * time.Millisecond
+	store := &ctxStore{Store: e.faults}
+	s, err := Open(context.Background(), e.cfg, 7, Deps{FS: e.fs, Store: store, Committer: e.committer, Reader: e.committer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(context.Background(), rowMutation(1, "a", 1, 1, "v")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "flush", func() bool { return counterValue(s.m.flushes) == 1 })
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	store.mu.Lock()
+	defer store.mu.Unlock()
+	if len(store.ctxs) == 0 {
+		t.Fatal("no upload")
+	}
+	for _, ctx := range store.ctxs {
+		if ctx.Err() == nil {
+			t.Fatal("an upload's context outlives the shard")
+		}
+	}
+}
