@@ -67,7 +67,11 @@
 //
 // Commits follow log order, so the committed Throughs of a shard only grow
 // and one position says what the SSTables hold. A failed step is retried
-// with exponential backoff until it succeeds or the shard is closed.
+// with exponential backoff until it succeeds or the shard is closed. A
+// commit may be recorded yet report an error, so a retry first asks the
+// committer and uploads nothing if the flush is recorded: it never
+// rewrites a committed object. A retry before that point rewrites the same
+// bytes, as the memtable's SSTables keep their first creation time.
 //
 // # Back-pressure
 //
