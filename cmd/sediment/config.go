@@ -14,11 +14,12 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/objectstore"
 )
 
 // Targets are the roles one process can run; "all" runs every one of them.
-var Targets = []string{"frontend", "ingest", "compactor"}
+var Targets = []string{Frontend, Ingest, Compactor}
 
 // Config is the whole configuration of one sediment process: one section per
 // component, each with its own flags and validation.
@@ -29,6 +30,7 @@ type Config struct {
 	HTTP    HTTPConfig `yaml:"http"`
 
 	ObjectStore objectstore.Config `yaml:"objectstore"`
+	Manifest    manifest.Config    `yaml:"manifest"`
 
 	// PrintConfig asks for the effective configuration as YAML, then exit.
 	PrintConfig bool `yaml:"-"`
@@ -42,6 +44,7 @@ func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	c.Log.RegisterFlags(f)
 	c.HTTP.RegisterFlags(f)
 	c.ObjectStore.RegisterFlags(f)
+	c.Manifest.RegisterFlags(f)
 }
 
 // Validate checks every section.
@@ -52,7 +55,7 @@ func (c *Config) Validate() error {
 	if c.DataDir == "" {
 		return errors.New("config: -data.dir must not be empty")
 	}
-	return errors.Join(c.Log.Validate(), c.HTTP.Validate(), c.ObjectStore.Validate())
+	return errors.Join(c.Log.Validate(), c.HTTP.Validate(), c.ObjectStore.Validate(), c.Manifest.Validate())
 }
 
 // Roles returns the roles named by Target.
@@ -160,6 +163,9 @@ func (c *Config) Load(args []string, getenv func(string) string) error {
 	// Local state defaults to places under the data directory.
 	if c.ObjectStore.Dir == "" {
 		c.ObjectStore.Dir = filepath.Join(c.DataDir, "objects")
+	}
+	if c.Manifest.EmbeddedDir == "" {
+		c.Manifest.EmbeddedDir = filepath.Join(c.DataDir, "nats")
 	}
 	return nil
 }

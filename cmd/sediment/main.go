@@ -20,7 +20,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/sedimentdb/sediment/objectstore"
 )
 
 func main() {
@@ -64,68 +63,77 @@ func run(ctx context.Context, cfg *Config, logger *slog.Logger) error {
 		return fmt.Errorf("data directory: %w", err)
 	}
 	roles, _ := cfg.Roles() // checked by Validate
-	logger.Info("sediment starting", "roles", roles, "data_dir", dataDir, "config", "-config.print shows the effective configuration")
-
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-
-	// No role reads or writes the bucket yet (the cluster core brings them);
-	// opening it now checks the configuration and that the bucket answers.
-	if _, err := openObjectStore(ctx, cfg.ObjectStore, reg, logger); err != nil {
+	s := &Sediment{cfg: cfg, logger: logger, reg: reg}
+	mods := s.modules()
+	order, err := mods.order(roles)
+	if err != nil {
 		return err
 	}
+	logger.Info("sediment starting", "roles", roles, "modules", order, "data_dir", dataDir, "config", "-config.print shows the effective configuration")
 
-	var srv *http.Server
+	// The HTTP server comes first, so that /healthz answers and /ready says
+	// what is still starting while the modules start.
 	if cfg.HTTP.ListenAddress != "" {
 		ln, err := net.Listen("tcp", cfg.HTTP.ListenAddress)
 		if err != nil {
 			return fmt.Errorf("http: %w", err)
 		}
-		srv = &http.Server{Handler: httpHandler(reg), ReadHeaderTimeout: 10 * time.Second}
-		go func() {
-			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		srv := &http.Server{Handler: httpHandler(reg, mods), ReadHeaderTimeout: 10 * time.Second}
+		served := make(chan error, 1)
+		go func() { served <- srv.Serve(ln) }()
+		defer func() {
+			shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := srv.Shutdown(shutdownCtx); err != nil {
+				logger.Error("http shutdown", "err", err)
+			}
+			if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 				logger.Error("http server failed", "err", err)
 			}
 		}()
 		logger.Info("serving metrics and health checks", "address", "http://"+ln.Addr().String())
 	}
 
+	if err := mods.start(ctx, roles); err != nil {
+		if ctx.Err() != nil {
+			logger.Info("sediment stopped while starting", "err", err)
+			return nil
+		}
+		return err
+	}
+	logger.Info("sediment ready", "roles", roles)
+
 	<-ctx.Done()
 	logger.Info("sediment stopping")
-	if srv != nil {
-		shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(shutdownCtx); err != nil {
-			return fmt.Errorf("http shutdown: %w", err)
-		}
+	stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := mods.stop(stopCtx); err != nil {
+		return err
 	}
 	logger.Info("sediment stopped cleanly")
 	return nil
 }
 
-// openObjectStore opens the configured bucket and checks that it answers, so
-// that a wrong endpoint or credentials stop the process at start.
-func openObjectStore(ctx context.Context, cfg objectstore.Config, reg prometheus.Registerer, logger *slog.Logger) (objectstore.Store, error) {
-	store, err := objectstore.New(ctx, cfg, reg, logger.With("component", "objectstore"))
-	if err != nil {
-		return nil, fmt.Errorf("object store: %w", err)
-	}
-	if _, err := store.Head(ctx, "sediment-probe"); err != nil && !objectstore.IsNotFound(err) {
-		return nil, fmt.Errorf("object store does not answer: %w", err)
-	}
-	where := cfg.Dir
-	if cfg.Backend != objectstore.BackendFile {
-		where = cfg.Endpoint + "/" + cfg.Bucket
-	}
-	logger.Info("object store ready", "backend", cfg.Backend, "location", where, "prefix", cfg.Prefix)
-	return store, nil
-}
-
-func httpHandler(reg *prometheus.Registry) http.Handler {
+// httpHandler serves the metrics in reg, liveness on /healthz, and on /ready
+// whether every started module is ready: 200, or 503 with one line per
+// module that is not.
+func httpHandler(reg *prometheus.Registry, mods *moduleManager) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
-	ok := func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") }
-	mux.HandleFunc("GET /healthz", ok)
-	mux.HandleFunc("GET /ready", ok)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("GET /ready", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if notReady := mods.notReady(); len(notReady) > 0 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintln(w, "not ready:")
+			for _, l := range notReady {
+				fmt.Fprintln(w, l)
+			}
+			return
+		}
+		fmt.Fprintln(w, "ready")
+	})
 	return mux
 }

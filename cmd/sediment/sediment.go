@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sedimentdb/sediment/manifest"
+	"github.com/sedimentdb/sediment/objectstore"
+)
+
+// Module names. The roles are the ones -target accepts (Targets).
+const (
+	ObjectStore = "objectstore"
+	NATS        = "nats"
+	Manifest    = "manifest"
+	Frontend    = "frontend"
+	Ingest      = "ingest"
+	Compactor   = "compactor"
+)
+
+// Sediment holds what the modules of one process share: each module's init
+// fills in its part for the modules that depend on it.
+type Sediment struct {
+	cfg    *Config
+	logger *slog.Logger
+	reg    prometheus.Registerer
+
+	store    objectstore.Store
+	nats     *nats.Conn
+	manifest *manifest.Manifest
+	view     *manifest.View
+}
+
+// modules registers every module with its dependencies. The roles start
+// nothing of their own yet; they name what they will need.
+func (s *Sediment) modules() *moduleManager {
+	m := newModuleManager()
+	m.register(ObjectStore, s.initObjectStore)
+	m.register(NATS, s.initNATS)
+	m.register(Manifest, s.initManifest, NATS, ObjectStore)
+	m.register(Frontend, nil, Manifest, ObjectStore)
+	m.register(Ingest, nil, Manifest, ObjectStore)
+	m.register(Compactor, nil, Manifest, ObjectStore)
+	return m
+}
+
+// initObjectStore opens the configured bucket and checks that it answers, so
+// that a wrong endpoint or credentials stop the process at start.
+func (s *Sediment) initObjectStore(ctx context.Context) (service, error) {
+	cfg := s.cfg.ObjectStore
+	store, err := objectstore.New(ctx, cfg, s.reg, s.logger.With("component", "objectstore"))
+	if err != nil {
+		return service{}, err
+	}
+	if _, err := store.Head(ctx, "sediment-probe"); err != nil && !objectstore.IsNotFound(err) {
+		return service{}, fmt.Errorf("the bucket does not answer: %w", err)
+	}
+	where := cfg.Dir
+	if cfg.Backend == objectstore.BackendFile {
+		if abs, err := filepath.Abs(where); err == nil {
+			where = abs
+		}
+	} else {
+		where = cfg.Endpoint + "/" + cfg.Bucket
+	}
+	s.logger.Info("object store ready", "backend", cfg.Backend, "location", where, "prefix", cfg.Prefix)
+	s.store = store
+	return service{}, nil
+}
+
+// initNATS connects to the external NATS, or starts the embedded one (on
+// 127.0.0.1, storing under the data directory) and connects to it.
+func (s *Sediment) initNATS(context.Context) (service, error) {
+	cfg := &s.cfg.Manifest
+	var emb *manifest.Embedded
+	url := cfg.NATSURL
+	if url == "" {
+		dir, err := filepath.Abs(cfg.EmbeddedDir)
+		if err != nil {
+			return service{}, err
+		}
+		if emb, err = manifest.StartEmbedded(dir, cfg.EmbeddedPort); err != nil {
+			return service{}, err
+		}
+		url = emb.URL()
+		s.logger.Info("embedded NATS started", "url", url, "dir", dir)
+	}
+	nc, err := cfg.Connect(url)
+	if err != nil {
+		if emb != nil {
+			emb.Shutdown()
+		}
+		return service{}, err
+	}
+	s.logger.Info("NATS connected", "url", nc.ConnectedUrlRedacted(), "embedded", emb != nil)
+	s.nats = nc
+	return service{
+		ready: func() error {
+			if st := nc.Status(); st != nats.CONNECTED {
+				return fmt.Errorf("connection %s", st)
+			}
+			return nil
+		},
+		stop: func(context.Context) error {
+			nc.Close()
+			if emb != nil {
+				emb.Shutdown()
+			}
+			return nil
+		},
+	}, nil
+}
+
+// initManifest opens the cluster's catalog and loads a View of it, which its
+// watchers then keep current until the module stops.
+func (s *Sediment) initManifest(ctx context.Context) (service, error) {
+	cfg := &s.cfg.Manifest
+	js, err := jetstream.New(s.nats)
+	if err != nil {
+		return service{}, err
+	}
+	opts := cfg.Options()
+	opts.Logger = s.logger.With("component", "manifest")
+	m, err := manifest.Open(ctx, js, s.store, cfg.ClusterName, opts)
+	if err != nil {
+		return service{}, err
+	}
+	view, err := m.Watch(ctx)
+	if err != nil {
+		return service{}, err
+	}
+	s.logger.Info("manifest view loaded", "cluster", m.Cluster(), "schema_version", view.SchemaVersion(), "members", len(view.Members()))
+	s.manifest, s.view = m, view
+	return service{
+		stop: func(context.Context) error {
+			view.Close()
+			return nil
+		},
+	}, nil
+}
