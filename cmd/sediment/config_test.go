@@ -117,3 +117,28 @@ func TestLoadRejectsBadEnvironmentValue(t *testing.T) {
 		t.Fatalf("error = %v, want one naming the variable", err)
 	}
 }
+
+func TestLoadManifestSection(t *testing.T) {
+	file := writeYAML(t, "data_dir: /d\nmanifest:\n  cluster_name: prod-1\n  embedded_port: 0\n")
+	var c Config
+	if err := c.Load([]string{"-config.file", file}, func(string) string { return "" }); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if c.Manifest.ClusterName != "prod-1" || c.Manifest.EmbeddedPort != 0 || c.Manifest.EmbeddedDir != "/d/nats" {
+		t.Fatalf("manifest config = %+v", c.Manifest)
+	}
+	var printed strings.Builder
+	if err := printConfig(&printed, c); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(printed.String(), "manifest:\n") || !strings.Contains(printed.String(), "cluster_name: prod-1") {
+		t.Fatalf("-config.print lacks the manifest section:\n%s", printed.String())
+	}
+	c.Manifest.ClusterName = "bad_name"
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "cluster name") {
+		t.Fatalf("Validate with a bad cluster name = %v", err)
+	}
+}
