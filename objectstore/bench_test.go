@@ -68,8 +68,8 @@ func streamPut(b *testing.B, s objectstore.Store, key string, data []byte) {
 
 // BenchmarkPut64MiB compares a streaming upload through each remote backend
 // with a plain minio-go PutObject of the same bytes to the same server.
-// Sides alternate over two rounds and each keeps its best, to damp the noise
-// of a shared machine.
+// Sides alternate over benchfig.Rounds rounds and each keeps its best, to
+// damp the noise of a shared machine.
 func BenchmarkPut64MiB(b *testing.B) {
 	m := testserver.MinIO(b)
 	data := benchData(benchObjectSize)
@@ -92,22 +92,20 @@ func BenchmarkPut64MiB(b *testing.B) {
 			}
 		}
 	}
-	best := map[string]time.Duration{}
-	keep := func(name string, d time.Duration) {
-		if d > 0 && (best[name] == 0 || d < best[name]) {
-			best[name] = d
-		}
-	}
 	s3, mc := ours(objectstore.BackendS3), ours(objectstore.BackendMinIO)
-	for round := range 2 {
-		keep("raw", benchfig.Measure(b, fmt.Sprintf("raw-minio-go/round=%d", round), raw))
-		keep("s3", benchfig.Measure(b, fmt.Sprintf("s3/round=%d", round), s3))
-		keep("minio", benchfig.Measure(b, fmt.Sprintf("minio/round=%d", round), mc))
+	var best benchfig.Best
+	for round := range benchfig.Rounds {
+		best.Observe(
+			benchfig.Measure(b, fmt.Sprintf("raw-minio-go/round=%d", round), raw),
+			benchfig.Measure(b, fmt.Sprintf("s3/round=%d", round), s3),
+			benchfig.Measure(b, fmt.Sprintf("minio/round=%d", round), mc),
+		)
 	}
+	rawTime, s3Time, minioTime := best[0], best[1], best[2]
 	// Throughput ratio ours/raw is the inverse ratio of times.
-	benchfig.Report("objectstore.s3.put_mb_s.vs_raw", benchfig.Speedup(best["s3"], best["raw"]), "x")
-	benchfig.Report("objectstore.minio.put_mb_s.vs_raw", benchfig.Speedup(best["minio"], best["raw"]), "x")
-	benchfig.Report("objectstore.put_mb_s.vs_raw", benchfig.Speedup(best["minio"], best["raw"]), "x")
+	benchfig.Report("objectstore.s3.put_mb_s.vs_raw", benchfig.Speedup(s3Time, rawTime), "x")
+	benchfig.Report("objectstore.minio.put_mb_s.vs_raw", benchfig.Speedup(minioTime, rawTime), "x")
+	benchfig.Report("objectstore.put_mb_s.vs_raw", benchfig.Speedup(minioTime, rawTime), "x")
 }
 
 // BenchmarkPutSweep sweeps the part size and upload concurrency of a 64 MiB
