@@ -1,19 +1,17 @@
 package commitlog
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/sedimentdb/sediment/internal/crashtest"
 )
 
 // crashChildEnv, when set to a directory, turns the test binary into the
@@ -85,67 +83,10 @@ func TestCrashProcess(t *testing.T) {
 	t.Logf("%d rounds, %d acknowledged records, %d replayed", rounds, len(acked), replayed)
 }
 
-// runCrashChild starts the child, kills it once it has run for about d after
-// its first acknowledgement, and returns the ids it reported.
+// runCrashChild runs the child, kills it about d after its first acknowledgement,
+// and returns the ids it acknowledged.
 func runCrashChild(t *testing.T, dir string, base uint64, d time.Duration) []uint64 {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashProcess$", "-test.count=1")
-	cmd.Env = append(os.Environ(), crashChildEnv+"="+dir, crashBaseEnv+"="+strconv.FormatUint(base, 10))
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	first := make(chan struct{})
-	var ids []uint64
-	readErr := make(chan error, 1)
-	go func() {
-		r := bufio.NewReader(out)
-		for {
-			// A line cut short by the kill has no newline and is ignored.
-			line, err := r.ReadString('\n')
-			if err == io.EOF {
-				readErr <- nil
-				return
-			}
-			if err != nil {
-				readErr <- err
-				return
-			}
-			s, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), "ack ")
-			if !ok {
-				continue // test framework output
-			}
-			id, err := strconv.ParseUint(s, 10, 64)
-			if err != nil {
-				readErr <- fmt.Errorf("child printed %q", line)
-				return
-			}
-			if len(ids) == 0 {
-				close(first)
-			}
-			ids = append(ids, id)
-		}
-	}()
-	select {
-	case <-first:
-		time.Sleep(d)
-	case <-time.After(30 * time.Second):
-		t.Error("the child acknowledged nothing in 30s")
-	}
-	if err := cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-readErr; err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Wait(); err == nil {
-		t.Fatal("the child exited by itself")
-	}
-	return ids
+	return crashtest.Run(t, "TestCrashProcess", []string{crashChildEnv + "=" + dir, crashBaseEnv + "=" + strconv.FormatUint(base, 10)}, d)
 }
 
 // crashChild appends records from several goroutines and prints "ack <id>"
@@ -172,7 +113,7 @@ func crashChild(dir, baseStr string) {
 					os.Exit(2)
 				}
 				mu.Lock()
-				fmt.Fprintf(os.Stdout, "ack %d\n", id)
+				crashtest.Ack(id)
 				mu.Unlock()
 			}
 		}()

@@ -1,14 +1,11 @@
 package ingest
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sedimentdb/sediment/internal/crashtest"
 	"github.com/sedimentdb/sediment/objectstore"
 	"github.com/sedimentdb/sediment/vfs"
 )
@@ -167,67 +165,10 @@ func processRow(id uint64) (string, int64) {
 	return "p" + strconv.FormatUint(id/16, 10), int64(id % 16)
 }
 
-// runProcessChild starts the child, kills it about d after its first
-// acknowledgement, and returns the ids it reported.
+// runProcessChild runs the child, kills it about d after its first acknowledgement,
+// and returns the ids it acknowledged.
 func runProcessChild(t *testing.T, dir string, base uint64, d time.Duration) []uint64 {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestKillProcess$", "-test.count=1")
-	cmd.Env = append(os.Environ(), processChildEnv+"="+dir, processBaseEnv+"="+strconv.FormatUint(base, 10))
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	first := make(chan struct{})
-	var ids []uint64
-	readErr := make(chan error, 1)
-	go func() {
-		r := bufio.NewReader(out)
-		for {
-			// A line cut short by the kill has no newline and is ignored.
-			line, err := r.ReadString('\n')
-			if err == io.EOF {
-				readErr <- nil
-				return
-			}
-			if err != nil {
-				readErr <- err
-				return
-			}
-			s, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), "ack ")
-			if !ok {
-				continue // test framework output
-			}
-			id, err := strconv.ParseUint(s, 10, 64)
-			if err != nil {
-				readErr <- fmt.Errorf("child printed %q", line)
-				return
-			}
-			if len(ids) == 0 {
-				close(first)
-			}
-			ids = append(ids, id)
-		}
-	}()
-	select {
-	case <-first:
-		time.Sleep(d)
-	case <-time.After(30 * time.Second):
-		t.Error("the child acknowledged nothing in 30s")
-	}
-	if err := cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-readErr; err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Wait(); err == nil {
-		t.Fatal("the child exited by itself")
-	}
-	return ids
+	return crashtest.Run(t, "TestKillProcess", []string{processChildEnv + "=" + dir, processBaseEnv + "=" + strconv.FormatUint(base, 10)}, d)
 }
 
 // processChild writes rows from several goroutines and prints "ack <id>"
@@ -258,7 +199,7 @@ func processChild(dir, baseStr string) {
 					os.Exit(2)
 				}
 				mu.Lock()
-				fmt.Fprintf(os.Stdout, "ack %d\n", id)
+				crashtest.Ack(id)
 				mu.Unlock()
 			}
 		}()
