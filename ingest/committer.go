@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/sedimentdb/sediment/commitlog"
 	"github.com/sedimentdb/sediment/kv"
@@ -12,36 +13,56 @@ import (
 	"github.com/sedimentdb/sediment/sstable"
 )
 
-// SSTable is one flushed table object.
+// SSTable is one flushed table object: the entries of one table in one
+// token range (manifest.RangeOf) that a memtable held.
 type SSTable struct {
 	Table TableID
+	Range int
 	Key   string // object key in the store
 	Size  int64
-	// FirstKey and LastKey bound the table's storage keys.
-	FirstKey, LastKey []byte
-	Entries           uint64
+	// FirstKey and LastKey bound the table's storage keys; MinToken and
+	// MaxToken are their tokens.
+	FirstKey, LastKey  []byte
+	MinToken, MaxToken int64
+	// MinTimestamp and MaxTimestamp bound the write timestamps (µs).
+	MinTimestamp, MaxTimestamp int64
+	Entries                    uint64
+	Created                    time.Time
 }
 
 // Flush is the result of flushing one memtable of a shard: an SSTable per
-// table it held, which together hold every record of the shard's commitlog
-// at or before Through.
+// table and range it held, which together hold every record of the shard's
+// commitlog after From and at or before Through.
 type Flush struct {
-	Shard   uint32
-	Through commitlog.Position
-	Tables  []SSTable
+	Shard         uint32
+	From, Through commitlog.Position
+	Tables        []SSTable
 }
 
 // FlushCommitter records flushes durably (in the cluster, in the manifest).
 type FlushCommitter interface {
-	// Commit records f atomically and returns once the record is durable.
-	// A shard commits its flushes in log order, and may commit one again
-	// after an error it cannot interpret: a flush whose Through is not
-	// after the shard's recorded position is already recorded and must
-	// succeed without change.
+	// Commit records f and returns once the record is durable. A shard
+	// commits its flushes in log order, and may commit one again after an
+	// error it cannot interpret: a flush whose Through is not after the
+	// shard's recorded position is already recorded and must succeed
+	// without change. A committer may record f's SSTables one by one, if
+	// Flushed advances only once all are recorded and Recorded reports
+	// those that are.
 	Commit(ctx context.Context, f Flush) error
 	// Flushed returns the position through which committed SSTables hold the
-	// shard's commitlog, or the zero Position if none do.
+	// shard's commitlog, or the zero Position if none do. It never exceeds
+	// the Through of a flush not wholly recorded. Going back is safe,
+	// though: records replayed again merge idempotently.
 	Flushed(ctx context.Context, shard uint32) (commitlog.Position, error)
+	// Partial returns, in log order, the Throughs after Flushed of the
+	// shard's flushes that are recorded in part (by a process that
+	// crashed). Replay ends its memtables there, so that those flushes are
+	// retried with the same SSTables.
+	Partial(ctx context.Context, shard uint32) ([]commitlog.Position, error)
+	// Recorded returns the recorded SSTable of t.Table and t.Range with
+	// object key t.Key, if any: a flush retried after a partial commit
+	// reuses it rather than overwrite a committed object.
+	Recorded(ctx context.Context, t SSTable) (SSTable, bool, error)
 }
 
 // TableReader reads the committed SSTables of a table. It must reflect
@@ -102,6 +123,27 @@ func (c *MemCommitter) Flushed(ctx context.Context, shard uint32) (commitlog.Pos
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.flushed[shard], nil
+}
+
+// Partial implements FlushCommitter: Commit records a flush at once, so
+// there are none.
+func (c *MemCommitter) Partial(ctx context.Context, shard uint32) ([]commitlog.Position, error) {
+	return nil, ctx.Err()
+}
+
+// Recorded implements FlushCommitter.
+func (c *MemCommitter) Recorded(ctx context.Context, t SSTable) (SSTable, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return SSTable{}, false, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range c.tables[t.Table] {
+		if m.Key == t.Key {
+			return m.SSTable, true, nil
+		}
+	}
+	return SSTable{}, false, nil
 }
 
 // SSTables returns the committed SSTables of table.

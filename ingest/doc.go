@@ -48,30 +48,55 @@
 //
 // When the active memtable reaches Config.MemtableSize, or its oldest write
 // Config.FlushAge, it becomes immutable and a new one takes writes. It
-// records Through, the position of its newest record: it holds exactly the
-// records after the previous memtable's Through up to its own. One flush
-// goroutine then handles immutable memtables oldest first:
+// records From, the previous memtable's Through, and Through, the position
+// of its newest record: it holds exactly the records after From up to
+// Through. One flush goroutine then handles immutable memtables oldest
+// first:
 //
-//  1. For each table in the memtable, stream an SSTable into the bucket
-//     (objectstore Writer). The object's name is fixed by the table, the
-//     shard and Through. A crash here leaves no object or an orphan nobody
-//     refers to; the records are in the commitlog and replay restores them.
-//  2. Commit the flush (FlushCommitter): its SSTables and Through, in one
-//     durable record. A crash before it acts as in step 1 (a retry rewrites
-//     the same object names). After it, restart replays only records after
-//     Through, so no record is held both by a committed SSTable and a
-//     replayed memtable, and no SSTable is counted twice.
+//  1. For each table and token range (Deps.Ranges, the manifest's split of
+//     the ring, so that each SSTable lies in one range) that the memtable
+//     holds entries of, stream an SSTable into the bucket (objectstore
+//     Writer). The object's name is fixed by the table, the shard, From,
+//     Through and the range, so equal names hold equal entries. A crash
+//     here leaves no object or an orphan nobody refers to; the records are
+//     in the commitlog and replay restores them.
+//  2. Commit the flush (FlushCommitter): its SSTables and Through. A crash
+//     before it acts as in step 1 (a retry rewrites the same object
+//     names). Once all of it is recorded, restart replays only records
+//     after Through, so no record is held both by a committed SSTable and
+//     a replayed memtable, and no SSTable is counted twice.
 //  3. Drop the memtable from the read set, then release the commitlog
 //     segments whose records are all at or before Through. A crash before
 //     the release leaves segments that replay skips record by record.
 //
-// Commits follow log order, so the committed Throughs of a shard only grow
-// and one position says what the SSTables hold. A failed step is retried
-// with exponential backoff until it succeeds or the shard is closed. A
-// commit may be recorded yet report an error, so a retry first asks the
-// committer and uploads nothing if the flush is recorded: it never
-// rewrites a committed object. A retry before that point rewrites the same
-// bytes, as the memtable's SSTables keep their first creation time.
+// In a cluster the committer is a ManifestCommitter, and step 2 is one
+// manifest commit per SSTable (per table and range), each fenced by the
+// node's ownership epoch of its range and naming the flush (node, shard,
+// Through) and its SSTable count; its tables are the manifest's, named here by
+// TableIDOf (the first four bytes of the table's UUID). A crash between them
+// leaves the flush recorded in part: Flushed does not count it, so restart
+// replays all its records, and replay ends a memtable at its Through (Partial). That
+// memtable then has the same From and Through, its flush the same object
+// names, and the flush reuses the SSTables already recorded (Recorded)
+// instead of overwriting them: every write is stored once. Only if memory
+// forces replay to cut the memtable short do new SSTables repeat some
+// recorded entries, which reads merge away (merging is idempotent).
+//
+// A commit fenced because another node now owns a range (ErrFenced) is
+// final: the shard stops flushing and fails every later write with an
+// error matching ErrFenced (and manifest.ErrFenced), since it could never
+// make them durable in the manifest. Its memtables still serve reads, its
+// records stay in the commitlog, and a reopened shard that owns the ranges
+// again replays and commits them.
+//
+// Commits follow log order, so the committed Throughs of a shard only grow and
+// one position says what the SSTables hold. A failed step is retried with
+// exponential backoff until it succeeds or the shard is closed. A commit may
+// be recorded, in whole or in part, yet report an error, so a retry first
+// asks the committer and uploads neither a recorded flush nor a recorded
+// SSTable: it never rewrites a committed object. A retry before that point
+// rewrites the same bytes, as the memtable's SSTables keep their first
+// creation time.
 //
 // # Back-pressure
 //

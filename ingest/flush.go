@@ -1,16 +1,19 @@
 package ingest
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"time"
 
 	"github.com/sedimentdb/sediment/commitlog"
 	"github.com/sedimentdb/sediment/keys"
 	"github.com/sedimentdb/sediment/kv"
+	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/model"
 	"github.com/sedimentdb/sediment/sstable"
 )
@@ -70,6 +73,20 @@ func (s *Shard) flushLoop() {
 		if errors.Is(err, errTruncated) {
 			continue // flush again without the truncated table
 		}
+		if errors.Is(err, ErrFenced) {
+			// Another node owns a range of the memtable: its records can
+			// never be committed here, so nothing more may be acknowledged.
+			// They stay in the commitlog.
+			s.logger.Error("flush fenced; the shard refuses writes until reopened", "err", err)
+			s.mu.Lock()
+			s.fenced = fmt.Errorf("ingest: shard %d: %w", s.id, err)
+			s.mu.Unlock()
+			select {
+			case s.flushed <- struct{}{}: // wake a write waiting for memory
+			default:
+			}
+			return
+		}
 		if err != nil {
 			if s.flushCtx.Err() != nil {
 				return
@@ -122,16 +139,18 @@ func (s *Shard) release() {
 // errTruncated means a table was truncated while its SSTable was uploaded.
 var errTruncated = errors.New("ingest: table truncated during flush")
 
-// flush writes m as one SSTable per table and commits them. Tables
-// truncated in m are left out. If recheck is set, a previous attempt
-// failed, perhaps after its commit was recorded: then flush first asks the
-// committer, and uploads nothing if the commit is there, since uploading
-// would overwrite committed SSTables.
+// flush writes m as one SSTable per table and token range, and commits
+// them. Tables truncated in m are left out. If recheck is set, a previous
+// attempt failed, perhaps after its commit was recorded in whole or in
+// part, or m was replayed after a crash that may have left it so: then
+// flush first asks the committer, and uploads neither a recorded flush nor
+// a recorded SSTable, since that would overwrite committed objects.
 func (s *Shard) flush(ctx context.Context, m *memState, recheck bool) (Flush, error) {
 	s.mu.Lock()
-	f := Flush{Shard: s.id, Through: m.through}
+	f := Flush{Shard: s.id, From: m.from, Through: m.through}
 	truncated := maps.Clone(m.truncated)
 	s.mu.Unlock()
+	recheck = recheck || m.replayed
 	if recheck {
 		done, err := s.deps.Committer.Flushed(ctx, s.id)
 		if err != nil {
@@ -146,6 +165,7 @@ func (s *Shard) flush(ctx context.Context, m *memState, recheck bool) (Flush, er
 		// Fixed for the memtable, so a retry uploads the same bytes.
 		m.created = time.Now()
 	}
+	ranges := max(s.deps.Ranges, 1)
 	it := m.mt.Snapshot().NewIter(nil, nil)
 	defer it.Close()
 	for valid := it.First(); valid; {
@@ -155,7 +175,25 @@ func (s *Shard) flush(ctx context.Context, m *memState, recheck bool) (Flush, er
 			valid = hi != nil && it.SeekGE(hi)
 			continue
 		}
-		t, next, err := s.writeTable(ctx, table, f.Through, m.created, it)
+		tok, err := keys.Token(it.Key()[tablePrefixLen:])
+		if err != nil {
+			return Flush{}, fmt.Errorf("flush: %w", err) // the shard validated every key
+		}
+		r := manifest.RangeOf(tok, ranges)
+		end := rangeEnd(table, r, ranges)
+		t := SSTable{Table: table, Range: r, Key: s.objectKey(table, f.From, f.Through, r)}
+		if recheck {
+			rec, ok, err := s.deps.Committer.Recorded(ctx, t)
+			if err != nil {
+				return Flush{}, fmt.Errorf("check %s: %w", t.Key, err)
+			}
+			if ok {
+				f.Tables = append(f.Tables, rec)
+				valid = end != nil && it.SeekGE(end)
+				continue
+			}
+		}
+		t, next, err := s.writeTable(ctx, t, m.created, it, end)
 		if err != nil {
 			return Flush{}, err
 		}
@@ -181,20 +219,32 @@ func (s *Shard) flush(ctx context.Context, m *memState, recheck bool) (Flush, er
 	return f, nil
 }
 
-// objectKey names the SSTable of table from the flush through pos. The name
-// is fixed by what the SSTable holds, so a retried flush overwrites an
-// upload abandoned before its commit, with the same bytes, and never a
-// committed table: records up to a committed position are never flushed
-// again, and a flush retried after a commit error first checks that the
-// commit was not recorded.
-func (s *Shard) objectKey(table TableID, pos commitlog.Position) string {
-	return fmt.Sprintf("%s/%08x/%05d-%016x-%016x.sst", s.cfg.ObjectPrefix, uint32(table), s.id, pos.Segment, pos.Offset)
+// rangeEnd returns the memtable key just past the entries of table in
+// token range r of n, or nil if none is.
+func rangeEnd(table TableID, r, n int) []byte {
+	_, last := manifest.RangeBounds(r, n)
+	if last == math.MaxInt64 {
+		_, hi := tableBounds(table, nil, nil)
+		return hi
+	}
+	return keys.AppendToken(appendTableKey(nil, table, nil), last+1)
 }
 
-// writeTable streams the entries of table, starting at it, into a new
-// object. It returns whether it stopped at another table's entry.
-func (s *Shard) writeTable(ctx context.Context, table TableID, through commitlog.Position, created time.Time, it kv.Iterator) (SSTable, bool, error) {
-	t := SSTable{Table: table, Key: s.objectKey(table, through)}
+// objectKey names the SSTable of table and range r from the memtable
+// holding the records in (from, through]. The name is fixed by what the
+// SSTable holds, so a retried flush overwrites an upload abandoned before
+// its commit, with the same entries, and reuses rather than overwrites a
+// committed one: a flush whose commit may be recorded, wholly or in part,
+// first asks the committer.
+func (s *Shard) objectKey(table TableID, from, through commitlog.Position, r int) string {
+	return fmt.Sprintf("%s/%08x/%05d-%016x-%016x-%016x-%016x-%05d.sst", s.cfg.ObjectPrefix, uint32(table), s.id,
+		from.Segment, from.Offset, through.Segment, through.Offset, r)
+}
+
+// writeTable streams t's entries, starting at it and ending before end
+// (nil: the end of the memtable) or at another table's entry, into a new
+// object. It returns whether it stopped at an entry.
+func (s *Shard) writeTable(ctx context.Context, t SSTable, created time.Time, it kv.Iterator, end []byte) (SSTable, bool, error) {
 	// The store aborts the upload if ctx ends (Close abandons flushes).
 	w, err := s.deps.Store.NewWriter(ctx, t.Key)
 	if err != nil {
@@ -210,7 +260,7 @@ func (s *Shard) writeTable(ctx context.Context, table TableID, through commitlog
 	valid := true
 	for valid {
 		k := it.Key()
-		if TableID(binary.BigEndian.Uint32(k)) != table {
+		if TableID(binary.BigEndian.Uint32(k)) != t.Table || (end != nil && bytes.Compare(k, end) >= 0) {
 			break
 		}
 		if err := sw.Add(k[tablePrefixLen:], it.Value()); err != nil {
@@ -233,6 +283,14 @@ func (s *Shard) writeTable(ctx context.Context, table TableID, through commitlog
 	}
 	t.Size = cw.n
 	t.FirstKey, t.LastKey, t.Entries = props.FirstKey, props.LastKey, props.Entries
+	t.MinTimestamp, t.MaxTimestamp = props.MinTimestamp, props.MaxTimestamp
+	t.Created = created.UTC()
+	if t.MinToken, err = keys.Token(t.FirstKey); err == nil {
+		t.MaxToken, err = keys.Token(t.LastKey)
+	}
+	if err != nil {
+		return SSTable{}, false, fmt.Errorf("write %s: %w", t.Key, err)
+	}
 	s.m.flushedBytes.Add(float64(cw.n))
 	return t, valid, nil
 }

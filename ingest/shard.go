@@ -14,6 +14,7 @@ import (
 	"github.com/sedimentdb/sediment/commitlog"
 	"github.com/sedimentdb/sediment/keys"
 	"github.com/sedimentdb/sediment/kv"
+	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/memtable"
 	"github.com/sedimentdb/sediment/model"
 	"github.com/sedimentdb/sediment/objectstore"
@@ -30,6 +31,10 @@ var (
 	// ErrTooLarge is returned for a mutation that does not fit in a
 	// commitlog segment.
 	ErrTooLarge = errors.New("ingest: mutation too large")
+	// ErrFenced means a flush could not be committed because another node
+	// owns a token range it covers (manifest.ErrFenced). The shard then
+	// refuses every write: it cannot flush, so it cannot acknowledge more.
+	ErrFenced = errors.New("ingest: token range owned by another node")
 )
 
 // Deps are what a shard works with.
@@ -44,6 +49,10 @@ type Deps struct {
 	Logger     *slog.Logger          // nil: nothing is logged
 	// ChunkSize is the memtables' arena chunk size (memtable.Options).
 	ChunkSize int
+	// Ranges is the number of token ranges the cluster's ring is cut into
+	// (manifest.RangeCount): a flush writes one SSTable per table and
+	// range. 0 or 1 writes one per table.
+	Ranges int
 }
 
 // Shard owns a slice of the token ring on one core: a commitlog, an active
@@ -86,6 +95,10 @@ type Shard struct {
 	replayed   bool
 	releasable commitlog.Position
 
+	// fenced is set, under mu, when a flush commit was fenced; writes fail
+	// with it from then on.
+	fenced error
+
 	// Owned by the loop goroutine (and by Open during replay).
 	active  *memState
 	group   []*request
@@ -99,9 +112,13 @@ type Shard struct {
 type memState struct {
 	mt *memtable.Memtable
 	// through is the position of the newest record applied; every record
-	// at or before it, and after the previous memtable's, is in mt.
-	through commitlog.Position
-	first   time.Time // when the first record was applied; zero if empty
+	// at or before it, and after from (the previous memtable's through, or
+	// where replay started), is in mt.
+	from, through commitlog.Position
+	// replayed marks a memtable filled by replay: a crash may have left
+	// its flush partly committed.
+	replayed bool
+	first    time.Time // when the first record was applied; zero if empty
 	// truncated are the tables truncated after the memtable was filled:
 	// reads and the flush skip their entries.
 	truncated map[TableID]bool
@@ -135,6 +152,9 @@ func Open(ctx context.Context, cfg Config, id uint32, deps Deps) (*Shard, error)
 	}
 	if deps.Store == nil || deps.Committer == nil || deps.Reader == nil {
 		return nil, errors.New("ingest: store, committer and reader are required")
+	}
+	if deps.Ranges < 0 || deps.Ranges > manifest.MaxRanges {
+		return nil, fmt.Errorf("ingest: %d token ranges", deps.Ranges)
 	}
 	if deps.FS == nil {
 		deps.FS = vfs.Default
@@ -204,6 +224,11 @@ func (s *Shard) replay(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	s.active.from = flushed
+	cuts, err := s.deps.Committer.Partial(ctx, s.id)
+	if err != nil {
+		return err
+	}
 	truncated := map[TableID]commitlog.Position{}
 	err = s.log.Replay(func(pos commitlog.Position, rec []byte) error {
 		if pos.Compare(flushed) <= 0 || len(rec) == 0 || rec[0] != recordTruncate {
@@ -225,14 +250,33 @@ func (s *Shard) replay(ctx context.Context) error {
 			skipped++
 			return nil
 		}
-		s.maybeRotate(time.Now())
+		// A memtable whose flush is recorded in part ends where it did,
+		// so that the retried flush reuses the recorded SSTables.
+		for len(cuts) > 0 && cuts[0].Compare(pos) < 0 {
+			s.rotate()
+			cuts = cuts[1:]
+		}
+		if len(cuts) == 0 {
+			s.maybeRotate(time.Now())
+		}
 		for s.memory() >= s.cfg.MemoryLimit {
+			if err := s.fencedErr(); err != nil {
+				return err
+			}
+			if s.idle() {
+				// Only the memtable held for its cut is left: cutting
+				// it short (its flush then writes new SSTables) beats
+				// waiting forever.
+				s.rotate()
+				continue
+			}
 			select {
 			case <-s.flushed:
 			case <-ctx.Done():
 				return ctx.Err()
 			}
 		}
+		s.active.replayed = true
 		n++
 		if len(rec) > 0 && rec[0] == recordTruncate {
 			return nil // the first pass dropped the entries it removes
@@ -241,6 +285,9 @@ func (s *Shard) replay(ctx context.Context) error {
 	})
 	if err != nil {
 		return err
+	}
+	if len(cuts) > 0 && s.active.through.Compare(cuts[0]) >= 0 {
+		s.rotate()
 	}
 	s.m.replayed.Add(float64(n))
 	s.logger.Info("replayed commitlog", "records", n, "skipped_flushed", skipped, "flushed_through", flushed.String(), "truncations", len(truncated))
@@ -425,6 +472,14 @@ func (s *Shard) run() {
 			default:
 				break drain
 			}
+		}
+		if err := s.fencedErr(); err != nil {
+			for _, r := range pending {
+				s.finish(r, err)
+			}
+			clear(pending)
+			pending = pending[:0]
+			continue
 		}
 		now := time.Now()
 		s.maybeRotate(now)
@@ -641,7 +696,11 @@ func (s *Shard) rotate() {
 	if empty {
 		return
 	}
+	s.mu.Lock()
+	from := s.active.through
+	s.mu.Unlock()
 	s.active = s.newMem()
+	s.active.from = from
 	s.mu.Lock()
 	s.mems = append(s.mems, s.active)
 	s.mu.Unlock()
@@ -649,6 +708,20 @@ func (s *Shard) rotate() {
 	case s.flushWake <- struct{}{}:
 	default:
 	}
+}
+
+// idle reports whether no memtable is being flushed.
+func (s *Shard) idle() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.mems) == 1
+}
+
+// fencedErr returns the error that fenced the shard, or nil.
+func (s *Shard) fencedErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fenced
 }
 
 func shardLabel(id uint32) string { return strconv.FormatUint(uint64(id), 10) }

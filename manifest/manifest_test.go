@@ -260,7 +260,7 @@ func sst(key string, lo, hi int64) SSTable {
 	return SSTable{
 		Key: key, Size: 1 << 20, Level: 0, MinToken: lo, MaxToken: hi,
 		FirstKey: []byte("a"), LastKey: []byte("z"), MinTimestamp: 1, MaxTimestamp: 2,
-		Covers:  []LogPosition{{Shard: 1, Segment: 7, Offset: 4096}},
+		Covers:  []LogPosition{{Node: "n1", Shard: 1, Segment: 7, Offset: 4096, Parts: 2}},
 		Created: time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC),
 	}
 }

@@ -26,16 +26,26 @@ type SSTable struct {
 	MinTimestamp int64 `json:"min_timestamp"`
 	MaxTimestamp int64 `json:"max_timestamp"`
 	// Covers lists, per commitlog shard, the position up to which the
-	// shard's records are in this SSTable.
+	// shard's records are in this SSTable (for a flush: the records of
+	// its memtable, which ends there).
 	Covers  []LogPosition `json:"covers,omitempty"`
 	Created time.Time     `json:"created"`
 }
 
 // LogPosition is a position in one shard's commitlog.
 type LogPosition struct {
+	// Node names the ingest node whose shard wrote the log: shard numbers
+	// repeat across nodes.
+	Node    string `json:"node,omitempty"`
 	Shard   int    `json:"shard"`
 	Segment uint64 `json:"segment"`
 	Offset  int64  `json:"offset"`
+	// Parts is the number of SSTables, one per table and range, that the
+	// flush ending at this position committed: the flush is complete,
+	// and the log through the position covered, once that many live
+	// SSTables carry the position. A compaction output carries its
+	// inputs' positions.
+	Parts int `json:"parts,omitempty"`
 }
 
 // TableSSTables is the set of live SSTables of one table in one token

@@ -1,0 +1,362 @@
+package ingest
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/google/uuid"
+
+	"github.com/sedimentdb/sediment/commitlog"
+	"github.com/sedimentdb/sediment/keys"
+	"github.com/sedimentdb/sediment/kv"
+	"github.com/sedimentdb/sediment/manifest"
+	"github.com/sedimentdb/sediment/model"
+	"github.com/sedimentdb/sediment/objectstore"
+	"github.com/sedimentdb/sediment/sstable"
+)
+
+// TableIDOf returns the TableID of the manifest table id: its first four
+// bytes, big-endian. The manifest assigns random (version 4) UUIDs, so the
+// IDs of two tables of the schema collide with probability about
+// tables²/2³³; a ManifestCommitter refuses to guess between them.
+func TableIDOf(id uuid.UUID) TableID { return TableID(binary.BigEndian.Uint32(id[:4])) }
+
+// errAmbiguousTable means two tables of the schema share a TableID.
+var errAmbiguousTable = errors.New("ingest: two tables share a table ID")
+
+// ManifestCommitter is the FlushCommitter and TableReader of a node in a
+// cluster: it records each flush in the manifest as one commit per SSTable,
+// that is per table and token range, fenced by the node's ownership epoch of
+// the range.
+//
+// A flush is thus several manifest commits, and a crash may land between
+// them. Each SSTable's Covers names the flush (node, shard, Through) and its
+// number of SSTables, and Flushed returns the Through of the newest flush
+// whose SSTables are all live: a partly committed flush never advances it,
+// so restart replays every record of that flush. The replayed memtable
+// starts where the partial flush's did; if it also ends where it did, its
+// SSTables have the same object keys and the flush reuses those already
+// committed (Recorded); otherwise they are committed again under new keys,
+// and reads merge the copies (merging is idempotent), so every write still
+// reads exactly once.
+//
+// Tables are named by TableIDOf. A flush's entries of a table the schema no
+// longer holds (dropped) are not committed.
+type ManifestCommitter struct {
+	m     *manifest.Manifest
+	store objectstore.Store
+	node  string
+
+	mu     sync.Mutex
+	epochs map[int]uint64
+
+	// afterPart, if set, runs after each SSTable commit (tests).
+	afterPart func() error
+}
+
+var (
+	_ FlushCommitter = (*ManifestCommitter)(nil)
+	_ TableReader    = (*ManifestCommitter)(nil)
+)
+
+// NewManifestCommitter returns a committer for node, reading SSTables from
+// store. It owns no range until Own or Claim.
+func NewManifestCommitter(m *manifest.Manifest, store objectstore.Store, node string) *ManifestCommitter {
+	return &ManifestCommitter{m: m, store: store, node: node, epochs: map[int]uint64{}}
+}
+
+// Own records that the node owns o.Range under o.Epoch: flushes commit to
+// the range fenced by that epoch.
+func (c *ManifestCommitter) Own(o manifest.Ownership) error {
+	if o.Owner != c.node {
+		return fmt.Errorf("ingest: range %d is owned by %q, not %q", o.Range, o.Owner, c.node)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.epochs[o.Range] = o.Epoch
+	return nil
+}
+
+// Claim assigns range r to the node under a new epoch, fencing out its
+// former owner, and owns it.
+func (c *ManifestCommitter) Claim(ctx context.Context, r int) (manifest.Ownership, error) {
+	o, err := c.m.Assign(ctx, r, c.node)
+	if err != nil {
+		return manifest.Ownership{}, err
+	}
+	return o, c.Own(o)
+}
+
+// ClaimAll claims every range, as a node alone in its cluster does.
+func (c *ManifestCommitter) ClaimAll(ctx context.Context) error {
+	n, err := c.m.RangeCount(ctx)
+	if err != nil {
+		return err
+	}
+	for r := range n {
+		if _, err := c.Claim(ctx, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// tables maps TableIDs to the schema's tables; ambiguous IDs map to
+// uuid.Nil.
+func (c *ManifestCommitter) tables(ctx context.Context) (map[TableID]uuid.UUID, error) {
+	s, err := c.m.Schema(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[TableID]uuid.UUID{}
+	for _, ks := range s.Keyspaces {
+		for _, t := range ks.Tables {
+			id := TableIDOf(t.ID)
+			if _, dup := out[id]; dup {
+				out[id] = uuid.Nil
+				continue
+			}
+			out[id] = t.ID
+		}
+	}
+	return out, nil
+}
+
+func (c *ManifestCommitter) table(ctx context.Context, id TableID) (uuid.UUID, bool, error) {
+	ts, err := c.tables(ctx)
+	if err != nil {
+		return uuid.Nil, false, err
+	}
+	u, ok := ts[id]
+	if ok && u == uuid.Nil {
+		return uuid.Nil, false, fmt.Errorf("%w: %08x", errAmbiguousTable, uint32(id))
+	}
+	return u, ok, nil
+}
+
+// Commit implements FlushCommitter: one fenced manifest commit per SSTable.
+// A range whose epoch the node does not hold, or whose epoch has moved on,
+// fails with an error matching both ErrFenced and, in the second case,
+// manifest.ErrFenced.
+func (c *ManifestCommitter) Commit(ctx context.Context, f Flush) error {
+	ids, err := c.tables(ctx)
+	if err != nil {
+		return err
+	}
+	parts := f.Tables[:0:0]
+	for _, t := range f.Tables {
+		u, ok := ids[t.Table]
+		if ok && u == uuid.Nil {
+			return fmt.Errorf("%w: %08x", errAmbiguousTable, uint32(t.Table))
+		}
+		if ok {
+			parts = append(parts, t)
+		}
+	}
+	cover := manifest.LogPosition{
+		Node: c.node, Shard: int(f.Shard), Segment: f.Through.Segment, Offset: f.Through.Offset, Parts: len(parts),
+	}
+	for _, t := range parts {
+		c.mu.Lock()
+		epoch, ok := c.epochs[t.Range]
+		c.mu.Unlock()
+		if !ok {
+			return fmt.Errorf("%w: node %q holds no epoch of range %d", ErrFenced, c.node, t.Range)
+		}
+		id := ids[t.Table]
+		sst := toManifest(t, cover)
+		_, err := c.m.CommitSSTables(ctx, manifest.Commit{Table: id, Range: t.Range, Add: []manifest.SSTable{sst}, Epoch: epoch})
+		if errors.Is(err, manifest.ErrExists) {
+			// The same object committed by an earlier attempt at this
+			// flush, perhaps with another part count: the same entries.
+			if _, live, lerr := c.live(ctx, id, t.Range, t.Key); lerr != nil {
+				return lerr
+			} else if live {
+				err = nil
+			}
+		}
+		if errors.Is(err, manifest.ErrFenced) {
+			return fmt.Errorf("%w: %w", ErrFenced, err)
+		}
+		if err != nil {
+			return fmt.Errorf("ingest: commit %s: %w", t.Key, err)
+		}
+		if c.afterPart != nil {
+			if err := c.afterPart(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// live returns the live SSTable with object key key of table id in range r.
+func (c *ManifestCommitter) live(ctx context.Context, id uuid.UUID, r int, key string) (manifest.SSTable, bool, error) {
+	ssts, err := c.m.SSTablesInRange(ctx, id, r)
+	if err != nil {
+		return manifest.SSTable{}, false, err
+	}
+	for _, s := range ssts {
+		if s.Key == key {
+			return s, true, nil
+		}
+	}
+	return manifest.SSTable{}, false, nil
+}
+
+// Recorded implements FlushCommitter.
+func (c *ManifestCommitter) Recorded(ctx context.Context, t SSTable) (SSTable, bool, error) {
+	id, ok, err := c.table(ctx, t.Table)
+	if err != nil || !ok {
+		return SSTable{}, false, err
+	}
+	s, ok, err := c.live(ctx, id, t.Range, t.Key)
+	if err != nil || !ok {
+		return SSTable{}, false, err
+	}
+	return fromManifest(t.Table, t.Range, s), true, nil
+}
+
+// Flushed implements FlushCommitter: the Through of the newest flush of the
+// shard whose SSTables are all live. It reads every SSTable of the schema's
+// tables. SSTables of dropped tables no longer count, which can only make
+// it go back: safe, as replayed records merge idempotently.
+func (c *ManifestCommitter) Flushed(ctx context.Context, shard uint32) (commitlog.Position, error) {
+	done, _, err := c.flushes(ctx, shard)
+	return done, err
+}
+
+// Partial implements FlushCommitter.
+func (c *ManifestCommitter) Partial(ctx context.Context, shard uint32) ([]commitlog.Position, error) {
+	_, partial, err := c.flushes(ctx, shard)
+	return partial, err
+}
+
+// flushes returns the Through of the shard's newest wholly recorded flush,
+// and those of the later flushes recorded in part, in log order.
+func (c *ManifestCommitter) flushes(ctx context.Context, shard uint32) (done commitlog.Position, partial []commitlog.Position, err error) {
+	ids, err := c.tables(ctx)
+	if err != nil {
+		return done, nil, err
+	}
+	type flush struct{ live, parts int }
+	flushes := map[commitlog.Position]*flush{}
+	for _, id := range ids {
+		if id == uuid.Nil {
+			continue
+		}
+		ssts, err := c.m.SSTables(ctx, id)
+		if err != nil {
+			return done, nil, err
+		}
+		for _, s := range ssts {
+			for _, p := range s.Covers {
+				if p.Node != c.node || p.Shard != int(shard) || p.Parts <= 0 {
+					continue
+				}
+				pos := commitlog.Position{Segment: p.Segment, Offset: p.Offset}
+				fl := flushes[pos]
+				if fl == nil {
+					fl = &flush{}
+					flushes[pos] = fl
+				}
+				fl.live++
+				// Attempts at one flush may differ in their part count
+				// (a table truncated between them): demand the largest.
+				fl.parts = max(fl.parts, p.Parts)
+			}
+		}
+	}
+	for pos, fl := range flushes {
+		if fl.live >= fl.parts && pos.Compare(done) > 0 {
+			done = pos
+		}
+	}
+	for pos, fl := range flushes {
+		if fl.live < fl.parts && pos.Compare(done) > 0 {
+			partial = append(partial, pos)
+		}
+	}
+	slices.SortFunc(partial, commitlog.Position.Compare)
+	return done, partial, nil
+}
+
+// NewIter implements TableReader: it merges the live SSTables of table
+// whose key range meets [lower, upper), reading only one range's when the
+// bounds lie in one.
+func (c *ManifestCommitter) NewIter(ctx context.Context, table TableID, lower, upper []byte) (kv.Iterator, error) {
+	id, ok, err := c.table(ctx, table)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return kv.Merging(model.Merge), nil
+	}
+	var ssts []manifest.SSTable
+	n, err := c.m.RangeCount(ctx)
+	if err != nil {
+		return nil, err
+	}
+	lo, lerr := keys.Token(lower)
+	hi, herr := keys.Token(upper)
+	if lerr == nil && herr == nil && manifest.RangeOf(lo, n) == manifest.RangeOf(hi, n) {
+		ssts, err = c.m.SSTablesInRange(ctx, id, manifest.RangeOf(lo, n))
+	} else {
+		ssts, err = c.m.SSTables(ctx, id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var its []kv.Iterator
+	for _, s := range ssts {
+		if (upper != nil && string(s.FirstKey) >= string(upper)) || (lower != nil && string(s.LastKey) < string(lower)) {
+			continue
+		}
+		r, err := openSSTable(ctx, c.store, s.Key)
+		if err != nil {
+			for _, it := range its {
+				it.Close()
+			}
+			return nil, err
+		}
+		its = append(its, r.NewIter(ctx, lower, upper))
+	}
+	return kv.Merging(model.Merge, its...), nil
+}
+
+func openSSTable(ctx context.Context, store objectstore.Store, key string) (*sstable.Reader, error) {
+	ra, err := objectstore.NewReaderAt(ctx, store, key)
+	if err != nil {
+		return nil, fmt.Errorf("ingest: open %s: %w", key, err)
+	}
+	r, err := sstable.Open(ctx, ra, ra.Size(), sstable.ReaderOptions{Split: splitPartition})
+	if err != nil {
+		return nil, fmt.Errorf("ingest: open %s: %w", key, err)
+	}
+	return r, nil
+}
+
+func toManifest(t SSTable, cover manifest.LogPosition) manifest.SSTable {
+	return manifest.SSTable{
+		Key: t.Key, Size: t.Size, Level: 0,
+		MinToken: t.MinToken, MaxToken: t.MaxToken,
+		FirstKey: t.FirstKey, LastKey: t.LastKey,
+		MinTimestamp: t.MinTimestamp, MaxTimestamp: t.MaxTimestamp,
+		Covers:  []manifest.LogPosition{cover},
+		Created: t.Created,
+	}
+}
+
+func fromManifest(table TableID, r int, s manifest.SSTable) SSTable {
+	return SSTable{
+		Table: table, Range: r, Key: s.Key, Size: s.Size,
+		FirstKey: s.FirstKey, LastKey: s.LastKey,
+		MinToken: s.MinToken, MaxToken: s.MaxToken,
+		MinTimestamp: s.MinTimestamp, MaxTimestamp: s.MaxTimestamp,
+		Created: s.Created,
+	}
+}
