@@ -3,8 +3,12 @@ package ingest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sedimentdb/sediment/commitlog"
+	"github.com/sedimentdb/sediment/keys"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/objectstore"
 	"github.com/sedimentdb/sediment/vfs"
@@ -425,5 +430,137 @@ func TestTableIDOf(t *testing.T) {
 	id := uuid.MustParse("01020304-0506-4708-890a-0b0c0d0e0f10")
 	if got := TableIDOf(id); got != 0x01020304 {
 		t.Fatalf("TableIDOf = %08x", uint32(got))
+	}
+}
+
+// countingStore counts the uploads of each key.
+type countingStore struct {
+	objectstore.Store
+	mu      sync.Mutex
+	uploads map[string]int
+}
+
+func (s *countingStore) NewWriter(ctx context.Context, key string) (objectstore.Writer, error) {
+	s.mu.Lock()
+	s.uploads[key]++
+	s.mu.Unlock()
+	return s.Store.NewWriter(ctx, key)
+}
+
+func (s *countingStore) count(key string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.uploads[key]
+}
+
+// TestManifestPartialCommitRetried fails a flush's commit after its first
+// SSTable is recorded: the retry reuses that SSTable without uploading it
+// again, and records the rest.
+func TestManifestPartialCommitRetried(t *testing.T) {
+	c := newCluster(t)
+	cs := &countingStore{Store: c.store, uploads: map[string]int{}}
+	c.store = cs
+	e := newEnv(t)
+	mc := c.node("n1")
+	ctx := context.Background()
+	var first []manifest.SSTable
+	var failed atomic.Bool
+	mc.afterPart = func() error {
+		if failed.Swap(true) {
+			return nil
+		}
+		for _, id := range c.tables {
+			ssts, err := c.m.SSTables(ctx, id)
+			if err != nil {
+				return err
+			}
+			first = append(first, ssts...)
+		}
+		return errors.New("test: commit interrupted")
+	}
+	s := c.open(e, mc)
+	defer s.Close()
+	acked := newAcked(c)
+	for i := range 400 {
+		writeBoth(t, c, s, i, acked)
+	}
+	waitFor(t, "flushes", func() bool {
+		p, err := mc.Flushed(ctx, 7)
+		return err == nil && p != (commitlog.Position{}) && s.flushing() == 0
+	})
+	if len(first) != 1 {
+		t.Fatalf("%d SSTables live at the interruption, want 1", len(first))
+	}
+	if n := cs.count(first[0].Key); n != 1 {
+		t.Fatalf("recorded SSTable %s uploaded %d times", first[0].Key, n)
+	}
+	retried := false
+	for j, id := range c.tables {
+		ssts, err := c.m.SSTables(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sst := range ssts {
+			if sst.Covers[0] == first[0].Covers[0] && sst.Key != first[0].Key {
+				retried = retried || cs.count(sst.Key) == 2
+			}
+		}
+		if n := c.stored(id) + count(t, s.NewIter(TableIDOf(id), nil, nil)); n != len(acked[j]) {
+			t.Fatalf("table %d: %d entries stored for %d rows", j, n, len(acked[j]))
+		}
+	}
+	if !retried {
+		t.Fatal("no SSTable of the interrupted flush was uploaded again")
+	}
+	checkContents(t, c, s, mc, acked)
+}
+
+// TestFlushSplitsRanges checks that a flush writes one SSTable per table
+// and range, each inside its range.
+func TestFlushSplitsRanges(t *testing.T) {
+	e := newEnv(t)
+	store, err := objectstore.NewFile(vfs.NewMem(), "bucket", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc := NewMemCommitter(store)
+	const ranges = 8
+	s, err := Open(context.Background(), e.cfg, 3, Deps{FS: e.fs, Store: store, Committer: mc, Reader: mc, Ranges: ranges})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	acked := map[string]string{}
+	for i := range 500 {
+		m := rowMutation(5, "p"+strconv.Itoa(i%100), int64(i), 1, "v"+strconv.Itoa(i)+string(make([]byte, 100)))
+		if err := s.Apply(context.Background(), m); err != nil {
+			t.Fatal(err)
+		}
+		acked[string(m.Entries[0].Key)] = "v" + strconv.Itoa(i) + string(make([]byte, 100))
+	}
+	waitFor(t, "a flush", func() bool { return len(mc.SSTables(5)) > 0 && s.flushing() == 0 })
+	seen := map[string]bool{}
+	for _, sst := range mc.SSTables(5) {
+		first, last := manifest.RangeBounds(sst.Range, ranges)
+		lo, err1 := keys.Token(sst.FirstKey)
+		hi, err2 := keys.Token(sst.LastKey)
+		if err1 != nil || err2 != nil || lo != sst.MinToken || hi != sst.MaxToken || lo < first || hi > last {
+			t.Fatalf("%s: tokens [%d, %d] (%v, %v), range %d is [%d, %d]", sst.Key, sst.MinToken, sst.MaxToken, err1, err2, sst.Range, first, last)
+		}
+		flushKey := strings.TrimSuffix(sst.Key, fmt.Sprintf("-%05d.sst", sst.Range))
+		if flushKey == sst.Key {
+			t.Fatalf("%s: name lacks range %d", sst.Key, sst.Range)
+		}
+		id := flushKey + "/" + strconv.Itoa(sst.Range)
+		if seen[id] {
+			t.Fatalf("two SSTables of range %d in one flush", sst.Range)
+		}
+		seen[id] = true
+	}
+	if len(seen) < ranges {
+		t.Fatalf("%d SSTables for %d ranges", len(seen), ranges)
+	}
+	if got := contents(t, s, mc, 5); len(got) != len(acked) {
+		t.Fatalf("%d rows, want %d", len(got), len(acked))
 	}
 }
