@@ -11,9 +11,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/objectstore"
 )
@@ -28,9 +30,11 @@ type Config struct {
 	DataDir string     `yaml:"data_dir"`
 	Log     LogConfig  `yaml:"log"`
 	HTTP    HTTPConfig `yaml:"http"`
+	Node    NodeConfig `yaml:"node"`
 
 	ObjectStore objectstore.Config `yaml:"objectstore"`
 	Manifest    manifest.Config    `yaml:"manifest"`
+	Ingest      IngestConfig       `yaml:"ingest"`
 
 	// PrintConfig asks for the effective configuration as YAML, then exit.
 	PrintConfig bool `yaml:"-"`
@@ -43,8 +47,10 @@ func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	f.BoolVar(&c.PrintConfig, "config.print", false, "Print the effective configuration as YAML and exit.")
 	c.Log.RegisterFlags(f)
 	c.HTTP.RegisterFlags(f)
+	c.Node.RegisterFlags(f)
 	c.ObjectStore.RegisterFlags(f)
 	c.Manifest.RegisterFlags(f)
+	c.Ingest.RegisterFlags(f)
 }
 
 // Validate checks every section.
@@ -55,7 +61,7 @@ func (c *Config) Validate() error {
 	if c.DataDir == "" {
 		return errors.New("config: -data.dir must not be empty")
 	}
-	return errors.Join(c.Log.Validate(), c.HTTP.Validate(), c.ObjectStore.Validate(), c.Manifest.Validate())
+	return errors.Join(c.Log.Validate(), c.HTTP.Validate(), c.Node.Validate(), c.ObjectStore.Validate(), c.Manifest.Validate(), c.Ingest.Validate())
 }
 
 // Roles returns the roles named by Target.
@@ -119,6 +125,47 @@ func (c *HTTPConfig) RegisterFlags(f *flag.FlagSet) {
 
 func (c *HTTPConfig) Validate() error { return nil }
 
+// NodeConfig says how this process appears in the cluster's member list.
+// Its ID is not configured here: it is kept in <data.dir>/node-id.
+type NodeConfig struct {
+	Address           string        `yaml:"address"`
+	HeartbeatInterval time.Duration `yaml:"heartbeat_interval"`
+}
+
+func (c *NodeConfig) RegisterFlags(f *flag.FlagSet) {
+	f.StringVar(&c.Address, "node.address", "", "Address (host:port) announced to the cluster's members; empty: the HTTP listen address.")
+	f.DurationVar(&c.HeartbeatInterval, "node.heartbeat-interval", 5*time.Second, "Time between the node's heartbeats in the member list.")
+}
+
+func (c *NodeConfig) Validate() error {
+	if c.HeartbeatInterval <= 0 {
+		return errors.New("config: -node.heartbeat-interval must be positive")
+	}
+	return nil
+}
+
+// IngestConfig is the ingest node's configuration plus the cluster setting
+// the ingest role fixes when it creates the cluster.
+type IngestConfig struct {
+	ingest.Config `yaml:",inline"`
+	// Ranges is the number of token ranges a new cluster's ring is cut
+	// into: the unit of ownership, so the most ingest nodes that can share
+	// the writes, and the split of every flush into SSTables.
+	Ranges int `yaml:"ranges"`
+}
+
+func (c *IngestConfig) RegisterFlags(f *flag.FlagSet) {
+	c.Config.RegisterFlags(f)
+	f.IntVar(&c.Ranges, "ingest.ranges", 16, "Token ranges of the ring, fixed when the cluster is created; starting a cluster's node with another count fails.")
+}
+
+func (c *IngestConfig) Validate() error {
+	if c.Ranges < 1 || c.Ranges > manifest.MaxRanges {
+		return fmt.Errorf("config: -ingest.ranges %d out of range [1, %d]", c.Ranges, manifest.MaxRanges)
+	}
+	return c.Config.Validate()
+}
+
 // configFileFlag names the YAML file read before the command line.
 const configFileFlag = "config.file"
 
@@ -166,6 +213,9 @@ func (c *Config) Load(args []string, getenv func(string) string) error {
 	}
 	if c.Manifest.EmbeddedDir == "" {
 		c.Manifest.EmbeddedDir = filepath.Join(c.DataDir, "nats")
+	}
+	if c.Ingest.Commitlog.Dir == "" {
+		c.Ingest.Commitlog.Dir = filepath.Join(c.DataDir, "commitlog")
 	}
 	return nil
 }

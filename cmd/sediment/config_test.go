@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func writeYAML(t *testing.T, text string) string {
@@ -140,5 +141,46 @@ func TestLoadManifestSection(t *testing.T) {
 	c.Manifest.ClusterName = "bad_name"
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "cluster name") {
 		t.Fatalf("Validate with a bad cluster name = %v", err)
+	}
+}
+
+func TestLoadIngestAndNodeSections(t *testing.T) {
+	file := writeYAML(t, "data_dir: /d\nnode:\n  address: 10.0.0.7:9180\ningest:\n  shards: 3\n  ranges: 8\n  commitlog:\n    sync_mode: periodic\n")
+	var c Config
+	if err := c.Load([]string{"-config.file", file, "-ingest.memtable-size=1048576"}, func(string) string { return "" }); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	in := c.Ingest
+	if in.Shards != 3 || in.Ranges != 8 || in.MemtableSize != 1<<20 || in.Commitlog.SyncMode != "periodic" || in.Commitlog.Dir != "/d/commitlog" {
+		t.Fatalf("ingest config = %+v", in)
+	}
+	if c.Node.Address != "10.0.0.7:9180" || c.Node.HeartbeatInterval != 5*time.Second {
+		t.Fatalf("node config = %+v", c.Node)
+	}
+	var printed strings.Builder
+	if err := printConfig(&printed, c); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"ingest:\n", "    ranges: 8\n", "    shards: 3\n", "        dir: /d/commitlog\n", "    address: 10.0.0.7:9180\n"} {
+		if !strings.Contains(printed.String(), line) {
+			t.Fatalf("-config.print lacks %q:\n%s", line, printed.String())
+		}
+	}
+	for _, tc := range []struct{ flag, wantErr string }{
+		{"-ingest.ranges=0", "-ingest.ranges"},
+		{"-ingest.ranges=65537", "-ingest.ranges"},
+		{"-ingest.shards=0", "shards"},
+		{"-node.heartbeat-interval=0s", "-node.heartbeat-interval"},
+	} {
+		var c Config
+		if err := c.Load([]string{tc.flag}, func(string) string { return "" }); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+			t.Errorf("%s: Validate() = %v, want an error containing %q", tc.flag, err, tc.wantErr)
+		}
 	}
 }

@@ -52,9 +52,23 @@ func main() {
 	}
 }
 
-// run starts the configured roles and serves until ctx is cancelled, then
-// stops them in reverse order.
+// run runs one process configured by cfg until ctx is cancelled.
 func run(ctx context.Context, cfg *Config, logger *slog.Logger) error {
+	return newSediment(cfg, logger).run(ctx)
+}
+
+// newSediment returns a process configured by cfg, with its own metrics
+// registry.
+func newSediment(cfg *Config, logger *slog.Logger) *Sediment {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return &Sediment{cfg: cfg, logger: logger, reg: reg}
+}
+
+// run starts the configured roles and serves until ctx is cancelled, then
+// stops them in reverse order. It runs once.
+func (s *Sediment) run(ctx context.Context) error {
+	cfg, logger, reg := s.cfg, s.logger, s.reg
 	dataDir, err := filepath.Abs(cfg.DataDir)
 	if err != nil {
 		return err
@@ -63,9 +77,6 @@ func run(ctx context.Context, cfg *Config, logger *slog.Logger) error {
 		return fmt.Errorf("data directory: %w", err)
 	}
 	roles, _ := cfg.Roles() // checked by Validate
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	s := &Sediment{cfg: cfg, logger: logger, reg: reg}
 	mods := s.modules()
 	order, err := mods.order(roles)
 	if err != nil {
@@ -80,6 +91,7 @@ func run(ctx context.Context, cfg *Config, logger *slog.Logger) error {
 		if err != nil {
 			return fmt.Errorf("http: %w", err)
 		}
+		s.httpAddr = ln.Addr().String()
 		srv := &http.Server{Handler: httpHandler(reg, mods), ReadHeaderTimeout: 10 * time.Second}
 		served := make(chan error, 1)
 		go func() { served <- srv.Serve(ln) }()

@@ -67,6 +67,7 @@ func (b *logBuffer) String() string {
 type process struct {
 	httpPort, natsPort int
 	log                *logBuffer
+	s                  *Sediment
 	cancel             context.CancelFunc
 	done               chan error
 }
@@ -91,7 +92,8 @@ func startProcess(t *testing.T, dataDir string, extra ...string) *process {
 	ctx, cancel := context.WithCancel(context.Background())
 	p.cancel = cancel
 	logger := slog.New(slog.NewTextHandler(p.log, nil))
-	go func() { p.done <- run(ctx, &cfg, logger) }()
+	p.s = newSediment(&cfg, logger)
+	go func() { p.done <- p.s.run(ctx) }()
 	t.Cleanup(func() {
 		cancel()
 		<-p.done // returns at once if a test already waited

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/objectstore"
 )
@@ -29,23 +30,32 @@ const (
 type Sediment struct {
 	cfg    *Config
 	logger *slog.Logger
-	reg    prometheus.Registerer
+	reg    *prometheus.Registry
+	// httpAddr is where the HTTP server listens, "" if it does not.
+	httpAddr string
 
 	store    objectstore.Store
 	nats     *nats.Conn
 	manifest *manifest.Manifest
 	view     *manifest.View
+
+	// The ingest role: the node, identified by nodeID, and its committer,
+	// which also reads the SSTables it committed.
+	nodeID    string
+	ingest    *ingest.Node
+	committer *ingest.ManifestCommitter
 }
 
-// modules registers every module with its dependencies. The roles start
-// nothing of their own yet; they name what they will need.
+// modules registers every module with its dependencies. The frontend and
+// compactor roles start nothing of their own yet; they name what they will
+// need.
 func (s *Sediment) modules() *moduleManager {
 	m := newModuleManager()
 	m.register(ObjectStore, s.initObjectStore)
 	m.register(NATS, s.initNATS)
 	m.register(Manifest, s.initManifest, NATS, ObjectStore)
 	m.register(Frontend, nil, Manifest, ObjectStore)
-	m.register(Ingest, nil, Manifest, ObjectStore)
+	m.register(Ingest, s.initIngest, Manifest, ObjectStore)
 	m.register(Compactor, nil, Manifest, ObjectStore)
 	return m
 }

@@ -1,0 +1,208 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path"
+	"sync/atomic"
+	"time"
+
+	"github.com/sedimentdb/sediment/ingest"
+	"github.com/sedimentdb/sediment/manifest"
+	"github.com/sedimentdb/sediment/vfs"
+)
+
+// The ingest module runs this process's ingest node. At start it:
+//
+//  1. reads the node's ID from <data.dir>/node-id (created on the first
+//     start), so that a restart comes back as the same member and owner;
+//  2. fixes the cluster's token ranges (-ingest.ranges) if no node has yet;
+//  3. claims ranges under the range-claim lease: every range no node was
+//     ever given, and every range the manifest says this node owns, which a
+//     restarted node thus takes back under a new epoch, fencing out any
+//     older process of its own. Ranges of other nodes are left to them. A
+//     node alone in its cluster, as in the all-in-one mode, so claims every
+//     range; the lease keeps two nodes starting at once from both claiming
+//     one free range, which would fence the first one out;
+//  4. opens the node, which replays its commitlogs and commits what they
+//     hold to the ranges it owns, with its SSTables under
+//     <-ingest.object-prefix>/<node ID>, since SSTable names are unique only
+//     per node;
+//  5. announces itself in the member list and renews that every
+//     -node.heartbeat-interval.
+//
+// On stop it closes the node, which leaves unflushed writes in the
+// commitlog for the next start to replay, and leaves the member list.
+
+const (
+	// claimLease serialises the range claims of starting ingest nodes.
+	claimLease = "ingest-range-claims"
+	// claimLeaseTTL bounds how long a node that died while claiming keeps
+	// the others waiting; a claiming node renews it as it goes.
+	claimLeaseTTL = 30 * time.Second
+)
+
+func (s *Sediment) initIngest(ctx context.Context) (service, error) {
+	cfg := s.cfg.Ingest
+	addr := s.cfg.Node.Address
+	if addr == "" {
+		addr = s.httpAddr
+	}
+	if addr == "" {
+		return service{}, errors.New("no address to announce: set -node.address or -http.listen-address")
+	}
+	id, err := loadNodeID(vfs.Default, s.cfg.DataDir)
+	if err != nil {
+		return service{}, err
+	}
+	m := s.manifest
+	if err := m.InitRanges(ctx, cfg.Ranges); err != nil {
+		return service{}, fmt.Errorf("-ingest.ranges: %w", err)
+	}
+	ranges, err := m.RangeCount(ctx)
+	if err != nil {
+		return service{}, err
+	}
+	committer := ingest.NewManifestCommitter(m, s.store, id)
+	claimed, err := s.claimRanges(ctx, committer, id, ranges)
+	if err != nil {
+		return service{}, fmt.Errorf("claim ranges: %w", err)
+	}
+	logger := s.logger.With("component", "ingest", "node", id)
+	logger.Info("token ranges claimed", "owned", len(claimed), "ranges", ranges)
+
+	ncfg := cfg.Config
+	ncfg.ObjectPrefix = path.Join(ncfg.ObjectPrefix, id)
+	node, err := ingest.OpenNode(ctx, ncfg, ingest.Deps{
+		Store:      s.store,
+		Committer:  committer,
+		Reader:     committer,
+		Registerer: s.reg,
+		Logger:     logger,
+		Ranges:     ranges,
+	})
+	if err != nil {
+		return service{}, err
+	}
+	roles, _ := s.cfg.Roles() // checked by Validate
+	member := manifest.Member{ID: id, Roles: roles, Addr: addr, Shards: node.Shards()}
+	if err := m.Heartbeat(ctx, member); err != nil {
+		return service{}, errors.Join(fmt.Errorf("heartbeat: %w", err), node.Close())
+	}
+	logger.Info("ingest node open", "shards", node.Shards(), "commitlog", ncfg.Commitlog.Dir, "address", addr)
+
+	hbCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	var hbErr atomic.Pointer[error] // the last heartbeat's error, nil if it worked
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.heartbeat(hbCtx, member, &hbErr, logger)
+	}()
+	s.nodeID, s.ingest, s.committer = id, node, committer
+	return service{
+		ready: func() error {
+			if err := hbErr.Load(); err != nil {
+				return fmt.Errorf("heartbeat: %w", *err)
+			}
+			return nil
+		},
+		stop: func(ctx context.Context) error {
+			cancel()
+			<-done
+			return errors.Join(node.Close(), m.Leave(ctx, id))
+		},
+	}, nil
+}
+
+// claimRanges claims, under the claim lease, the ranges that are free or
+// already the node's, and returns them.
+func (s *Sediment) claimRanges(ctx context.Context, c *ingest.ManifestCommitter, id string, n int) ([]int, error) {
+	m := s.manifest
+	held, err := s.acquireClaimLease(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err := m.ReleaseLease(context.WithoutCancel(ctx), claimLease, id); err != nil {
+			s.logger.Warn("releasing the range-claim lease", "err", err)
+		}
+	}()
+	var claimed []int
+	for r := range n {
+		if time.Since(held) > claimLeaseTTL/2 {
+			if _, err := m.AcquireLease(ctx, claimLease, id, claimLeaseTTL); err != nil {
+				return nil, err
+			}
+			held = time.Now()
+		}
+		o, err := m.Ownership(ctx, r)
+		switch {
+		case errors.Is(err, manifest.ErrNotFound): // never assigned: free
+		case err != nil:
+			return nil, err
+		case o.Owner != id:
+			continue
+		}
+		if _, err := c.Claim(ctx, r); err != nil {
+			return nil, err
+		}
+		claimed = append(claimed, r)
+	}
+	return claimed, nil
+}
+
+// acquireClaimLease waits until the node holds the claim lease and returns
+// when it took it.
+func (s *Sediment) acquireClaimLease(ctx context.Context, id string) (time.Time, error) {
+	const wait = 200 * time.Millisecond
+	for logged := false; ; {
+		now := time.Now()
+		_, err := s.manifest.AcquireLease(ctx, claimLease, id, claimLeaseTTL)
+		if err == nil {
+			return now, nil
+		}
+		if !errors.Is(err, manifest.ErrLeaseHeld) {
+			return time.Time{}, err
+		}
+		if !logged {
+			s.logger.Info("waiting for another node to finish claiming ranges", "err", err)
+			logged = true
+		}
+		select {
+		case <-ctx.Done():
+			return time.Time{}, ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+}
+
+// heartbeat renews member every heartbeat interval until ctx ends, keeping
+// the outcome of the last attempt in last for the readiness check.
+func (s *Sediment) heartbeat(ctx context.Context, member manifest.Member, last *atomic.Pointer[error], logger *slog.Logger) {
+	every := s.cfg.Node.HeartbeatInterval
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		hctx, cancel := context.WithTimeout(ctx, every)
+		err := s.manifest.Heartbeat(hctx, member)
+		cancel()
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			if last.Load() == nil {
+				logger.Warn("heartbeat failed", "err", err)
+			}
+			last.Store(&err)
+		default:
+			last.Store(nil)
+		}
+	}
+}

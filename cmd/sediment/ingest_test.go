@@ -1,0 +1,271 @@
+package main
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sedimentdb/sediment/cqltype"
+	"github.com/sedimentdb/sediment/ingest"
+	"github.com/sedimentdb/sediment/keys"
+	"github.com/sedimentdb/sediment/kv"
+	"github.com/sedimentdb/sediment/manifest"
+	"github.com/sedimentdb/sediment/model"
+	"github.com/sedimentdb/sediment/token"
+)
+
+const testRanges = 4
+
+// ingestFlags make small nodes that heartbeat often.
+var ingestFlags = []string{
+	"-ingest.shards=2",
+	fmt.Sprintf("-ingest.ranges=%d", testRanges),
+	"-node.heartbeat-interval=50ms",
+}
+
+// testTable is a table (pk text, ck bigint, v text) created through the
+// manifest.
+type testTable struct {
+	id  ingest.TableID
+	col uint32 // v's column ID
+}
+
+func createTable(t *testing.T, m *manifest.Manifest) testTable {
+	t.Helper()
+	ctx := context.Background()
+	if err := m.CreateKeyspace(ctx, "ks", map[string]string{"class": "SimpleStrategy", "replication_factor": "1"}, false); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := m.CreateTable(ctx, manifest.TableSpec{
+		Keyspace: "ks", Name: "t",
+		Columns:      []manifest.ColumnSpec{{Name: "pk", Type: "text"}, {Name: "ck", Type: "bigint"}, {Name: "v", Type: "text"}},
+		PartitionKey: []string{"pk"},
+		Clustering:   []manifest.ClusteringSpec{{Name: "ck"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, ok := tbl.Column("v")
+	if !ok {
+		t.Fatal("no column v")
+	}
+	return testTable{id: ingest.TableIDOf(tbl.ID), col: v.ID}
+}
+
+// row is the mutation that sets v of row (pk, ck).
+func (tt testTable) row(t *testing.T, pk string, ck int64, v string) *ingest.Mutation {
+	t.Helper()
+	c := binary.BigEndian.AppendUint64(nil, uint64(ck))
+	key, err := keys.RowKey(nil, token.Murmur3([]byte(pk)), []byte(pk), [][]byte{c}, []*cqltype.Type{cqltype.BigintType}, []bool{false})
+	if err != nil {
+		t.Fatal(err)
+	}
+	value := model.AppendRow(nil, &model.Row{Cells: []model.Cell{{Column: tt.col, Timestamp: 1 + ck, Value: []byte(v)}}})
+	return &ingest.Mutation{Table: tt.id, Entries: []ingest.Entry{{Key: key, Value: value}}}
+}
+
+// drain returns v of every row of it, by storage key.
+func drain(t *testing.T, it kv.Iterator) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for ok := it.First(); ok; ok = it.Next() {
+		var r model.Row
+		if err := model.DecodeRow(it.Value(), &r); err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Cells) != 1 {
+			t.Fatalf("row has %d cells", len(r.Cells))
+		}
+		out[string(it.Key())] = string(r.Cells[0].Value)
+	}
+	if err := it.Error(); err != nil {
+		t.Fatal(err)
+	}
+	if err := it.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// memtables returns what the process's ingest node holds of table.
+func memtables(t *testing.T, s *Sediment, tt testTable) map[string]string {
+	t.Helper()
+	return drain(t, s.ingest.NewIter(tt.id, nil, nil))
+}
+
+// sstables returns what the SSTables live in the manifest hold of table.
+func sstables(t *testing.T, s *Sediment, tt testTable) map[string]string {
+	t.Helper()
+	it, err := s.committer.NewIter(context.Background(), tt.id, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return drain(t, it)
+}
+
+// read reads table as the read path does: memtables merged with SSTables.
+func read(t *testing.T, s *Sediment, tt testTable) map[string]string {
+	t.Helper()
+	mem := s.ingest.NewIter(tt.id, nil, nil)
+	sst, err := s.committer.NewIter(context.Background(), tt.id, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return drain(t, kv.Merging(model.Merge, mem, sst))
+}
+
+// checkOwnsAll checks that node owns every range at epoch.
+func checkOwnsAll(t *testing.T, m *manifest.Manifest, node string, epoch uint64) {
+	t.Helper()
+	for r := range testRanges {
+		o, err := m.Ownership(context.Background(), r)
+		if err != nil || o.Owner != node || o.Epoch != epoch {
+			t.Fatalf("range %d: %+v, %v; want owner %s at epoch %d", r, o, err, node, epoch)
+		}
+	}
+}
+
+// member returns the member id, failing if it is absent.
+func member(t *testing.T, m *manifest.Manifest, id string) manifest.Member {
+	t.Helper()
+	mems, err := m.Members(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mem := range mems {
+		if mem.ID == id {
+			return mem
+		}
+	}
+	t.Fatalf("node %s is not among the members %+v", id, mems)
+	return manifest.Member{}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestRunIngestKeepsWritesAcrossRestarts(t *testing.T) {
+	dataDir := t.TempDir()
+	ctx := context.Background()
+
+	// First start: a new node claims every range and takes writes.
+	p := startProcess(t, dataDir, ingestFlags...)
+	p.waitReady(t)
+	id := p.s.nodeID
+	if b, err := os.ReadFile(filepath.Join(dataDir, nodeIDFile)); err != nil || strings.TrimSpace(string(b)) != id {
+		t.Fatalf("%s holds %q, %v; want %q", nodeIDFile, b, err, id)
+	}
+	m := p.s.manifest
+	checkOwnsAll(t, m, id, 1)
+	mem := member(t, m, id)
+	if want := fmt.Sprintf("127.0.0.1:%d", p.httpPort); mem.Addr != want || mem.Shards != 2 || !slices.Equal(mem.Roles, slices.Sorted(slices.Values(Targets))) {
+		t.Fatalf("member %+v, want address %s, 2 shards, roles %v", mem, want, Targets)
+	}
+	waitFor(t, "a renewed heartbeat", func() bool { return member(t, m, id).Heartbeat.After(mem.Heartbeat) })
+
+	tt := createTable(t, m)
+	want := map[string]string{}
+	for i := range 40 {
+		mut := tt.row(t, fmt.Sprintf("p%d", i%10), int64(i), fmt.Sprintf("v%d", i))
+		if err := p.s.ingest.Apply(ctx, mut); err != nil {
+			t.Fatal(err)
+		}
+		want[string(mut.Entries[0].Key)] = fmt.Sprintf("v%d", i)
+	}
+	if got := read(t, p.s, tt); !maps.Equal(got, want) {
+		t.Fatalf("before restart: read %d rows, want %d", len(got), len(want))
+	}
+	p.stop(t)
+
+	// Second start: the same node replays its commitlog, and a short flush
+	// age moves the writes into SSTables in the manifest.
+	p2 := startProcess(t, dataDir, append(ingestFlags, "-ingest.flush-age=100ms")...)
+	p2.waitReady(t)
+	if p2.s.nodeID != id {
+		t.Fatalf("node id %s after restart, want %s", p2.s.nodeID, id)
+	}
+	m2 := p2.s.manifest
+	checkOwnsAll(t, m2, id, 2)
+	if mems, err := m2.Members(ctx); err != nil || len(mems) != 1 || mems[0].ID != id {
+		t.Fatalf("members after restart: %+v, %v", mems, err)
+	}
+	if got := read(t, p2.s, tt); !maps.Equal(got, want) {
+		t.Fatalf("after replay: read %d rows, want %d", len(got), len(want))
+	}
+	waitFor(t, "the flush of the replayed writes", func() bool { return len(memtables(t, p2.s, tt)) == 0 })
+	if got := sstables(t, p2.s, tt); !maps.Equal(got, want) {
+		t.Fatalf("SSTables hold %d rows, want %d", len(got), len(want))
+	}
+	p2.stop(t)
+
+	// Third start: nothing is left to replay; the SSTables hold it all.
+	p3 := startProcess(t, dataDir, ingestFlags...)
+	p3.waitReady(t)
+	checkOwnsAll(t, p3.s.manifest, id, 3)
+	if got := memtables(t, p3.s, tt); len(got) != 0 {
+		t.Fatalf("%d rows replayed although flushed", len(got))
+	}
+	if got := sstables(t, p3.s, tt); !maps.Equal(got, want) {
+		t.Fatalf("SSTables after the third start hold %d rows, want %d", len(got), len(want))
+	}
+	p3.stop(t)
+}
+
+func TestRunIngestLeavesOtherNodesRanges(t *testing.T) {
+	ctx := context.Background()
+	firstDir, secondDir := t.TempDir(), t.TempDir()
+	p := startProcess(t, firstDir, ingestFlags...)
+	p.waitReady(t)
+	first := p.s.nodeID
+
+	// A second ingest node of the same cluster finds no free range.
+	p2 := startProcess(t, secondDir, append(ingestFlags, "-target=ingest",
+		fmt.Sprintf("-manifest.nats-url=nats://127.0.0.1:%d", p.natsPort),
+		"-objectstore.dir="+filepath.Join(firstDir, "objects"))...)
+	p2.waitReady(t)
+	second := p2.s.nodeID
+	if second == first {
+		t.Fatalf("two data directories share node id %s", first)
+	}
+	checkOwnsAll(t, p.s.manifest, first, 1)
+	if mem := member(t, p.s.manifest, second); !slices.Equal(mem.Roles, []string{Ingest}) {
+		t.Fatalf("second member %+v, want the ingest role only", mem)
+	}
+	if !strings.Contains(p2.log.String(), "owned=0") {
+		t.Fatalf("the second node does not log that it owns no range:\n%s", p2.log)
+	}
+	p2.stop(t)
+	if mems, err := p.s.manifest.Members(ctx); err != nil || len(mems) != 1 || mems[0].ID != first {
+		t.Fatalf("members after the second node stopped: %+v, %v", mems, err)
+	}
+
+	// The ranges are fixed by the first node: another count is refused.
+	p3 := startProcess(t, t.TempDir(), "-target=ingest", "-ingest.ranges=8",
+		fmt.Sprintf("-manifest.nats-url=nats://127.0.0.1:%d", p.natsPort),
+		"-objectstore.dir="+filepath.Join(firstDir, "objects"))
+	var err error
+	select {
+	case err = <-p3.done:
+		p3.done <- err
+	case <-time.After(30 * time.Second):
+		t.Fatalf("a node with another range count started\n%s", p3.log)
+	}
+	if err == nil || !strings.Contains(err.Error(), "-ingest.ranges") || !strings.Contains(err.Error(), "4 ranges") {
+		t.Fatalf("run = %v, want an error about the range count", err)
+	}
+	p.stop(t)
+}
