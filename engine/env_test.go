@@ -1,0 +1,273 @@
+package engine
+
+import (
+	"context"
+	"encoding/binary"
+	"io"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sedimentdb/sediment/cqltype"
+	"github.com/sedimentdb/sediment/ingest"
+	"github.com/sedimentdb/sediment/keys"
+	"github.com/sedimentdb/sediment/manifest"
+	"github.com/sedimentdb/sediment/model"
+	"github.com/sedimentdb/sediment/objectstore"
+	"github.com/sedimentdb/sediment/token"
+	"github.com/sedimentdb/sediment/vfs"
+)
+
+const (
+	testRanges = 4
+	colV       = 3 // the column ID of v
+	colS       = 4 // the column ID of the static column s
+)
+
+// countingStore counts the reads of objects.
+type countingStore struct {
+	objectstore.Store
+	gets atomic.Int64
+}
+
+func (s *countingStore) Get(ctx context.Context, key string) (io.ReadCloser, error) {
+	s.gets.Add(1)
+	return s.Store.Get(ctx, key)
+}
+
+func (s *countingStore) GetRange(ctx context.Context, key string, off, length int64) (io.ReadCloser, error) {
+	s.gets.Add(1)
+	return s.Store.GetRange(ctx, key, off, length)
+}
+
+// testEnv is an embedded NATS server with a manifest and its view, a file
+// bucket, an ingest node flushing through the manifest, and a Local engine.
+type testEnv struct {
+	t     *testing.T
+	ctx   context.Context
+	m     *manifest.Manifest
+	view  *manifest.View
+	store *countingStore
+	node  *ingest.Node
+	e     *Local
+	table uuid.UUID
+}
+
+func newTestEnv(t *testing.T, memtableSize int64) *testEnv {
+	t.Helper()
+	ctx := context.Background()
+	srv, err := manifest.StartEmbedded(filepath.Join(t.TempDir(), "nats"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	nc, err := nats.Connect(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bucket, err := objectstore.NewFile(vfs.Default, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := &countingStore{Store: bucket}
+	m, err := manifest.Open(ctx, js, store, "c1", manifest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.InitRanges(ctx, testRanges); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.CreateKeyspace(ctx, "ks", map[string]string{"class": "SimpleStrategy", "replication_factor": "1"}, true); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := m.CreateTable(ctx, manifest.TableSpec{
+		Keyspace: "ks", Name: "t",
+		Columns: []manifest.ColumnSpec{
+			{Name: "pk", Type: "text"}, {Name: "ck", Type: "bigint"},
+			{Name: "v", Type: "text"}, {Name: "s", Type: "text", Static: true},
+		},
+		PartitionKey: []string{"pk"},
+		Clustering:   []manifest.ClusteringSpec{{Name: "ck"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	view, err := m.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(view.Close)
+	mc := ingest.NewManifestCommitter(m, store, "n1")
+	if err := mc.ClaimAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cfg := ingest.DefaultConfig()
+	cfg.Shards = 2
+	cfg.MemtableSize = memtableSize
+	cfg.MemoryLimit = 4 * memtableSize
+	cfg.FlushAge = time.Hour
+	cfg.WriteTimeout = 10 * time.Second
+	cfg.FlushMinBackoff = 5 * time.Millisecond
+	cfg.FlushMaxBackoff = 50 * time.Millisecond
+	cfg.Commitlog.Dir = "commitlog"
+	cfg.Commitlog.SegmentSize = 256 << 10
+	node, err := ingest.OpenNode(ctx, cfg, ingest.Deps{
+		FS:         vfs.NewMem(),
+		Store:      store,
+		Committer:  NewViewCommitter(mc, view),
+		Reader:     mc,
+		Registerer: prometheus.NewRegistry(),
+		ChunkSize:  16 << 10,
+		Ranges:     testRanges,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { node.Close() })
+	e, err := NewLocal(LocalConfig{Node: node, View: view, Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &testEnv{t: t, ctx: ctx, m: m, view: view, store: store, node: node, e: e, table: tbl.ID}
+}
+
+// flush flushes every shard's memtables and waits until none holds the
+// table's entries: reads then come from SSTables only.
+func (te *testEnv) flush() {
+	te.t.Helper()
+	// Truncating a table that holds nothing starts a new memtable and
+	// queues the others for flush.
+	const other ingest.TableID = 0xfffffff0
+	for i := range te.node.Shards() {
+		if err := te.node.Shard(i).Truncate(te.ctx, other); err != nil {
+			te.t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		it := te.node.NewIter(ingest.TableIDOf(te.table), nil, nil)
+		empty := !it.First()
+		err := it.Error()
+		it.Close()
+		if err != nil {
+			te.t.Fatal(err)
+		}
+		if empty {
+			return
+		}
+		if time.Now().After(deadline) {
+			te.t.Fatal("memtables not flushed after 20s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func (te *testEnv) apply(entries ...Entry) {
+	te.t.Helper()
+	if err := te.e.Apply(te.ctx, &Mutation{Table: te.table, Entries: entries}); err != nil {
+		te.t.Fatal(err)
+	}
+}
+
+var ckTypes = []*cqltype.Type{cqltype.BigintType}
+
+func prefixOf(pk string) []byte {
+	return keys.AppendPartitionPrefix(nil, token.Murmur3([]byte(pk)), []byte(pk))
+}
+
+func ckBytes(ck int64) []byte { return binary.BigEndian.AppendUint64(nil, uint64(ck)) }
+
+func rowKey(pk string, ck int64) []byte {
+	k, err := keys.RowKey(nil, token.Murmur3([]byte(pk)), []byte(pk), [][]byte{ckBytes(ck)}, ckTypes, []bool{false})
+	if err != nil {
+		panic(err)
+	}
+	return k
+}
+
+func headerKey(pk string) []byte { return keys.HeaderKey(nil, token.Murmur3([]byte(pk)), []byte(pk)) }
+
+// bound is the key of an inclusive start (Before) or end (After) at ck.
+func bound(pk string, ck int64, kind keys.BoundKind) []byte {
+	b, err := keys.AppendBound(nil, prefixOf(pk), [][]byte{ckBytes(ck)}, ckTypes, []bool{false}, kind)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// insert is an INSERT of v at ts, expiring after ttl seconds from now if
+// ttl > 0.
+func insert(pk string, ck, ts int64, v string, ttl int32, now int64) Entry {
+	r := model.Row{
+		Liveness: model.Liveness{Present: true, Timestamp: ts},
+		Cells:    []model.Cell{{Column: colV, Timestamp: ts, Value: []byte(v)}},
+	}
+	if ttl > 0 {
+		r.Liveness.TTL, r.Liveness.Expires = ttl, now+int64(ttl)
+		r.Cells[0].TTL, r.Cells[0].LocalDeletionTime = ttl, now+int64(ttl)
+	}
+	return Entry{Key: rowKey(pk, ck), Value: model.AppendRow(nil, &r)}
+}
+
+func deleteRow(pk string, ck, ts, now int64) Entry {
+	r := model.Row{Deletion: model.Deletion{MarkedForDeleteAt: ts, LocalDeletionTime: now}}
+	return Entry{Key: rowKey(pk, ck), Value: model.AppendRow(nil, &r)}
+}
+
+// deleteRange deletes the rows with from <= ck <= to.
+func deleteRange(pk string, from, to, ts, now int64) Entry {
+	start, err := ClusteringOf(bound(pk, from, keys.Before))
+	if err != nil {
+		panic(err)
+	}
+	end, err := ClusteringOf(bound(pk, to, keys.After))
+	if err != nil {
+		panic(err)
+	}
+	h := model.Header{RangeTombstones: []model.RangeTombstone{{
+		Start: start, End: end, Deletion: model.Deletion{MarkedForDeleteAt: ts, LocalDeletionTime: now},
+	}}}
+	return Entry{Key: headerKey(pk), Value: model.AppendHeader(nil, &h)}
+}
+
+func deletePartition(pk string, ts, now int64) Entry {
+	h := model.Header{Deletion: model.Deletion{MarkedForDeleteAt: ts, LocalDeletionTime: now}}
+	return Entry{Key: headerKey(pk), Value: model.AppendHeader(nil, &h)}
+}
+
+func setStatic(pk string, ts int64, v string) Entry {
+	h := model.Header{Static: model.Row{Cells: []model.Cell{{Column: colS, Timestamp: ts, Value: []byte(v)}}}}
+	return Entry{Key: headerKey(pk), Value: model.AppendHeader(nil, &h)}
+}
+
+// values returns the ck and v of each row of p.
+func values(t *testing.T, p *Partition) (cks []int64, vs []string) {
+	t.Helper()
+	for _, r := range p.Rows {
+		c, err := keys.DecodeClustering(r.Key, ckTypes, []bool{false})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cks = append(cks, int64(binary.BigEndian.Uint64(c[0])))
+		v := ""
+		for _, cell := range r.Row.Cells {
+			if cell.Column == colV {
+				v = string(cell.Value)
+			}
+		}
+		vs = append(vs, v)
+	}
+	return cks, vs
+}
