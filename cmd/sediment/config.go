@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -140,6 +141,11 @@ func (c *NodeConfig) RegisterFlags(f *flag.FlagSet) {
 func (c *NodeConfig) Validate() error {
 	if c.HeartbeatInterval <= 0 {
 		return errors.New("config: -node.heartbeat-interval must be positive")
+	}
+	if c.Address != "" {
+		if _, _, err := net.SplitHostPort(c.Address); err != nil {
+			return fmt.Errorf("config: -node.address: %w", err)
+		}
 	}
 	return nil
 }

@@ -174,6 +174,7 @@ func TestLoadIngestAndNodeSections(t *testing.T) {
 		{"-ingest.ranges=65537", "-ingest.ranges"},
 		{"-ingest.shards=0", "shards"},
 		{"-node.heartbeat-interval=0s", "-node.heartbeat-interval"},
+		{"-node.address=10.0.0.7", "-node.address"},
 	} {
 		var c Config
 		if err := c.Load([]string{tc.flag}, func(string) string { return "" }); err != nil {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"maps"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -188,6 +190,15 @@ func TestRunIngestKeepsWritesAcrossRestarts(t *testing.T) {
 	}
 	if got := read(t, p.s, tt); !maps.Equal(got, want) {
 		t.Fatalf("before restart: read %d rows, want %d", len(got), len(want))
+	}
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", p.httpPort))
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || !strings.Contains(string(metrics), `sediment_ingest_mutations_total{shard=`) {
+		t.Fatalf("/metrics lacks the ingest node's metrics (%v):\n%s", err, metrics)
 	}
 	p.stop(t)
 
