@@ -44,6 +44,7 @@ const (
 	claimLeaseTTL = 30 * time.Second
 )
 
+// initIngest runs the ingest node as the comment above describes.
 func (s *Sediment) initIngest(ctx context.Context) (service, error) {
 	cfg := s.cfg.Ingest
 	addr := s.cfg.Node.Address
