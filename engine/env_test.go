@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"io"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -61,6 +62,29 @@ type testEnv struct {
 
 func newTestEnv(t *testing.T, memtableSize int64) *testEnv {
 	t.Helper()
+	return newLaggingEnv(t, memtableSize, 0)
+}
+
+// laggingCommitter acknowledges a flush at once and records it in the
+// manifest lag later, as a View behind the manifest would show it.
+type laggingCommitter struct {
+	*ingest.ManifestCommitter
+	lag time.Duration
+	wg  sync.WaitGroup
+}
+
+func (c *laggingCommitter) Commit(ctx context.Context, f ingest.Flush) error {
+	c.wg.Go(func() {
+		time.Sleep(c.lag)
+		c.ManifestCommitter.Commit(context.Background(), f)
+	})
+	return nil
+}
+
+// newLaggingEnv is newTestEnv whose flushes reach the view lag after the
+// node thinks them committed, if lag > 0.
+func newLaggingEnv(t *testing.T, memtableSize int64, lag time.Duration) *testEnv {
+	t.Helper()
 	ctx := context.Background()
 	srv, err := manifest.StartEmbedded(filepath.Join(t.TempDir(), "nats"), 0)
 	if err != nil {
@@ -112,6 +136,12 @@ func newTestEnv(t *testing.T, memtableSize int64) *testEnv {
 	if err := mc.ClaimAll(ctx); err != nil {
 		t.Fatal(err)
 	}
+	var committer ingest.FlushCommitter = mc
+	if lag > 0 {
+		lc := &laggingCommitter{ManifestCommitter: mc, lag: lag}
+		t.Cleanup(lc.wg.Wait) // after the node is closed
+		committer = lc
+	}
 	cfg := ingest.DefaultConfig()
 	cfg.Shards = 2
 	cfg.MemtableSize = memtableSize
@@ -125,7 +155,7 @@ func newTestEnv(t *testing.T, memtableSize int64) *testEnv {
 	node, err := ingest.OpenNode(ctx, cfg, ingest.Deps{
 		FS:         vfs.NewMem(),
 		Store:      store,
-		Committer:  NewViewCommitter(mc, view),
+		Committer:  NewViewCommitter(committer, view),
 		Reader:     mc,
 		Registerer: prometheus.NewRegistry(),
 		ChunkSize:  16 << 10,
