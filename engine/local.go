@@ -102,7 +102,7 @@ func (l *Local) Read(ctx context.Context, s Slice) (*Partition, error) {
 	tok := token.Murmur3(s.Key)
 	prefix := keys.AppendPartitionPrefix(nil, tok, s.Key)
 	for _, b := range [][]byte{s.Start, s.End} {
-		if b != nil && (!bytes.HasPrefix(b, prefix) || len(b) == len(prefix) || keys.Kind(b[len(prefix)]) != keys.KindRow) {
+		if b != nil && !isRowBound(prefix, b) {
 			return nil, fmt.Errorf("%w: bound %x is not in partition %x", ErrInvalidQuery, b, s.Key)
 		}
 	}
@@ -166,18 +166,13 @@ func (l *Local) Scan(ctx context.Context, s Scan) (*Page, error) {
 		upper = keys.AppendToken(nil, s.Last+1)
 	}
 	first := s.First
-	var resumed []byte // partition prefix of s.After
-	if s.After != nil {
-		n, err := keys.PartitionPrefixLen(s.After)
-		if err != nil {
-			return nil, fmt.Errorf("%w: resume position: %w", ErrInvalidQuery, err)
-		}
-		tok, _ := keys.Token(s.After)
-		if tok < s.First || tok > s.Last || len(s.After) == n {
-			return nil, fmt.Errorf("%w: resume position %x is not in the scanned range", ErrInvalidQuery, s.After)
-		}
-		resumed = s.After[:n]
-		lower, first = resumed, tok
+	resumed, err := resumePrefix(s.After, s.First, s.Last)
+	if err != nil {
+		return nil, err
+	}
+	if resumed != nil {
+		lower = resumed
+		first, _ = keys.Token(resumed)
 	}
 	it, err := l.newIter(ctx, s.Table, first, s.Last, lower, upper, nil)
 	if err != nil {
@@ -185,4 +180,27 @@ func (l *Local) Scan(ctx context.Context, s Scan) (*Page, error) {
 	}
 	defer it.Close()
 	return scan(it, lower, resumed, s.After, s.Limit, s.Now)
+}
+
+// isRowBound reports whether b may bound the rows of the partition with the
+// given prefix: it starts with the prefix and the row kind.
+func isRowBound(prefix, b []byte) bool {
+	return len(b) > len(prefix) && bytes.HasPrefix(b, prefix) && keys.Kind(b[len(prefix)]) == keys.KindRow
+}
+
+// resumePrefix checks a scan's resume position, which comes from a client,
+// and returns the prefix of its partition (nil for none).
+func resumePrefix(after []byte, first, last int64) ([]byte, error) {
+	if after == nil {
+		return nil, nil
+	}
+	n, err := keys.PartitionPrefixLen(after)
+	if err != nil {
+		return nil, fmt.Errorf("%w: resume position: %w", ErrInvalidQuery, err)
+	}
+	tok, err := keys.Token(after)
+	if err != nil || tok < first || tok > last || len(after) == n {
+		return nil, fmt.Errorf("%w: resume position %x is not in the scanned range", ErrInvalidQuery, after)
+	}
+	return after[:n], nil
 }
