@@ -98,6 +98,15 @@
 // rewrites the same bytes, as the memtable's SSTables keep their first
 // creation time.
 //
+// # Stopping
+//
+// Flush queues every non-empty active memtable and waits until the flushes
+// queued so far are committed, so a node stopped after it has nothing to
+// replay. A node that restarts keeps its ranges and so takes them back under
+// a new epoch; only a node leaving for good releases them in the manifest,
+// after its Flush, for other nodes to claim: a range released with records
+// still in the commitlog would strand them.
+//
 // # Back-pressure
 //
 // The active and flushing memtables of a shard may use Config.MemoryLimit

@@ -105,6 +105,9 @@ func (s *Shard) flushLoop() {
 		backoff, recheck = s.cfg.FlushMinBackoff, false
 		s.mu.Lock()
 		s.mems = s.mems[1:]
+		s.committed = f.Through
+		close(s.committedCh)
+		s.committedCh = make(chan struct{})
 		s.mu.Unlock()
 		select {
 		case s.flushed <- struct{}{}:

@@ -217,6 +217,22 @@ func (n *Node) NewIter(table TableID, lower, upper []byte) kv.Iterator {
 	return kv.Merging(model.Merge, its...)
 }
 
+// Flush flushes every shard at once; see Shard.Flush. A node stopping for
+// good or for a restart flushes first, so that nothing is left to replay.
+func (n *Node) Flush(ctx context.Context) error {
+	errs := make([]error, len(n.shards))
+	var wg sync.WaitGroup
+	for i, s := range n.shards {
+		wg.Go(func() {
+			if err := s.Flush(ctx); err != nil {
+				errs[i] = fmt.Errorf("ingest: flush shard %d: %w", i, err)
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
 // Close closes every shard.
 func (n *Node) Close() error {
 	var errs []error

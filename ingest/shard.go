@@ -98,6 +98,10 @@ type Shard struct {
 	// fenced is set, under mu, when a flush commit was fenced; writes fail
 	// with it from then on.
 	fenced error
+	// committed is the Through of the newest committed flush, and
+	// committedCh is closed and replaced, under mu, each time it grows.
+	committed   commitlog.Position
+	committedCh chan struct{}
 
 	// Owned by the loop goroutine (and by Open during replay).
 	active  *memState
@@ -135,6 +139,10 @@ type request struct {
 	prefix   []byte                          // partition prefix (conditional writes)
 	cond     func(kv.Iterator) (bool, error) // nil for plain writes
 	truncate bool
+	// flush asks the shard goroutine to queue the active memtable; it
+	// answers with the position through which the queued ones hold records.
+	flush    bool
+	through  commitlog.Position
 	deadline time.Time
 
 	done    chan struct{}
@@ -191,6 +199,8 @@ func Open(ctx context.Context, cfg Config, id uint32, deps Deps) (*Shard, error)
 		flushWake: make(chan struct{}, 1),
 		flushDone: make(chan struct{}),
 		loopCtx:   context.Background(),
+
+		committedCh: make(chan struct{}),
 	}
 	s.active = s.newMem()
 	s.mems = []*memState{s.active}
@@ -353,6 +363,71 @@ func (s *Shard) Truncate(ctx context.Context, table TableID) error {
 	return s.submit(r)
 }
 
+// Flush queues the active memtable for flush, if it holds anything, and
+// waits until every memtable queued so far is committed: then no write
+// acknowledged before Flush was called needs the commitlog, and a reopen
+// replays none of it. It returns early with ctx's error, with the error
+// that fenced the shard, or with ErrClosed if the shard is closed.
+func (s *Shard) Flush(ctx context.Context) error {
+	r := &request{ctx: ctx, flush: true, done: make(chan struct{})}
+	if err := s.submit(r); err != nil {
+		return err
+	}
+	for {
+		s.mu.Lock()
+		done := s.committed.Compare(r.through) >= 0
+		fenced, wait := s.fenced, s.committedCh
+		s.mu.Unlock()
+		switch {
+		case done:
+			return nil
+		case fenced != nil:
+			return fenced
+		}
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-s.flushDone:
+			// The flush goroutine ended: fenced, or the shard closed.
+			s.mu.Lock()
+			done, fenced = s.committed.Compare(r.through) >= 0, s.fenced
+			s.mu.Unlock()
+			switch {
+			case done:
+				return nil
+			case fenced != nil:
+				return fenced
+			}
+			return ErrClosed
+		}
+	}
+}
+
+// rotateFor answers a Flush: acknowledged writes are all in memtables, so
+// queueing the active one covers them, and the writes still pending may
+// wait for the next Flush. It therefore runs ahead of them, even when they
+// wait for memory.
+func (s *Shard) rotateFor(pending []*request) []*request {
+	n := 0
+	for _, r := range pending {
+		if !r.flush {
+			pending[n] = r
+			n++
+			continue
+		}
+		s.rotate()
+		s.mu.Lock()
+		if len(s.mems) > 1 {
+			r.through = s.mems[len(s.mems)-2].through
+		}
+		s.mu.Unlock()
+		s.finish(r, nil)
+	}
+	clear(pending[n:])
+	return pending[:n]
+}
+
 func (s *Shard) newRequest(ctx context.Context, m *Mutation) (*request, error) {
 	if err := m.validate(); err != nil {
 		return nil, err
@@ -472,6 +547,9 @@ func (s *Shard) run() {
 			default:
 				break drain
 			}
+		}
+		if pending = s.rotateFor(pending); len(pending) == 0 {
+			continue
 		}
 		if err := s.fencedErr(); err != nil {
 			for _, r := range pending {
