@@ -1,0 +1,92 @@
+package rpc
+
+import (
+	"context"
+	"errors"
+
+	"github.com/sedimentdb/sediment/ingest"
+)
+
+// Code classifies an error carried in an error frame, so that the errors a
+// caller acts on keep their identity across the hop.
+type Code uint8
+
+const (
+	// CodeInternal is any error without a code of its own.
+	CodeInternal Code = 0
+	// CodeOverloaded is ingest.ErrOverloaded: the write was not applied,
+	// retry later or elsewhere.
+	CodeOverloaded Code = 1
+	// CodeFenced is ingest.ErrFenced: the node no longer owns the range.
+	CodeFenced Code = 2
+	// CodeInvalidMutation is ingest.ErrInvalidMutation: never retry.
+	CodeInvalidMutation Code = 3
+	// CodeTooLarge is ingest.ErrTooLarge: never retry.
+	CodeTooLarge Code = 4
+	// CodeClosed is ingest.ErrClosed: the node is shutting down.
+	CodeClosed Code = 5
+	// CodeProtocol is ErrProtocol: the server could not decode the request.
+	CodeProtocol Code = 6
+	// CodeDeadline is context.DeadlineExceeded: the request's timeout ran
+	// out on the server; the write may or may not have been applied.
+	CodeDeadline Code = 7
+)
+
+// sentinels maps each code to the error it stands for.
+var sentinels = [...]error{
+	CodeOverloaded:      ingest.ErrOverloaded,
+	CodeFenced:          ingest.ErrFenced,
+	CodeInvalidMutation: ingest.ErrInvalidMutation,
+	CodeTooLarge:        ingest.ErrTooLarge,
+	CodeClosed:          ingest.ErrClosed,
+	CodeProtocol:        ErrProtocol,
+	CodeDeadline:        context.DeadlineExceeded,
+}
+
+func codeOf(err error) Code {
+	for c, s := range sentinels {
+		if s != nil && errors.Is(err, s) {
+			return Code(c)
+		}
+	}
+	return CodeInternal
+}
+
+// Error is an error returned by the server. It matches, with errors.Is,
+// the sentinel its code stands for (ingest.ErrOverloaded, ingest.ErrFenced,
+// ...), and carries the server's message.
+type Error struct {
+	Code    Code
+	Message string
+}
+
+func (e *Error) Error() string { return "rpc: remote: " + e.Message }
+
+// Unwrap returns the sentinel of e's code, or nil.
+func (e *Error) Unwrap() error {
+	if int(e.Code) < len(sentinels) {
+		return sentinels[e.Code]
+	}
+	return nil
+}
+
+var (
+	// ErrConnLost fails the requests in flight on a connection that broke.
+	// It is retriable, but a write that fails with it may or may not have
+	// been applied: the client never retries writes by itself.
+	ErrConnLost = errors.New("rpc: connection lost")
+	// ErrUnavailable means no connection to the peer could be made.
+	// Nothing was sent.
+	ErrUnavailable = errors.New("rpc: peer unavailable")
+	// ErrClosed is returned by a closed Client.
+	ErrClosed = errors.New("rpc: client closed")
+)
+
+// Retriable reports whether err is a failure of the transport or a
+// transient refusal, after which the same request may succeed. A write that
+// failed with ErrConnLost may already have been applied: retrying it is
+// safe only because writes merge idempotently (the same timestamped cells
+// applied twice reconcile to once).
+func Retriable(err error) bool {
+	return errors.Is(err, ErrConnLost) || errors.Is(err, ErrUnavailable) || errors.Is(err, ingest.ErrOverloaded)
+}

@@ -1,0 +1,297 @@
+package rpc
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/sedimentdb/sediment/ingest"
+)
+
+// ErrProtocol marks bytes from a peer that are not a valid frame or body.
+var ErrProtocol = errors.New("rpc: protocol error")
+
+// DefaultMaxFrame bounds a frame's length field unless Options say
+// otherwise: larger than any commitlog record a mutation can become, so the
+// frame limit never refuses a write the node would take.
+const DefaultMaxFrame = 64 << 20
+
+// headerLen is the length field, the stream ID and the op.
+const headerLen = 4 + 4 + 1
+
+// Ops. Requests have the high bit clear, responses set.
+const (
+	opApply byte = 0x01
+	opScan  byte = 0x02
+
+	opAck   byte = 0x81 // Apply succeeded; empty body
+	opPage  byte = 0x82 // Scan's page
+	opError byte = 0xff // either request failed
+)
+
+// frame is one decoded frame; body aliases the buffer it was read into.
+type frame struct {
+	stream uint32
+	op     byte
+	body   []byte
+}
+
+// startFrame appends a frame header whose length is patched by endFrame
+// once the body is appended after it.
+func startFrame(dst []byte, stream uint32, op byte) ([]byte, int) {
+	start := len(dst)
+	dst = binary.BigEndian.AppendUint32(dst, 0)
+	dst = binary.BigEndian.AppendUint32(dst, stream)
+	return append(dst, op), start
+}
+
+func endFrame(dst []byte, start int) []byte {
+	binary.BigEndian.PutUint32(dst[start:], uint32(len(dst)-start-4))
+	return dst
+}
+
+// readFrame reads one frame from r into buf (grown if needed) and returns
+// it with the buffer. The length field is checked against max before
+// anything is allocated for the body.
+func readFrame(r io.Reader, buf []byte, max int) (frame, []byte, error) {
+	var hdr [headerLen]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return frame{}, buf, err
+	}
+	n := binary.BigEndian.Uint32(hdr[:4])
+	if n < headerLen-4 {
+		return frame{}, buf, fmt.Errorf("%w: frame length %d shorter than its header", ErrProtocol, n)
+	}
+	if uint64(n) > uint64(max) {
+		return frame{}, buf, fmt.Errorf("%w: frame of %d bytes, at most %d", ErrProtocol, n, max)
+	}
+	size := int(n) - (headerLen - 4)
+	if cap(buf) < size {
+		buf = make([]byte, size)
+	}
+	buf = buf[:size]
+	if _, err := io.ReadFull(r, buf); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return frame{}, buf, err
+	}
+	return frame{stream: binary.BigEndian.Uint32(hdr[4:8]), op: hdr[8], body: buf}, buf, nil
+}
+
+// decoder reads a body; the first failure sticks, so callers check once.
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) fail(what string) {
+	if d.err == nil {
+		d.err = fmt.Errorf("%w: bad %s", ErrProtocol, what)
+	}
+	d.b = nil
+}
+
+func (d *decoder) uvarint(what string) uint64 {
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.fail(what)
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+// bytes returns a length-prefixed byte string, aliasing the body.
+func (d *decoder) bytes(what string) []byte {
+	n := d.uvarint(what)
+	if n > uint64(len(d.b)) {
+		d.fail(what)
+		return nil
+	}
+	v := d.b[:n:n]
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) byte(what string) byte {
+	if len(d.b) == 0 {
+		d.fail(what)
+		return 0
+	}
+	v := d.b[0]
+	d.b = d.b[1:]
+	return v
+}
+
+// count reads an element count, refused if the remaining body cannot hold
+// that many elements of at least min bytes each, so a lying count never
+// makes the decoder allocate.
+func (d *decoder) count(what string, min int) int {
+	n := d.uvarint(what)
+	if n > uint64(len(d.b)/min) {
+		d.fail(what)
+		return 0
+	}
+	return int(n)
+}
+
+func (d *decoder) end(what string) error {
+	if d.err == nil && len(d.b) != 0 {
+		d.err = fmt.Errorf("%w: %d trailing bytes after %s", ErrProtocol, len(d.b), what)
+	}
+	return d.err
+}
+
+func appendBytes(dst, b []byte) []byte {
+	return append(binary.AppendUvarint(dst, uint64(len(b))), b...)
+}
+
+// appendApply appends the body of an Apply request.
+func appendApply(dst []byte, timeout uint64, m *ingest.Mutation) []byte {
+	dst = binary.AppendUvarint(dst, timeout)
+	dst = binary.AppendUvarint(dst, uint64(m.Table))
+	dst = binary.AppendUvarint(dst, uint64(len(m.Entries)))
+	for _, e := range m.Entries {
+		dst = appendBytes(dst, e.Key)
+		dst = appendBytes(dst, e.Value)
+	}
+	return dst
+}
+
+// decodeApply decodes an Apply request; the mutation aliases body.
+func decodeApply(body []byte) (timeout uint64, m *ingest.Mutation, err error) {
+	d := decoder{b: body}
+	timeout = d.uvarint("timeout")
+	table := d.uvarint("table")
+	if table > 1<<32-1 {
+		d.fail("table")
+	}
+	n := d.count("entry count", 2)
+	m = &ingest.Mutation{Table: ingest.TableID(table), Entries: make([]ingest.Entry, n)}
+	for i := range m.Entries {
+		m.Entries[i] = ingest.Entry{Key: d.bytes("key"), Value: d.bytes("value")}
+	}
+	if err := d.end("apply"); err != nil {
+		return 0, nil, err
+	}
+	return timeout, m, nil
+}
+
+// Scan flags.
+const (
+	flagReverse  = 1 << 0
+	flagLower    = 1 << 1 // a lower bound follows
+	flagUpper    = 1 << 2 // an upper bound follows
+	flagsDefined = flagReverse | flagLower | flagUpper
+)
+
+func appendScan(dst []byte, timeout uint64, r *ScanRequest) []byte {
+	dst = binary.AppendUvarint(dst, timeout)
+	dst = binary.AppendUvarint(dst, uint64(r.Table))
+	var flags byte
+	if r.Reverse {
+		flags |= flagReverse
+	}
+	if r.Lower != nil {
+		flags |= flagLower
+	}
+	if r.Upper != nil {
+		flags |= flagUpper
+	}
+	dst = append(dst, flags)
+	if r.Lower != nil {
+		dst = appendBytes(dst, r.Lower)
+	}
+	if r.Upper != nil {
+		dst = appendBytes(dst, r.Upper)
+	}
+	return binary.AppendUvarint(dst, uint64(r.Limit))
+}
+
+// decodeScan decodes a Scan request; the bounds alias body.
+func decodeScan(body []byte) (timeout uint64, r ScanRequest, err error) {
+	d := decoder{b: body}
+	timeout = d.uvarint("timeout")
+	table := d.uvarint("table")
+	if table > 1<<32-1 {
+		d.fail("table")
+	}
+	r.Table = ingest.TableID(table)
+	flags := d.byte("flags")
+	if flags&^flagsDefined != 0 {
+		d.fail("flags")
+	}
+	r.Reverse = flags&flagReverse != 0
+	if flags&flagLower != 0 {
+		r.Lower = d.bytes("lower bound")
+	}
+	if flags&flagUpper != 0 {
+		r.Upper = d.bytes("upper bound")
+	}
+	limit := d.uvarint("limit")
+	if limit > maxLimit {
+		d.fail("limit")
+	}
+	r.Limit = int(limit)
+	if err := d.end("scan"); err != nil {
+		return 0, ScanRequest{}, err
+	}
+	return timeout, r, nil
+}
+
+// maxLimit bounds a scan's entry limit on the wire, keeping it an int on
+// every platform.
+const maxLimit = 1<<31 - 1
+
+func appendPage(dst []byte, p *Page) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(p.Entries)))
+	for _, e := range p.Entries {
+		dst = appendBytes(dst, e.Key)
+		dst = appendBytes(dst, e.Value)
+	}
+	if p.Next == nil {
+		return append(dst, 0)
+	}
+	return appendBytes(append(dst, 1), p.Next)
+}
+
+// decodePage decodes a Scan response; the page aliases body.
+func decodePage(body []byte) (*Page, error) {
+	d := decoder{b: body}
+	p := &Page{Entries: make([]ingest.Entry, d.count("entry count", 2))}
+	for i := range p.Entries {
+		p.Entries[i] = ingest.Entry{Key: d.bytes("key"), Value: d.bytes("value")}
+	}
+	switch d.byte("resume flag") {
+	case 0:
+	case 1:
+		p.Next = d.bytes("resume key")
+	default:
+		d.fail("resume flag")
+	}
+	if err := d.end("page"); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func appendError(dst []byte, err error) []byte {
+	dst = binary.AppendUvarint(dst, uint64(codeOf(err)))
+	return appendBytes(dst, []byte(err.Error()))
+}
+
+// decodeError decodes an error response into the *Error it carries.
+func decodeError(body []byte) error {
+	d := decoder{b: body}
+	c := d.uvarint("error code")
+	msg := d.bytes("error message")
+	if err := d.end("error"); err != nil {
+		return err
+	}
+	if c > 255 {
+		c = uint64(CodeInternal)
+	}
+	return &Error{Code: Code(c), Message: string(msg)}
+}

@@ -1,0 +1,118 @@
+package rpc
+
+import (
+	"bytes"
+	"context"
+
+	"github.com/sedimentdb/sediment/ingest"
+)
+
+// Handler is what an ingest node serves: the server calls it for each
+// request, and a Client implements it too, so a frontend works the same
+// against a node in its process (NodeHandler) or across the network.
+type Handler interface {
+	// Apply writes m and returns once it is durable (ingest.Node.Apply).
+	Apply(ctx context.Context, m *ingest.Mutation) error
+	// Scan returns a page of the node's memtables' entries of a table.
+	Scan(ctx context.Context, r ScanRequest) (*Page, error)
+}
+
+// ScanRequest asks for entries of one table in [Lower, Upper) from an
+// ingest node's memtables: a page of them, which the caller merges with
+// the table's SSTables.
+type ScanRequest struct {
+	Table ingest.TableID
+	// Lower and Upper bound the keys, Lower <= key < Upper; nil is open.
+	Lower, Upper []byte
+	// Reverse returns the page in descending key order, from Upper down.
+	Reverse bool
+	// Limit bounds the entries of the page; 0 leaves the bound to the
+	// server, which also ends a page at a size in bytes.
+	Limit int
+}
+
+// Page is one page of a scan.
+type Page struct {
+	Entries []ingest.Entry
+	// Next is nil when the page ends the scan; otherwise Resume builds the
+	// request for the next page from it.
+	Next []byte
+}
+
+// Resume returns the request for the page after p: forward scans resume
+// at Next (inclusive), reverse scans below it (exclusive).
+func (r ScanRequest) Resume(p *Page) ScanRequest {
+	if r.Reverse {
+		r.Upper = p.Next
+	} else {
+		r.Lower = p.Next
+	}
+	return r
+}
+
+// DefaultPageBytes is roughly where NodeHandler ends a page: keys and
+// values past it go to the next page.
+const DefaultPageBytes = 1 << 20
+
+// NodeHandler serves an ingest node's writes and memtable reads.
+func NodeHandler(n *ingest.Node) Handler { return &nodeHandler{node: n, pageBytes: DefaultPageBytes} }
+
+type nodeHandler struct {
+	node      *ingest.Node
+	pageBytes int
+}
+
+var _ Handler = (*nodeHandler)(nil)
+
+func (h *nodeHandler) Apply(ctx context.Context, m *ingest.Mutation) error {
+	return h.node.Apply(ctx, m)
+}
+
+// Scan reads a snapshot of the memtables of the shards the bounds meet.
+// A page always holds at least one entry unless the range is empty, so a
+// scan always makes progress.
+func (h *nodeHandler) Scan(ctx context.Context, r ScanRequest) (*Page, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	it := h.node.NewIter(r.Table, r.Lower, r.Upper)
+	first, next := it.First, it.Next
+	if r.Reverse {
+		first, next = it.Last, it.Prev
+	}
+	p := &Page{}
+	// One buffer holds the page's keys and values: an allocation per page,
+	// not per entry.
+	var buf []byte
+	type span struct{ k0, k1, v1 int }
+	var spans []span
+	ok := first()
+	for ; ok; ok = next() {
+		if (r.Limit > 0 && len(spans) == r.Limit) || (len(spans) > 0 && len(buf) >= h.pageBytes) {
+			p.Next = bytes.Clone(it.Key())
+			if r.Reverse {
+				// Resume below the last key returned: Next is the
+				// exclusive upper bound of the rest.
+				p.Next = bytes.Clone(buf[spans[len(spans)-1].k0:spans[len(spans)-1].k1])
+			}
+			break
+		}
+		k0 := len(buf)
+		buf = append(buf, it.Key()...)
+		k1 := len(buf)
+		buf = append(buf, it.Value()...)
+		spans = append(spans, span{k0, k1, len(buf)})
+	}
+	err := it.Error()
+	if cerr := it.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	p.Entries = make([]ingest.Entry, len(spans))
+	for i, s := range spans {
+		p.Entries[i] = ingest.Entry{Key: buf[s.k0:s.k1:s.k1], Value: buf[s.k1:s.v1:s.v1]}
+	}
+	return p, nil
+}
