@@ -62,24 +62,26 @@ func (rs *readers) open(ctx context.Context, key string) (*sstable.Reader, error
 	}
 	e := &readerEntry{key: key, done: make(chan struct{})}
 	rs.entries[key] = rs.lru.PushFront(e)
+	rs.mu.Unlock()
+
+	r, err := rs.load(ctx, key)
+	rs.mu.Lock()
+	if err != nil {
+		// Forget the entry before waking its waiters, so that they open
+		// the object afresh.
+		if el, ok := rs.entries[key]; ok && el.Value == e {
+			rs.lru.Remove(el)
+			delete(rs.entries, key)
+		}
+	}
+	// Evict after the open, so that failed opens keep the readers that
+	// work. An entry evicted while it opens still serves its waiters.
 	for rs.lru.Len() > rs.max {
 		old := rs.lru.Back()
 		rs.lru.Remove(old)
 		delete(rs.entries, old.Value.(*readerEntry).key)
 	}
 	rs.mu.Unlock()
-
-	r, err := rs.load(ctx, key)
-	if err != nil {
-		// Forget the entry before waking its waiters, so that they open
-		// the object afresh.
-		rs.mu.Lock()
-		if el, ok := rs.entries[key]; ok && el.Value == e {
-			rs.lru.Remove(el)
-			delete(rs.entries, key)
-		}
-		rs.mu.Unlock()
-	}
 	e.r, e.err = r, err
 	close(e.done)
 	return r, err
