@@ -396,6 +396,34 @@ func TestFencing(t *testing.T) {
 	if _, err := m.Ownership(ctx, 4); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("unassigned range: %v", err)
 	}
+
+	// Only the owner releases; a release fences the owner out and frees
+	// the range for the next Assign.
+	if _, err := m.Release(ctx, 3, "node-a"); !errors.Is(err, ErrFenced) {
+		t.Fatalf("release by a former owner: %v, want ErrFenced", err)
+	}
+	if _, err := m.Release(ctx, n, "node-b"); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("release of range %d of %d: %v, want ErrInvalid", n, n, err)
+	}
+	rel, err := m.Release(ctx, 3, "node-b")
+	if err != nil || rel.Epoch != 3 || rel.Owner != "" {
+		t.Fatalf("release: %+v %v", rel, err)
+	}
+	if o, err := m.Ownership(ctx, 3); err != nil || o != rel {
+		t.Fatalf("ownership after release: %+v %v", o, err)
+	}
+	if again, err := m.Release(ctx, 3, "node-b"); err != nil || again != rel {
+		t.Fatalf("release of a released range: %+v %v", again, err)
+	}
+	if _, err := m.CommitSSTables(ctx, Commit{Table: tbl, Range: 3, Add: []SSTable{sst("b2", lo, hi)}, Epoch: 2}); !errors.Is(err, ErrFenced) {
+		t.Fatalf("commit after release: %v, want ErrFenced", err)
+	}
+	if o, err := m.Assign(ctx, 3, "node-c"); err != nil || o.Epoch != 4 || o.Owner != "node-c" {
+		t.Fatalf("assign after release: %+v %v", o, err)
+	}
+	if o, err := m.Release(ctx, 4, "node-c"); err != nil || o != (Ownership{Range: 4}) {
+		t.Fatalf("release of a range never assigned: %+v %v", o, err)
+	}
 }
 
 func TestRanges(t *testing.T) {

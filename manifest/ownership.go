@@ -16,8 +16,9 @@ type Ranges struct {
 	Count int `json:"count"`
 }
 
-// Ownership says which node owns token range Range. Epoch grows with every
-// assignment, which is what fences a former owner out.
+// Ownership says which node owns token range Range; no node does if Owner
+// is empty (released). Epoch grows with every assignment and release, which
+// is what fences a former owner out.
 type Ownership struct {
 	Range int    `json:"range"`
 	Owner string `json:"owner"`
@@ -108,6 +109,39 @@ func (m *Manifest) Assign(ctx context.Context, r int, owner string) (Ownership, 
 		return &out, nil
 	})
 	return out, err
+}
+
+// Release gives up owner's range r: it clears the owner under a new epoch,
+// which fences out owner's commits, and leaves the range free for any node
+// to Assign. A node leaving the cluster for good releases its ranges once
+// its writes are flushed. Releasing a free range changes nothing; a range
+// another node owns is ErrFenced, as owner has lost it already.
+func (m *Manifest) Release(ctx context.Context, r int, owner string) (Ownership, error) {
+	n, err := m.RangeCount(ctx)
+	if err != nil {
+		return Ownership{}, err
+	}
+	if r < 0 || r >= n || owner == "" {
+		return Ownership{}, fmt.Errorf("%w: release range %d of %d by %q", ErrInvalid, r, n, owner)
+	}
+	out := Ownership{Range: r}
+	err = mutateJSON(ctx, m, m.ownership, rangeKey(r), func(cur *Ownership) (*Ownership, error) {
+		switch {
+		case cur == nil:
+			return nil, errUnchanged
+		case cur.Owner == "":
+			out = *cur
+			return nil, errUnchanged
+		case cur.Owner != owner:
+			return nil, fmt.Errorf("%w: range %d is owned by %q at epoch %d, not by %q", ErrFenced, r, cur.Owner, cur.Epoch, owner)
+		}
+		out = Ownership{Range: r, Epoch: cur.Epoch + 1}
+		return &out, nil
+	})
+	if err != nil {
+		return Ownership{}, err
+	}
+	return out, nil
 }
 
 // Ownership returns the current owner of range r; ErrNotFound if it was
