@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 
@@ -102,6 +103,28 @@ func (c *ManifestCommitter) ClaimAll(ctx context.Context) error {
 			return err
 		}
 	}
+	return nil
+}
+
+// Owned returns the ranges the node owns, in order.
+func (c *ManifestCommitter) Owned() []int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Sorted(maps.Keys(c.epochs))
+}
+
+// Release gives up range r in the manifest (manifest.Release), leaving it
+// free for another node to claim; the node no longer owns it, so a later
+// flush into it is fenced. Only a node leaving for good releases its
+// ranges, and only after flushing: a record left in its commitlog for r
+// could never be committed.
+func (c *ManifestCommitter) Release(ctx context.Context, r int) error {
+	if _, err := c.m.Release(ctx, r, c.node); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.epochs, r)
 	return nil
 }
 
