@@ -15,7 +15,7 @@ import (
 // started, whichever side of a flush it is on, even with a View that learns
 // of flushes late.
 func TestReadSeesAcknowledgedWrites(t *testing.T) {
-	te := newLaggingEnv(t, 64<<10, 20*time.Millisecond) // flushes every few hundred rows
+	te := newEnvWith(t, envOptions{memtableSize: 64 << 10, lag: 20 * time.Millisecond}) // flushes every few hundred rows
 	now := time.Now().Unix()
 	const parts = 4
 	rows := 1500

@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sedimentdb/sediment/cache"
 	"github.com/sedimentdb/sediment/cqltype"
 	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/keys"
@@ -50,7 +51,7 @@ func (s *countingStore) GetRange(ctx context.Context, key string, off, length in
 // testEnv is an embedded NATS server with a manifest and its view, a file
 // bucket, an ingest node flushing through the manifest, and a Local engine.
 type testEnv struct {
-	t     *testing.T
+	t     testing.TB
 	ctx   context.Context
 	m     *manifest.Manifest
 	view  *manifest.View
@@ -60,9 +61,18 @@ type testEnv struct {
 	table uuid.UUID
 }
 
-func newTestEnv(t *testing.T, memtableSize int64) *testEnv {
+func newTestEnv(t testing.TB, memtableSize int64) *testEnv {
 	t.Helper()
-	return newLaggingEnv(t, memtableSize, 0)
+	return newEnvWith(t, envOptions{memtableSize: memtableSize})
+}
+
+type envOptions struct {
+	memtableSize int64
+	// lag > 0 makes flushes reach the view lag after the node thinks them
+	// committed (laggingCommitter).
+	lag time.Duration
+	// tier is the engine's block cache.
+	tier cache.Tier
 }
 
 // laggingCommitter acknowledges a flush at once and records it in the
@@ -81,9 +91,7 @@ func (c *laggingCommitter) Commit(ctx context.Context, f ingest.Flush) error {
 	return nil
 }
 
-// newLaggingEnv is newTestEnv whose flushes reach the view lag after the
-// node thinks them committed, if lag > 0.
-func newLaggingEnv(t *testing.T, memtableSize int64, lag time.Duration) *testEnv {
+func newEnvWith(t testing.TB, o envOptions) *testEnv {
 	t.Helper()
 	ctx := context.Background()
 	srv, err := manifest.StartEmbedded(filepath.Join(t.TempDir(), "nats"), 0)
@@ -137,15 +145,15 @@ func newLaggingEnv(t *testing.T, memtableSize int64, lag time.Duration) *testEnv
 		t.Fatal(err)
 	}
 	var committer ingest.FlushCommitter = mc
-	if lag > 0 {
-		lc := &laggingCommitter{ManifestCommitter: mc, lag: lag}
+	if o.lag > 0 {
+		lc := &laggingCommitter{ManifestCommitter: mc, lag: o.lag}
 		t.Cleanup(lc.wg.Wait) // after the node is closed
 		committer = lc
 	}
 	cfg := ingest.DefaultConfig()
 	cfg.Shards = 2
-	cfg.MemtableSize = memtableSize
-	cfg.MemoryLimit = 4 * memtableSize
+	cfg.MemtableSize = o.memtableSize
+	cfg.MemoryLimit = 4 * o.memtableSize
 	cfg.FlushAge = time.Hour
 	cfg.WriteTimeout = 10 * time.Second
 	cfg.FlushMinBackoff = 5 * time.Millisecond
@@ -165,7 +173,7 @@ func newLaggingEnv(t *testing.T, memtableSize int64, lag time.Duration) *testEnv
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { node.Close() })
-	e, err := NewLocal(LocalConfig{Node: node, View: view, Store: store})
+	e, err := NewLocal(LocalConfig{Node: node, View: view, Store: store, Tier: o.tier})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +291,7 @@ func setStatic(pk string, ts int64, v string) Entry {
 }
 
 // values returns the ck and v of each row of p.
-func values(t *testing.T, p *Partition) (cks []int64, vs []string) {
+func values(t testing.TB, p *Partition) (cks []int64, vs []string) {
 	t.Helper()
 	for _, r := range p.Rows {
 		c, err := keys.DecodeClustering(r.Key, ckTypes, []bool{false})
