@@ -86,7 +86,9 @@ type Condition func(current *Partition) (bool, error)
 
 // Engine is what the CQL layer reads and writes through.
 type Engine interface {
-	// Apply writes the mutations and returns once they are durable.
+	// Apply writes the mutations and returns once they are durable. Each
+	// partition's entries are atomic, not the whole batch: on an error,
+	// mutations it does not name may have been applied.
 	Apply(ctx context.Context, ms ...*Mutation) error
 	// ApplyIf applies m, whose entries belong to one partition, if cond
 	// holds for the partition's live view at now; no write to the

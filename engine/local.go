@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 
 	"github.com/google/uuid"
@@ -57,8 +58,12 @@ func NewLocal(cfg LocalConfig) (*Local, error) {
 }
 
 // Apply implements Engine. The mutations are applied concurrently, so that
-// those of different shards share their fsyncs' wait.
+// those of different shards share their fsyncs' wait; each is applied or
+// fails on its own.
 func (l *Local) Apply(ctx context.Context, ms ...*Mutation) error {
+	if slices.Contains(ms, nil) {
+		return fmt.Errorf("%w: nil mutation", ingest.ErrInvalidMutation)
+	}
 	if len(ms) == 1 {
 		return l.node.Apply(ctx, toIngest(ms[0]))
 	}
@@ -73,7 +78,7 @@ func (l *Local) Apply(ctx context.Context, ms ...*Mutation) error {
 
 // ApplyIf implements Engine.
 func (l *Local) ApplyIf(ctx context.Context, m *Mutation, now int64, cond Condition) (bool, error) {
-	if len(m.Entries) == 0 {
+	if m == nil || len(m.Entries) == 0 {
 		return false, fmt.Errorf("%w: conditional mutation without entries", ingest.ErrInvalidMutation)
 	}
 	n, err := keys.PartitionPrefixLen(m.Entries[0].Key)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/keys"
 )
 
@@ -360,5 +361,32 @@ func TestPointReadGETs(t *testing.T) {
 	}
 	if opened == 0 || te.e.readers.len() != opened {
 		t.Fatalf("%d readers kept, then %d", opened, te.e.readers.len())
+	}
+}
+
+func TestApplyBatch(t *testing.T) {
+	te := newTestEnv(t, 1<<20)
+	now := time.Now().Unix()
+	var ms []*Mutation
+	for p := range 8 {
+		pk := "b" + strconv.Itoa(p)
+		ms = append(ms, &Mutation{Table: te.table, Entries: []Entry{insert(pk, 1, 1, pk, 0, now), insert(pk, 2, 1, pk, 0, now)}})
+	}
+	if err := te.e.Apply(te.ctx, ms...); err != nil {
+		t.Fatal(err)
+	}
+	for p := range 8 {
+		pk := "b" + strconv.Itoa(p)
+		te.checkRows(pk, now, map[int64]string{1: pk, 2: pk})
+	}
+	// An invalid mutation fails alone; the others are applied.
+	bad := &Mutation{Table: te.table, Entries: []Entry{{Key: []byte("short"), Value: []byte{1}}}}
+	good := &Mutation{Table: te.table, Entries: []Entry{insert("b0", 3, 1, "b0", 0, now)}}
+	if err := te.e.Apply(te.ctx, bad, good); !errors.Is(err, ingest.ErrInvalidMutation) {
+		t.Fatalf("Apply with an invalid mutation: %v", err)
+	}
+	te.checkRows("b0", now, map[int64]string{1: "b0", 2: "b0", 3: "b0"})
+	if err := te.e.Apply(te.ctx, nil); !errors.Is(err, ingest.ErrInvalidMutation) {
+		t.Fatalf("Apply(nil): %v", err)
 	}
 }
