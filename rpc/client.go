@@ -249,7 +249,11 @@ func (c *clientConn) roundTrip(ctx context.Context, op byte, body func([]byte) [
 		c.mu.Unlock()
 		return frame{}, c.failure()
 	}
+	// Skip IDs still waiting, should the counter ever wrap around.
 	c.stream++
+	for c.pending[c.stream] != nil {
+		c.stream++
+	}
 	id := c.stream
 	out, start := startFrame(c.out, id, op)
 	out = body(out)

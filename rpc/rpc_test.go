@@ -79,9 +79,18 @@ func count(t *testing.T, it kv.Iterator) int {
 // TestConcurrentApplies pipelines many writers over one connection and
 // checks that every acknowledged write is on the node.
 func TestConcurrentApplies(t *testing.T) {
+	for _, conns := range []int{1, 4} {
+		t.Run(fmt.Sprintf("conns=%d", conns), func(t *testing.T) { testConcurrentApplies(t, conns) })
+	}
+}
+
+func testConcurrentApplies(t *testing.T, conns int) {
 	n := openNode(t, vfs.NewMem(), "log", 2)
-	addr, _ := serve(t, NodeHandler(n), Options{})
-	c := dial(t, addr, Options{Conns: 1, MaxInFlight: 16})
+	ln := &countingListener{Listener: listen(t)}
+	s := NewServer(NodeHandler(n), Options{})
+	go s.Serve(ln)
+	defer s.Close()
+	c := dial(t, ln.Addr().String(), Options{Conns: conns, MaxInFlight: 16})
 	const writers, each = 32, 40
 	var wg sync.WaitGroup
 	errs := make(chan error, writers)
@@ -102,6 +111,57 @@ func TestConcurrentApplies(t *testing.T) {
 	}
 	if got := count(t, n.NewIter(1, nil, nil)); got != writers*each {
 		t.Fatalf("node holds %d rows, want %d", got, writers*each)
+	}
+	// Connections are reused: one dial per slot, however many requests.
+	if got := ln.accepted.Load(); got != int32(conns) {
+		t.Fatalf("%d connections for %d slots", got, conns)
+	}
+}
+
+type countingListener struct {
+	net.Listener
+	accepted atomic.Int32
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	nc, err := l.Listener.Accept()
+	if err == nil {
+		l.accepted.Add(1)
+	}
+	return nc, err
+}
+
+// TestStreamWrap: IDs wrap around without meeting a request still waiting.
+func TestStreamWrap(t *testing.T) {
+	n := openNode(t, vfs.NewMem(), "log", 1)
+	g := newGate(NodeHandler(n), 7)
+	addr, _ := serve(t, g, Options{})
+	c := dial(t, addr, Options{Conns: 1})
+	ctx := context.Background()
+	if err := c.Apply(ctx, rowMutation(1, "p", 0, 1, "v")); err != nil {
+		t.Fatal(err)
+	}
+	cc := c.slots[0].c
+	cc.mu.Lock()
+	cc.stream = 1<<32 - 2 // the held request takes the last ID, then 0
+	cc.mu.Unlock()
+	held := make(chan error, 1)
+	go func() { held <- c.Apply(ctx, rowMutation(7, "held", 0, 1, "v")) }()
+	<-g.arrived
+	for i := range 4 {
+		if err := c.Apply(ctx, rowMutation(1, "p", int64(i), 1, "v")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cc.mu.Lock()
+	cc.stream = 1<<32 - 2 // wraps onto the held request's ID, which is skipped
+	cc.mu.Unlock()
+	if err := c.Apply(ctx, rowMutation(1, "p", 9, 1, "v")); err != nil {
+		t.Fatal(err)
+	}
+	close(g.release)
+	if err := <-held; err != nil {
+		t.Fatal(err)
 	}
 }
 
