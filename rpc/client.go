@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -309,6 +310,9 @@ func (c *clientConn) writeLoop() {
 		case <-c.done:
 			return
 		}
+		// Let the goroutines woken with this one (a group commit acks
+		// many writes at once) queue their frames for the same write.
+		runtime.Gosched()
 		c.mu.Lock()
 		buf := c.out
 		c.out = spare[:0]

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"runtime"
 	"sync"
 	"time"
 )
@@ -218,6 +219,9 @@ func (c *serverConn) writeLoop() {
 		case <-c.done:
 			return
 		}
+		// Let the goroutines woken with this one (a group commit acks
+		// many writes at once) queue their frames for the same write.
+		runtime.Gosched()
 		c.mu.Lock()
 		buf := c.out
 		c.out = spare[:0]
