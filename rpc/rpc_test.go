@@ -516,3 +516,18 @@ func TestClosedClient(t *testing.T) {
 		t.Fatalf("closed client: %v", err)
 	}
 }
+
+func TestServe(t *testing.T) {
+	n := openNode(t, vfs.NewMem(), "log", 1)
+	ln := listen(t)
+	served := make(chan error, 1)
+	go func() { served <- Serve(ln, NodeHandler(n)) }()
+	c := dial(t, ln.Addr().String(), Options{})
+	if err := c.Apply(context.Background(), rowMutation(1, "p", 0, 1, "v")); err != nil {
+		t.Fatal(err)
+	}
+	ln.Close()
+	if err := <-served; !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("Serve returned %v after its listener closed", err)
+	}
+}

@@ -31,6 +31,8 @@ func NewServer(h Handler, opts Options) *Server {
 }
 
 // Serve serves h on ln with default options until ln fails or is closed.
+// The connections it accepted live on until their clients hang up; use a
+// Server to close them too.
 func Serve(ln net.Listener, h Handler) error {
 	return NewServer(h, Options{}).Serve(ln)
 }
@@ -145,41 +147,35 @@ func (c *serverConn) readLoop() {
 }
 
 func (c *serverConn) handle(ctx context.Context, f frame) {
-	var (
-		op   byte
-		body func([]byte) []byte
-		err  error
-	)
-	switch f.op {
-	case opApply:
-		timeout, m, derr := decodeApply(f.body)
-		err = derr
-		if err == nil {
-			rctx, cancel := withTimeout(ctx, timeout)
-			err = c.s.h.Apply(rctx, m)
-			cancel()
-		}
-		op = opAck
-	case opScan:
-		timeout, req, derr := decodeScan(f.body)
-		err = derr
-		if err == nil {
-			rctx, cancel := withTimeout(ctx, timeout)
-			var p *Page
-			p, err = c.s.h.Scan(rctx, req)
-			cancel()
-			if err == nil {
-				body = func(dst []byte) []byte { return appendPage(dst, p) }
-			}
-		}
-		op = opPage
-	default:
-		err = fmt.Errorf("%w: unknown request op %#x", ErrProtocol, f.op)
-	}
+	op, body, err := c.serve(ctx, f)
 	if err != nil {
 		op, body = opError, func(dst []byte) []byte { return appendError(dst, err) }
 	}
 	c.reply(f.stream, op, body)
+}
+
+// serve runs one request and returns its answer's op and body encoder.
+func (c *serverConn) serve(ctx context.Context, f frame) (byte, func([]byte) []byte, error) {
+	switch f.op {
+	case opApply:
+		timeout, m, err := decodeApply(f.body)
+		if err != nil {
+			return 0, nil, err
+		}
+		ctx, cancel := withTimeout(ctx, timeout)
+		defer cancel()
+		return opAck, nil, c.s.h.Apply(ctx, m)
+	case opScan:
+		timeout, r, err := decodeScan(f.body)
+		if err != nil {
+			return 0, nil, err
+		}
+		ctx, cancel := withTimeout(ctx, timeout)
+		defer cancel()
+		p, err := c.s.h.Scan(ctx, r)
+		return opPage, func(dst []byte) []byte { return appendPage(dst, p) }, err
+	}
+	return 0, nil, fmt.Errorf("%w: unknown request op %#x", ErrProtocol, f.op)
 }
 
 // withTimeout applies a request's timeout in microseconds; 0 is none.
