@@ -158,11 +158,15 @@ type IngestConfig struct {
 	// into: the unit of ownership, so the most ingest nodes that can share
 	// the writes, and the split of every flush into SSTables.
 	Ranges int `yaml:"ranges"`
+	// LeaveOnStop releases the node's ranges when it stops, after flushing,
+	// for other nodes to claim. A node that will restart keeps them.
+	LeaveOnStop bool `yaml:"leave_on_stop"`
 }
 
 func (c *IngestConfig) RegisterFlags(f *flag.FlagSet) {
 	c.Config.RegisterFlags(f)
 	f.IntVar(&c.Ranges, "ingest.ranges", 16, "Token ranges of the ring, fixed when the cluster is created; starting a cluster's node with another count fails.")
+	f.BoolVar(&c.LeaveOnStop, "ingest.leave-on-stop", false, "On stop, after flushing, release the node's token ranges for other nodes to claim: for a node leaving the cluster for good. A restarting node keeps its ranges.")
 }
 
 func (c *IngestConfig) Validate() error {

@@ -145,7 +145,7 @@ func TestLoadManifestSection(t *testing.T) {
 }
 
 func TestLoadIngestAndNodeSections(t *testing.T) {
-	file := writeYAML(t, "data_dir: /d\nnode:\n  address: 10.0.0.7:9180\ningest:\n  shards: 3\n  ranges: 8\n  commitlog:\n    sync_mode: periodic\n")
+	file := writeYAML(t, "data_dir: /d\nnode:\n  address: 10.0.0.7:9180\ningest:\n  shards: 3\n  ranges: 8\n  leave_on_stop: true\n  commitlog:\n    sync_mode: periodic\n")
 	var c Config
 	if err := c.Load([]string{"-config.file", file, "-ingest.memtable-size=1048576"}, func(string) string { return "" }); err != nil {
 		t.Fatal(err)
@@ -154,7 +154,7 @@ func TestLoadIngestAndNodeSections(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := c.Ingest
-	if in.Shards != 3 || in.Ranges != 8 || in.MemtableSize != 1<<20 || in.Commitlog.SyncMode != "periodic" || in.Commitlog.Dir != "/d/commitlog" {
+	if in.Shards != 3 || in.Ranges != 8 || !in.LeaveOnStop || in.MemtableSize != 1<<20 || in.Commitlog.SyncMode != "periodic" || in.Commitlog.Dir != "/d/commitlog" {
 		t.Fatalf("ingest config = %+v", in)
 	}
 	if c.Node.Address != "10.0.0.7:9180" || c.Node.HeartbeatInterval != 5*time.Second {
@@ -164,7 +164,7 @@ func TestLoadIngestAndNodeSections(t *testing.T) {
 	if err := printConfig(&printed, c); err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range []string{"ingest:\n", "    ranges: 8\n", "    shards: 3\n", "        dir: /d/commitlog\n", "    address: 10.0.0.7:9180\n"} {
+	for _, line := range []string{"ingest:\n", "    ranges: 8\n", "    leave_on_stop: true\n", "    shards: 3\n", "        dir: /d/commitlog\n", "    address: 10.0.0.7:9180\n"} {
 		if !strings.Contains(printed.String(), line) {
 			t.Fatalf("-config.print lacks %q:\n%s", line, printed.String())
 		}

@@ -19,10 +19,10 @@ import (
 //  1. reads the node's ID from <data.dir>/node-id (created on the first
 //     start), so that a restart comes back as the same member and owner;
 //  2. fixes the cluster's token ranges (-ingest.ranges) if no node has yet;
-//  3. claims ranges under the range-claim lease: every range no node was
-//     ever given, and every range the manifest says this node owns, which a
-//     restarted node thus takes back under a new epoch, fencing out any
-//     older process of its own. Ranges of other nodes are left to them. A
+//  3. claims ranges under the range-claim lease: every range no node owns
+//     (never given, or released by a node that left), and every range the
+//     manifest says this node owns, which a restarted node thus takes back
+//     under a new epoch, fencing out any older process of its own. Ranges of other nodes are left to them. A
 //     node alone in its cluster, as in the all-in-one mode, so claims every
 //     range; the lease keeps two nodes starting at once from both claiming
 //     one free range, which would fence the first one out;
@@ -33,8 +33,13 @@ import (
 //  5. announces itself in the member list and renews that every
 //     -node.heartbeat-interval.
 //
-// On stop it closes the node, which leaves unflushed writes in the
-// commitlog for the next start to replay, and leaves the member list.
+// On stop it flushes the node, within the stop's deadline, so that the next
+// start has nothing to replay (what a failed flush leaves stays in the
+// commitlog), closes it and leaves the member list. A node keeps its ranges
+// across a restart; only with -ingest.leave-on-stop, for a node leaving the
+// cluster for good, does it release them after a complete flush, for other
+// nodes to claim. It never releases them with writes left unflushed, which
+// no other node could replay.
 
 const (
 	// claimLease serialises the range claims of starting ingest nodes.
@@ -112,7 +117,19 @@ func (s *Sediment) initIngest(ctx context.Context) (service, error) {
 		stop: func(ctx context.Context) error {
 			cancel()
 			<-done
-			return errors.Join(node.Close(), m.Leave(ctx, id))
+			errs := []error{node.Flush(ctx)}
+			if errs[0] != nil {
+				errs[0] = fmt.Errorf("flush on stop (the commitlog keeps what is left): %w", errs[0])
+			}
+			errs = append(errs, node.Close())
+			if cfg.LeaveOnStop {
+				if errs[0] == nil {
+					errs = append(errs, releaseRanges(ctx, committer, logger))
+				} else {
+					errs = append(errs, errors.New("-ingest.leave-on-stop: ranges kept, since writes are left unflushed"))
+				}
+			}
+			return errors.Join(append(errs, m.Leave(ctx, id))...)
 		},
 	}, nil
 }
@@ -143,7 +160,7 @@ func (s *Sediment) claimRanges(ctx context.Context, c *ingest.ManifestCommitter,
 		case errors.Is(err, manifest.ErrNotFound): // never assigned: free
 		case err != nil:
 			return nil, err
-		case o.Owner != id:
+		case o.Owner != "" && o.Owner != id:
 			continue
 		}
 		if _, err := c.Claim(ctx, r); err != nil {
@@ -152,6 +169,20 @@ func (s *Sediment) claimRanges(ctx context.Context, c *ingest.ManifestCommitter,
 		claimed = append(claimed, r)
 	}
 	return claimed, nil
+}
+
+// releaseRanges releases every range the node owns, for a node leaving the
+// cluster; a range it fails to release stays the node's.
+func releaseRanges(ctx context.Context, c *ingest.ManifestCommitter, logger *slog.Logger) error {
+	owned := c.Owned()
+	var errs []error
+	for _, r := range owned {
+		if err := c.Release(ctx, r); err != nil {
+			errs = append(errs, fmt.Errorf("release range %d: %w", r, err))
+		}
+	}
+	logger.Info("token ranges released", "released", len(owned)-len(errs), "kept", len(errs))
+	return errors.Join(errs...)
 }
 
 // acquireClaimLease waits until the node holds the claim lease and returns

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -209,9 +210,9 @@ func TestRunIngestKeepsWritesAcrossRestarts(t *testing.T) {
 	}
 	p.stop(t)
 
-	// Second start: the same node replays its commitlog, and a short flush
-	// age moves the writes into SSTables in the manifest.
-	p2 := startProcess(t, dataDir, append(ingestFlags, "-ingest.flush-age=100ms")...)
+	// Second start: the same node takes its ranges back, and the stop's
+	// flush left nothing to replay: the SSTables hold every write.
+	p2 := startProcess(t, dataDir, ingestFlags...)
 	p2.waitReady(t)
 	if p2.s.nodeID != id {
 		t.Fatalf("node id %s after restart, want %s", p2.s.nodeID, id)
@@ -221,26 +222,83 @@ func TestRunIngestKeepsWritesAcrossRestarts(t *testing.T) {
 	if mems, err := m2.Members(ctx); err != nil || len(mems) != 1 || mems[0].ID != id {
 		t.Fatalf("members after restart: %+v, %v", mems, err)
 	}
-	if got := read(t, p2.s, tt); !maps.Equal(got, want) {
-		t.Fatalf("after replay: read %d rows, want %d", len(got), len(want))
+	if got := memtables(t, p2.s, tt); len(got) != 0 {
+		t.Fatalf("%d rows replayed although the stop flushed", len(got))
 	}
-	waitFor(t, "the flush of the replayed writes", func() bool { return len(memtables(t, p2.s, tt)) == 0 })
+	if replayed := regexp.MustCompile(`replayed commitlog".* records=(\d+)`).FindAllStringSubmatch(p2.log.String(), -1); len(replayed) != 2 || replayed[0][1] != "0" || replayed[1][1] != "0" {
+		t.Fatalf("the restarted node replayed commitlog records:\n%s", p2.log)
+	}
 	if got := sstables(t, p2.s, tt); !maps.Equal(got, want) {
 		t.Fatalf("SSTables hold %d rows, want %d", len(got), len(want))
 	}
 	p2.stop(t)
+}
 
-	// Third start: nothing is left to replay; the SSTables hold it all.
-	p3 := startProcess(t, dataDir, ingestFlags...)
-	p3.waitReady(t)
-	checkOwnsAll(t, p3.s.manifest, id, 3)
-	if got := memtables(t, p3.s, tt); len(got) != 0 {
-		t.Fatalf("%d rows replayed although flushed", len(got))
+// TestRunIngestLeaveOnStop stops a node with -ingest.leave-on-stop: it
+// flushes, releases its ranges and leaves; a new node then claims every
+// range and reads the first node's writes from SSTables.
+func TestRunIngestLeaveOnStop(t *testing.T) {
+	srv, err := manifest.StartEmbedded(filepath.Join(t.TempDir(), "nats"), 0)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got := sstables(t, p3.s, tt); !maps.Equal(got, want) {
-		t.Fatalf("SSTables after the third start hold %d rows, want %d", len(got), len(want))
+	defer srv.Shutdown()
+	cluster := append(ingestFlags, "-target=ingest", "-manifest.nats-url="+srv.URL(), "-objectstore.dir="+t.TempDir())
+	ctx := context.Background()
+
+	p := startProcess(t, t.TempDir(), append(cluster, "-ingest.leave-on-stop")...)
+	p.waitReady(t)
+	first := p.s.nodeID
+	checkOwnsAll(t, p.s.manifest, first, 1)
+	tt := createTable(t, p.s.manifest)
+	want := map[string]string{}
+	for i := range 40 {
+		mut := tt.row(t, fmt.Sprintf("p%d", i%10), int64(i), fmt.Sprintf("v%d", i))
+		if err := p.s.ingest.Apply(ctx, mut); err != nil {
+			t.Fatal(err)
+		}
+		want[string(mut.Entries[0].Key)] = fmt.Sprintf("v%d", i)
 	}
-	p3.stop(t)
+	p.stop(t)
+	if !strings.Contains(p.log.String(), "released=4") {
+		t.Fatalf("the leaving node does not log its released ranges:\n%s", p.log)
+	}
+
+	p2 := startProcess(t, t.TempDir(), cluster...)
+	p2.waitReady(t)
+	second := p2.s.nodeID
+	if second == first {
+		t.Fatalf("two data directories share node id %s", first)
+	}
+	// Released at epoch 2, claimed at 3.
+	checkOwnsAll(t, p2.s.manifest, second, 3)
+	// The member list is read from NATS, which may answer late under load.
+	waitFor(t, "the second node alone in the member list", func() bool {
+		mems, err := p2.s.manifest.Members(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(mems) == 1 && mems[0].ID == second
+	})
+	if got := sstables(t, p2.s, tt); !maps.Equal(got, want) {
+		t.Fatalf("SSTables hold %d rows of the leaving node's writes, want %d", len(got), len(want))
+	}
+	if got := read(t, p2.s, tt); !maps.Equal(got, want) {
+		t.Fatalf("the new owner reads %d rows, want %d", len(got), len(want))
+	}
+	// It commits into the ranges it claimed.
+	extra := tt.row(t, "late", 1, "late")
+	if err := p2.s.ingest.Apply(ctx, extra); err != nil {
+		t.Fatal(err)
+	}
+	want[string(extra.Entries[0].Key)] = "late"
+	if err := p2.s.ingest.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := sstables(t, p2.s, tt); !maps.Equal(got, want) {
+		t.Fatalf("after the new owner's flush the SSTables hold %d rows, want %d", len(got), len(want))
+	}
+	p2.stop(t)
 }
 
 func TestRunIngestLeavesOtherNodesRanges(t *testing.T) {
