@@ -503,7 +503,8 @@ func (s *Shard) memory() int64 {
 
 // Close stops the shard: waiting writes fail with ErrClosed, flushes in
 // progress are abandoned and the commitlog is closed. Memtables are not
-// flushed: their records are in the commitlog, which the next Open replays.
+// flushed: their records are in the commitlog, which the next Open replays
+// (Flush first to leave nothing to replay).
 func (s *Shard) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.quit)
