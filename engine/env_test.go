@@ -73,6 +73,9 @@ type envOptions struct {
 	lag time.Duration
 	// tier is the engine's block cache.
 	tier cache.Tier
+	// store holds the manifest's archives and the SSTables; nil is a file
+	// bucket in a temporary directory.
+	store objectstore.Store
 }
 
 // laggingCommitter acknowledges a flush at once and records it in the
@@ -108,9 +111,12 @@ func newEnvWith(t testing.TB, o envOptions) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bucket, err := objectstore.NewFile(vfs.Default, t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
+	bucket := o.store
+	if bucket == nil {
+		var err error
+		if bucket, err = objectstore.NewFile(vfs.Default, t.TempDir(), nil); err != nil {
+			t.Fatal(err)
+		}
 	}
 	store := &countingStore{Store: bucket}
 	m, err := manifest.Open(ctx, js, store, "c1", manifest.Options{})
