@@ -84,9 +84,9 @@ var (
 
 // Retriable reports whether err is a failure of the transport or a
 // transient refusal, after which the same request may succeed. A write that
-// failed with ErrConnLost may already have been applied: retrying it is
-// safe only because writes merge idempotently (the same timestamped cells
-// applied twice reconcile to once).
+// failed with ErrConnLost may already have been applied; whether to send
+// it again is the caller's decision (the same timestamped cells applied
+// twice reconcile to once, but not every write is that plain).
 func Retriable(err error) bool {
 	return errors.Is(err, ErrConnLost) || errors.Is(err, ErrUnavailable) || errors.Is(err, ingest.ErrOverloaded)
 }

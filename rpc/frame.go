@@ -13,8 +13,9 @@ import (
 var ErrProtocol = errors.New("rpc: protocol error")
 
 // DefaultMaxFrame bounds a frame's length field unless Options say
-// otherwise: larger than any commitlog record a mutation can become, so the
-// frame limit never refuses a write the node would take.
+// otherwise: twice the default commitlog segment (32 MiB), the bound of a
+// mutation's record, so that at default settings the frame limit never
+// refuses a write the node would take. Raise it with the segment size.
 const DefaultMaxFrame = 64 << 20
 
 // headerLen is the length field, the stream ID and the op.
