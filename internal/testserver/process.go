@@ -1,7 +1,7 @@
 // Package testserver starts real servers as child processes for tests:
-// MinIO now, NATS later. Each server listens on a free 127.0.0.1 port with
-// its data in a temporary directory, is ready when its constructor returns,
-// and is stopped by the test's cleanup.
+// MinIO and nats-server (with JetStream). Each server listens on a free
+// 127.0.0.1 port with its data in a temporary directory, is ready when its
+// constructor returns, and is stopped by the test's cleanup.
 //
 // A missing binary fails the test with the command that installs it: tests
 // that need a real server must not pass silently without one.
