@@ -9,6 +9,7 @@ SHELL := bash
 GOBIN := $(shell go env GOPATH)/bin
 TOOLS := $(GOBIN)/.sediment-tools
 MINIO_VERSION := v0.0.0-20260212201848-7aac2a2c5b7c
+NATS_VERSION := v2.15.2
 BENCHTIME ?= 1s
 # Pebble, in the bench module, then compresses zstd with klauspost/compress, as
 # Sediment does, so that the comparison runs the same compression code.
@@ -20,10 +21,14 @@ build:
 
 # Servers the tests start on loopback. go install caches its build, so a
 # second run costs only the stamp check.
-tools: $(TOOLS)/minio-$(MINIO_VERSION)
+tools: $(TOOLS)/minio-$(MINIO_VERSION) $(TOOLS)/nats-server-$(NATS_VERSION)
 
 $(TOOLS)/minio-$(MINIO_VERSION):
 	go install github.com/minio/minio@$(MINIO_VERSION)
+	mkdir -p $(TOOLS) && touch $@
+
+$(TOOLS)/nats-server-$(NATS_VERSION):
+	go install github.com/nats-io/nats-server/v2@$(NATS_VERSION)
 	mkdir -p $(TOOLS) && touch $@
 
 test: tools fmt-check
