@@ -1,0 +1,261 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/google/uuid"
+
+	"github.com/sedimentdb/sediment/cache"
+	"github.com/sedimentdb/sediment/ingest"
+	"github.com/sedimentdb/sediment/keys"
+	"github.com/sedimentdb/sediment/kv"
+	"github.com/sedimentdb/sediment/manifest"
+	"github.com/sedimentdb/sediment/objectstore"
+	"github.com/sedimentdb/sediment/rpc"
+)
+
+var (
+	// ErrNoOwner means the View names no reachable owner for a token range:
+	// the range is free, or its owner is not in the member list. Ownership
+	// moves, so it also matches rpc.ErrUnavailable and rpc.Retriable holds.
+	ErrNoOwner = errors.New("engine: token range has no owner")
+	// ErrConditionalUnsupported is Remote's answer to ApplyIf: the
+	// protocol has no conditional write, and a read then a write from the
+	// frontend could not keep other writes out between them.
+	ErrConditionalUnsupported = errors.New("engine: conditional writes are not supported over RPC")
+)
+
+// RemoteConfig is what Remote works with.
+type RemoteConfig struct {
+	// View lists the committed SSTables, the owner of every token range
+	// and the members' addresses.
+	View *manifest.View
+	// Store is the bucket holding the SSTables.
+	Store objectstore.Store
+	// Tier caches SSTable blocks; nil reads every block from Store.
+	Tier cache.Tier
+	// Readers is how many opened SSTable readers are kept; 1024 if 0.
+	Readers int
+	// RPC tunes the clients of the ingest nodes.
+	RPC rpc.Options
+}
+
+// Remote is the Engine of a process without an ingest node, a frontend:
+// writes go over RPC to the node that owns their token range, as the View
+// says, and reads merge the owners' memtable pages with the SSTables the View
+// lists, as Local does.
+//
+// A read sees every acknowledged write as long as the View is not behind the
+// owning node's: a node drops a flushed memtable once its own View shows the
+// flush, and this View may learn of it a watch delivery later.
+//
+// Remote never retries: a write that failed with an error rpc.Retriable
+// accepts may be sent again by the caller (see rpc.ErrConnLost).
+type Remote struct {
+	view *manifest.View
+	opts rpc.Options
+	rp   readPath
+
+	mu      sync.Mutex
+	clients map[string]*rpc.Client // by address, one per peer
+	closed  bool
+}
+
+var _ Engine = (*Remote)(nil)
+
+// NewRemote returns a Remote engine. Close it to close its connections.
+func NewRemote(cfg RemoteConfig) (*Remote, error) {
+	if cfg.View == nil || cfg.Store == nil {
+		return nil, errors.New("engine: Remote needs a view and a store")
+	}
+	if cfg.Readers <= 0 {
+		cfg.Readers = 1024
+	}
+	r := &Remote{view: cfg.View, opts: cfg.RPC, clients: map[string]*rpc.Client{}}
+	r.rp = readPath{mem: remoteMemtables{r}, view: cfg.View, readers: newReaders(cfg.Store, cfg.Tier, cfg.Readers)}
+	return r, nil
+}
+
+// Close closes the clients of every peer.
+func (r *Remote) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.closed = true
+	var errs []error
+	for _, c := range r.clients {
+		errs = append(errs, c.Close())
+	}
+	clear(r.clients)
+	return errors.Join(errs...)
+}
+
+// Apply implements Engine. Each mutation's entries are split by owning
+// node, and every part is sent at once; each part is applied or fails on
+// its own, and a partition's entries always travel together.
+func (r *Remote) Apply(ctx context.Context, ms ...*Mutation) error {
+	if slices.Contains(ms, nil) {
+		return fmt.Errorf("%w: nil mutation", ingest.ErrInvalidMutation)
+	}
+	type part struct {
+		c *rpc.Client
+		m *ingest.Mutation
+	}
+	var parts []part
+	for _, m := range ms {
+		byClient := map[*rpc.Client]*ingest.Mutation{}
+		for _, e := range m.Entries {
+			tok, err := keys.Token(e.Key)
+			if err != nil {
+				return fmt.Errorf("%w: key %x: %w", ingest.ErrInvalidMutation, e.Key, err)
+			}
+			c, err := r.owner(tok)
+			if err != nil {
+				return err
+			}
+			im, ok := byClient[c]
+			if !ok {
+				im = &ingest.Mutation{Table: ingest.TableIDOf(m.Table)}
+				byClient[c] = im
+				parts = append(parts, part{c, im})
+			}
+			im.Entries = append(im.Entries, e)
+		}
+	}
+	if len(parts) == 1 {
+		return parts[0].c.Apply(ctx, parts[0].m)
+	}
+	errs := make([]error, len(parts))
+	var wg sync.WaitGroup
+	for i, p := range parts {
+		wg.Go(func() { errs[i] = p.c.Apply(ctx, p.m) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// ApplyIf implements Engine: it always fails with ErrConditionalUnsupported.
+func (r *Remote) ApplyIf(context.Context, *Mutation, int64, Condition) (bool, error) {
+	return false, ErrConditionalUnsupported
+}
+
+// Read implements Engine.
+func (r *Remote) Read(ctx context.Context, s Slice) (*Partition, error) { return r.rp.read(ctx, s) }
+
+// Scan implements Engine.
+func (r *Remote) Scan(ctx context.Context, s Scan) (*Page, error) { return r.rp.scan(ctx, s) }
+
+// owner returns the client of the node that owns tok's range.
+func (r *Remote) owner(tok int64) (*rpc.Client, error) {
+	return r.rangeOwner(manifest.RangeOf(tok, max(r.view.RangeCount(), 1)))
+}
+
+// rangeOwner returns the client of the node that owns range rg.
+func (r *Remote) rangeOwner(rg int) (*rpc.Client, error) {
+	if r.view.RangeCount() == 0 {
+		return nil, fmt.Errorf("%w (%w): the cluster's ranges are not set", ErrNoOwner, rpc.ErrUnavailable)
+	}
+	o, ok := r.view.Ownership(rg)
+	if !ok || o.Owner == "" {
+		return nil, fmt.Errorf("%w (%w): range %d is free", ErrNoOwner, rpc.ErrUnavailable, rg)
+	}
+	members := r.view.Members()
+	i := slices.IndexFunc(members, func(m manifest.Member) bool { return m.ID == o.Owner })
+	if i < 0 || members[i].Addr == "" {
+		return nil, fmt.Errorf("%w (%w): range %d: owner %s is not a member", ErrNoOwner, rpc.ErrUnavailable, rg, o.Owner)
+	}
+	return r.client(members[i].Addr)
+}
+
+// client returns the pooled client of addr.
+func (r *Remote) client(addr string) (*rpc.Client, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil, rpc.ErrClosed
+	}
+	c, ok := r.clients[addr]
+	if !ok {
+		c = rpc.Dial(addr, r.opts)
+		r.clients[addr] = c
+	}
+	return c, nil
+}
+
+// remoteMemtables reads the owners' memtables page by page.
+type remoteMemtables struct{ r *Remote }
+
+// iter asks each owner of the ranges [first, last] span for its entries in
+// [lower, upper), one request per run of ranges with the same owner, and
+// holds them all: ranges and their keys are in token order, so the runs'
+// entries simply follow each other.
+func (m remoteMemtables) iter(ctx context.Context, table uuid.UUID, first, last int64, lower, upper []byte) (kv.Iterator, error) {
+	n := max(m.r.view.RangeCount(), 1)
+	var entries []ingest.Entry
+	for rg, end := manifest.RangeOf(first, n), manifest.RangeOf(last, n); rg <= end; {
+		c, err := m.r.rangeOwner(rg)
+		if err != nil {
+			return nil, err
+		}
+		next := rg + 1
+		for next <= end {
+			cn, err := m.r.rangeOwner(next)
+			if err != nil || cn != c {
+				break
+			}
+			next++
+		}
+		lo, hi := clip(lower, upper, rg, next-1, n)
+		if entries, err = fetch(ctx, c, ingest.TableIDOf(table), lo, hi, entries); err != nil {
+			return nil, err
+		}
+		rg = next
+	}
+	return &pageIter{entries: entries, i: -1}, nil
+}
+
+// clip narrows [lower, upper) to the keys of ranges [from, to] of n.
+func clip(lower, upper []byte, from, to, n int) (lo, hi []byte) {
+	lo, hi = lower, upper
+	if f, _ := manifest.RangeBounds(from, n); lo == nil || bytes.Compare(keys.AppendToken(nil, f), lo) > 0 {
+		lo = keys.AppendToken(nil, f)
+	}
+	if _, l := manifest.RangeBounds(to, n); l < math.MaxInt64 {
+		if b := keys.AppendToken(nil, l+1); hi == nil || bytes.Compare(b, hi) < 0 {
+			hi = b
+		}
+	}
+	return lo, hi
+}
+
+// fetch appends to dst the entries of table in [lo, hi) that c's memtables
+// hold, page by page. The peer's answer is checked to be in order and in
+// bounds, since the merge relies on both.
+func fetch(ctx context.Context, c *rpc.Client, table ingest.TableID, lo, hi []byte, dst []ingest.Entry) ([]ingest.Entry, error) {
+	req := rpc.ScanRequest{Table: table, Lower: lo, Upper: hi}
+	for {
+		p, err := c.Scan(ctx, req)
+		if err != nil {
+			return dst, err
+		}
+		for _, e := range p.Entries {
+			if bytes.Compare(e.Key, req.Lower) < 0 || (hi != nil && bytes.Compare(e.Key, hi) >= 0) ||
+				(len(dst) > 0 && bytes.Compare(e.Key, dst[len(dst)-1].Key) <= 0) {
+				return dst, fmt.Errorf("%w: memtable page out of order or bounds at key %x", rpc.ErrProtocol, e.Key)
+			}
+			dst = append(dst, e)
+		}
+		if p.Next == nil {
+			return dst, nil
+		}
+		if bytes.Compare(p.Next, req.Lower) <= 0 {
+			return dst, fmt.Errorf("%w: memtable page does not advance", rpc.ErrProtocol)
+		}
+		req = req.Resume(p)
+	}
+}

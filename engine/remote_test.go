@@ -1,0 +1,401 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sedimentdb/sediment/ingest"
+	"github.com/sedimentdb/sediment/manifest"
+	"github.com/sedimentdb/sediment/objectstore"
+	"github.com/sedimentdb/sediment/rpc"
+	"github.com/sedimentdb/sediment/vfs"
+)
+
+// cluster is two ingest nodes, each serving RPC and owning half of the
+// ranges, and two Remote engines, as two frontends would run them.
+type cluster struct {
+	t       *testing.T
+	ctx     context.Context
+	m       *manifest.Manifest
+	view    *manifest.View
+	table   uuid.UUID
+	nodes   [2]*ingest.Node
+	servers [2]*rpc.Server
+	remotes [2]*Remote
+}
+
+// owners of the test ranges: n0 owns 0 and 1, n1 owns 2 and 3.
+var clusterOwner = [testRanges]int{0, 0, 1, 1}
+
+func newCluster(t *testing.T) *cluster {
+	t.Helper()
+	ctx := context.Background()
+	srv, err := manifest.StartEmbedded(filepath.Join(t.TempDir(), "nats"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	nc, err := nats.Connect(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := objectstore.NewFile(vfs.Default, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := manifest.Open(ctx, js, store, "c1", manifest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.InitRanges(ctx, testRanges); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.CreateKeyspace(ctx, "ks", map[string]string{"class": "SimpleStrategy", "replication_factor": "1"}, true); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := m.CreateTable(ctx, manifest.TableSpec{
+		Keyspace: "ks", Name: "t",
+		Columns: []manifest.ColumnSpec{
+			{Name: "pk", Type: "text"}, {Name: "ck", Type: "bigint"},
+			{Name: "v", Type: "text"}, {Name: "s", Type: "text", Static: true},
+		},
+		PartitionKey: []string{"pk"},
+		Clustering:   []manifest.ClusteringSpec{{Name: "ck"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One View for the whole process: see Remote's comment on a View that
+	// trails the node's.
+	view, err := m.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(view.Close)
+	c := &cluster{t: t, ctx: ctx, m: m, view: view, table: tbl.ID}
+	for i := range c.nodes {
+		id := fmt.Sprintf("n%d", i)
+		mc := ingest.NewManifestCommitter(m, store, id)
+		for r, o := range clusterOwner {
+			if o == i {
+				if _, err := mc.Claim(ctx, r); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		cfg := ingest.DefaultConfig()
+		cfg.Shards = 2
+		cfg.MemtableSize = 1 << 20
+		cfg.MemoryLimit = 4 << 20
+		cfg.FlushAge = time.Hour
+		cfg.WriteTimeout = 10 * time.Second
+		cfg.Commitlog.Dir = "commitlog"
+		cfg.Commitlog.SegmentSize = 256 << 10
+		cfg.ObjectPrefix = "sst/" + id
+		node, err := ingest.OpenNode(ctx, cfg, ingest.Deps{
+			FS:         vfs.NewMem(),
+			Store:      store,
+			Committer:  NewViewCommitter(mc, view),
+			Reader:     mc,
+			Registerer: prometheus.NewRegistry(),
+			Ranges:     testRanges,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { node.Close() })
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := rpc.NewServer(rpc.NodeHandler(node), rpc.Options{})
+		go s.Serve(ln)
+		t.Cleanup(func() { s.Close() })
+		if err := m.Heartbeat(ctx, manifest.Member{ID: id, Roles: []string{"ingest"}, Addr: ln.Addr().String(), Shards: node.Shards()}); err != nil {
+			t.Fatal(err)
+		}
+		c.nodes[i], c.servers[i] = node, s
+	}
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := view.WaitFor(wctx, func(v *manifest.View) bool {
+		for r, o := range clusterOwner {
+			if own, ok := v.Ownership(r); !ok || own.Owner != fmt.Sprintf("n%d", o) {
+				return false
+			}
+		}
+		return len(v.Members()) == len(c.nodes)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range c.remotes {
+		r, err := NewRemote(RemoteConfig{View: view, Store: store})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { r.Close() })
+		c.remotes[i] = r
+	}
+	return c
+}
+
+// ownerOf returns the index of the node owning pk.
+func ownerOf(pk string) int { return clusterOwner[manifest.RangeOf(tokenOf(pk), testRanges)] }
+
+// pksOf returns n partition keys owned by node i.
+func pksOf(i, n int) []string {
+	var pks []string
+	for k := 0; len(pks) < n; k++ {
+		if pk := fmt.Sprintf("p%d", k); ownerOf(pk) == i {
+			pks = append(pks, pk)
+		}
+	}
+	return pks
+}
+
+// check reads every partition of want through e, and scans the ring
+// through e in pages of limit rows: both must show exactly want.
+func (c *cluster) check(e Engine, want map[string]map[int64]string, limit int) {
+	c.t.Helper()
+	for pk, rows := range want {
+		p, err := e.Read(c.ctx, Slice{Table: c.table, Key: []byte(pk), Now: 100})
+		if err != nil {
+			c.t.Fatalf("read %s: %v", pk, err)
+		}
+		cks, vs := values(c.t, p)
+		if len(cks) != len(rows) {
+			c.t.Fatalf("read %s: %d rows %v, want %d", pk, len(cks), cks, len(rows))
+		}
+		for i, ck := range cks {
+			if rows[ck] != vs[i] {
+				c.t.Fatalf("read %s ck %d: %q, want %q", pk, ck, vs[i], rows[ck])
+			}
+		}
+	}
+	got := map[string]map[int64]string{}
+	var after []byte
+	lastTok := int64(minInt64)
+	for pages := 0; ; pages++ {
+		if pages > 1000 {
+			c.t.Fatal("scan does not end")
+		}
+		page, err := e.Scan(c.ctx, Scan{Table: c.table, First: minInt64, Last: maxInt64, After: after, Limit: limit, Now: 100})
+		if err != nil {
+			c.t.Fatalf("scan: %v", err)
+		}
+		for _, p := range page.Partitions {
+			if p.Token < lastTok {
+				c.t.Fatalf("scan: token %d after %d", p.Token, lastTok)
+			}
+			lastTok = p.Token
+			cks, vs := values(c.t, &p)
+			rows := got[string(p.Key)]
+			if rows == nil {
+				rows = map[int64]string{}
+				got[string(p.Key)] = rows
+			}
+			for i, ck := range cks {
+				if _, dup := rows[ck]; dup {
+					c.t.Fatalf("scan: %s ck %d twice", p.Key, ck)
+				}
+				rows[ck] = vs[i]
+			}
+		}
+		if after = page.Next; after == nil {
+			break
+		}
+	}
+	if len(got) != len(want) {
+		c.t.Fatalf("scan: %d partitions, want %d", len(got), len(want))
+	}
+	for pk, rows := range want {
+		for ck, v := range rows {
+			if got[pk][ck] != v {
+				c.t.Fatalf("scan %s ck %d: %q, want %q", pk, ck, got[pk][ck], v)
+			}
+		}
+		if len(got[pk]) != len(rows) {
+			c.t.Fatalf("scan %s: %d rows, want %d", pk, len(got[pk]), len(rows))
+		}
+	}
+}
+
+const (
+	minInt64 = -1 << 63
+	maxInt64 = 1<<63 - 1
+)
+
+func TestRemoteWriteThroughOneReadThroughOther(t *testing.T) {
+	c := newCluster(t)
+	want := map[string]map[int64]string{}
+	pks := append(pksOf(0, 6), pksOf(1, 6)...)
+	// write applies one mutation holding every partition, so that Apply
+	// splits it between the nodes, and one mutation per partition.
+	write := func(e Engine, ts int64, tag string) {
+		t.Helper()
+		var all Mutation
+		all.Table = c.table
+		var per []*Mutation
+		for _, pk := range pks {
+			if want[pk] == nil {
+				want[pk] = map[int64]string{}
+			}
+			v := fmt.Sprintf("%s-%s-1", tag, pk)
+			all.Entries = append(all.Entries, insert(pk, 1, ts, v, 0, 100))
+			want[pk][1] = v
+			v = fmt.Sprintf("%s-%s-%d", tag, pk, ts)
+			per = append(per, &Mutation{Table: c.table, Entries: []Entry{insert(pk, ts, ts, v, 0, 100)}})
+			want[pk][ts] = v
+		}
+		if err := e.Apply(c.ctx, append(per, &all)...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(c.remotes[0], 10, "a")
+	for i, n := range c.nodes {
+		it := n.NewIter(ingest.TableIDOf(c.table), nil, nil)
+		if !it.First() {
+			t.Fatalf("node %d got none of the writes", i)
+		}
+		it.Close()
+	}
+	c.check(c.remotes[1], want, 0)
+	c.check(c.remotes[1], want, 3)
+
+	// After a flush the rows come from SSTables; newer writes from the
+	// memtables overwrite some of them.
+	for _, n := range c.nodes {
+		if err := n.Flush(c.ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(c.view.SSTables(c.table)) < 2 {
+		t.Fatalf("%d SSTables after flushing both nodes", len(c.view.SSTables(c.table)))
+	}
+	c.check(c.remotes[1], want, 2)
+	write(c.remotes[1], 20, "b")
+	c.check(c.remotes[0], want, 0)
+	c.check(c.remotes[0], want, 5)
+	// The node-local engine agrees with the remote ones.
+	for i, n := range c.nodes {
+		l, err := NewLocal(LocalConfig{Node: n, View: c.view, Store: c.remotes[0].rp.readers.store})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mine := map[string]map[int64]string{}
+		for pk, rows := range want {
+			if ownerOf(pk) == i {
+				mine[pk] = rows
+			}
+		}
+		for pk := range mine {
+			p, err := l.Read(c.ctx, Slice{Table: c.table, Key: []byte(pk), Now: 100})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p.Rows) != len(mine[pk]) {
+				t.Fatalf("local read of %s on node %d: %d rows, want %d", pk, i, len(p.Rows), len(mine[pk]))
+			}
+		}
+	}
+}
+
+func TestRemoteOwnerDown(t *testing.T) {
+	c := newCluster(t)
+	up, down := pksOf(0, 1)[0], pksOf(1, 1)[0]
+	e := c.remotes[0]
+	if err := e.Apply(c.ctx, &Mutation{Table: c.table, Entries: []Entry{insert(down, 1, 1, "x", 0, 100)}}); err != nil {
+		t.Fatal(err)
+	}
+	c.servers[1].Close()
+
+	err := e.Apply(c.ctx, &Mutation{Table: c.table, Entries: []Entry{insert(down, 2, 1, "y", 0, 100)}})
+	if err == nil || !rpc.Retriable(err) {
+		t.Fatalf("write to the node that is down: %v, want a retriable error", err)
+	}
+	if _, err := e.Read(c.ctx, Slice{Table: c.table, Key: []byte(down), Now: 100}); err == nil || !rpc.Retriable(err) {
+		t.Fatalf("read from the node that is down: %v, want a retriable error", err)
+	}
+	// A batch touching both nodes: the live node's part is applied.
+	err = e.Apply(c.ctx, &Mutation{Table: c.table, Entries: []Entry{insert(up, 1, 1, "u", 0, 100), insert(down, 3, 1, "z", 0, 100)}})
+	if err == nil || !rpc.Retriable(err) {
+		t.Fatalf("batch over both nodes: %v, want a retriable error", err)
+	}
+	if err := e.Apply(c.ctx, &Mutation{Table: c.table, Entries: []Entry{insert(up, 2, 1, "v", 0, 100)}}); err != nil {
+		t.Fatalf("write to the live node: %v", err)
+	}
+	p, err := c.remotes[1].Read(c.ctx, Slice{Table: c.table, Key: []byte(up), Now: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cks, vs := values(t, p); !slices.Equal(cks, []int64{1, 2}) || !slices.Equal(vs, []string{"u", "v"}) {
+		t.Fatalf("read from the live node: %v %v", cks, vs)
+	}
+	// A scan of the live node's ranges alone still works.
+	first, _ := manifest.RangeBounds(0, testRanges)
+	_, last := manifest.RangeBounds(1, testRanges)
+	page, err := e.Scan(c.ctx, Scan{Table: c.table, First: first, Last: last, Now: 100})
+	if err != nil || len(page.Partitions) != 1 || string(page.Partitions[0].Key) != up {
+		t.Fatalf("scan of the live node's ranges: %+v, %v", page, err)
+	}
+}
+
+func TestRemoteFreeRangeAndConditions(t *testing.T) {
+	c := newCluster(t)
+	pk := pksOf(1, 1)[0]
+	r := manifest.RangeOf(tokenOf(pk), testRanges)
+	if _, err := c.m.Release(c.ctx, r, "n1"); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(c.ctx, 10*time.Second)
+	defer cancel()
+	if err := c.view.WaitFor(wctx, func(v *manifest.View) bool { o, _ := v.Ownership(r); return o.Owner == "" }); err != nil {
+		t.Fatal(err)
+	}
+	err := c.remotes[0].Apply(c.ctx, &Mutation{Table: c.table, Entries: []Entry{insert(pk, 1, 1, "x", 0, 100)}})
+	if !errors.Is(err, ErrNoOwner) || !rpc.Retriable(err) {
+		t.Fatalf("write to a free range: %v, want ErrNoOwner, retriable", err)
+	}
+	ok, err := c.remotes[0].ApplyIf(c.ctx, &Mutation{Table: c.table, Entries: []Entry{insert(pk, 1, 1, "x", 0, 100)}}, 100,
+		func(*Partition) (bool, error) { return true, nil })
+	if ok || !errors.Is(err, ErrConditionalUnsupported) {
+		t.Fatalf("ApplyIf: %v %v", ok, err)
+	}
+	if err := c.remotes[0].Apply(c.ctx, &Mutation{Table: c.table, Entries: []Entry{{Key: []byte{1}, Value: nil}}}); !errors.Is(err, ingest.ErrInvalidMutation) {
+		t.Fatalf("malformed key: %v", err)
+	}
+	if err := c.remotes[0].Apply(c.ctx, nil); !errors.Is(err, ingest.ErrInvalidMutation) {
+		t.Fatalf("nil mutation: %v", err)
+	}
+}
+
+// pageIter must agree with positioning over a sorted slice.
+func TestPageIter(t *testing.T) {
+	es := []ingest.Entry{{Key: []byte("b")}, {Key: []byte("d")}, {Key: []byte("f")}}
+	it := &pageIter{entries: es, i: -1}
+	if !it.SeekGE([]byte("c")) || string(it.Key()) != "d" || !it.Prev() || string(it.Key()) != "b" || it.Prev() || !it.Next() || string(it.Key()) != "b" {
+		t.Fatal("SeekGE/Prev/Next")
+	}
+	if !it.SeekLT([]byte("f")) || string(it.Key()) != "d" || it.SeekLT([]byte("b")) || it.SeekGE([]byte("g")) || it.Next() || !it.Prev() || string(it.Key()) != "f" {
+		t.Fatal("SeekLT/SeekGE past the end")
+	}
+	if !it.Last() || string(it.Key()) != "f" || !it.First() || string(it.Key()) != "b" {
+		t.Fatal("First/Last")
+	}
+}
