@@ -134,7 +134,7 @@ type NodeConfig struct {
 }
 
 func (c *NodeConfig) RegisterFlags(f *flag.FlagSet) {
-	f.StringVar(&c.Address, "node.address", "", "Address (host:port) announced to the cluster's members; empty: the HTTP listen address.")
+	f.StringVar(&c.Address, "node.address", "", "Address (host:port) announced to the cluster's members, where other nodes reach this one's ingest RPC; empty: -ingest.rpc-address as it listens (then it must name a host), or the HTTP listen address without the ingest role.")
 	f.DurationVar(&c.HeartbeatInterval, "node.heartbeat-interval", 5*time.Second, "Time between the node's heartbeats in the member list.")
 }
 
@@ -161,17 +161,24 @@ type IngestConfig struct {
 	// LeaveOnStop releases the node's ranges when it stops, after flushing,
 	// for other nodes to claim. A node that will restart keeps them.
 	LeaveOnStop bool `yaml:"leave_on_stop"`
+	// RPCAddress is where the node serves writes and memtable reads to
+	// frontends (package rpc); port 0 picks a free one.
+	RPCAddress string `yaml:"rpc_address"`
 }
 
 func (c *IngestConfig) RegisterFlags(f *flag.FlagSet) {
 	c.Config.RegisterFlags(f)
 	f.IntVar(&c.Ranges, "ingest.ranges", 16, "Token ranges of the ring, fixed when the cluster is created; starting a cluster's node with another count fails.")
+	f.StringVar(&c.RPCAddress, "ingest.rpc-address", "127.0.0.1:9190", "Address (host:port) where the ingest node serves frontends' writes and memtable reads; port 0 picks a free one. Announced to the members unless -node.address is set.")
 	f.BoolVar(&c.LeaveOnStop, "ingest.leave-on-stop", false, "On stop, after flushing, release the node's token ranges for other nodes to claim: for a node leaving the cluster for good. A restarting node keeps its ranges.")
 }
 
 func (c *IngestConfig) Validate() error {
 	if c.Ranges < 1 || c.Ranges > manifest.MaxRanges {
 		return fmt.Errorf("config: -ingest.ranges %d out of range [1, %d]", c.Ranges, manifest.MaxRanges)
+	}
+	if _, _, err := net.SplitHostPort(c.RPCAddress); err != nil {
+		return fmt.Errorf("config: -ingest.rpc-address: %w", err)
 	}
 	return c.Config.Validate()
 }

@@ -145,7 +145,7 @@ func TestLoadManifestSection(t *testing.T) {
 }
 
 func TestLoadIngestAndNodeSections(t *testing.T) {
-	file := writeYAML(t, "data_dir: /d\nnode:\n  address: 10.0.0.7:9180\ningest:\n  shards: 3\n  ranges: 8\n  leave_on_stop: true\n  commitlog:\n    sync_mode: periodic\n")
+	file := writeYAML(t, "data_dir: /d\nnode:\n  address: 10.0.0.7:9180\ningest:\n  shards: 3\n  ranges: 8\n  rpc_address: 10.0.0.7:9190\n  leave_on_stop: true\n  commitlog:\n    sync_mode: periodic\n")
 	var c Config
 	if err := c.Load([]string{"-config.file", file, "-ingest.memtable-size=1048576"}, func(string) string { return "" }); err != nil {
 		t.Fatal(err)
@@ -154,7 +154,7 @@ func TestLoadIngestAndNodeSections(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := c.Ingest
-	if in.Shards != 3 || in.Ranges != 8 || !in.LeaveOnStop || in.MemtableSize != 1<<20 || in.Commitlog.SyncMode != "periodic" || in.Commitlog.Dir != "/d/commitlog" {
+	if in.Shards != 3 || in.Ranges != 8 || in.RPCAddress != "10.0.0.7:9190" || !in.LeaveOnStop || in.MemtableSize != 1<<20 || in.Commitlog.SyncMode != "periodic" || in.Commitlog.Dir != "/d/commitlog" {
 		t.Fatalf("ingest config = %+v", in)
 	}
 	if c.Node.Address != "10.0.0.7:9180" || c.Node.HeartbeatInterval != 5*time.Second {
@@ -175,6 +175,7 @@ func TestLoadIngestAndNodeSections(t *testing.T) {
 		{"-ingest.shards=0", "shards"},
 		{"-node.heartbeat-interval=0s", "-node.heartbeat-interval"},
 		{"-node.address=10.0.0.7", "-node.address"},
+		{"-ingest.rpc-address=9190", "-ingest.rpc-address"},
 	} {
 		var c Config
 		if err := c.Load([]string{tc.flag}, func(string) string { return "" }); err != nil {

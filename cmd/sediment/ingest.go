@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"path"
 	"sync/atomic"
 	"time"
 
+	"github.com/sedimentdb/sediment/engine"
 	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/manifest"
+	"github.com/sedimentdb/sediment/rpc"
 	"github.com/sedimentdb/sediment/vfs"
 )
 
@@ -30,10 +33,15 @@ import (
 //     hold to the ranges it owns, with its SSTables under
 //     <-ingest.object-prefix>/<node ID>, since SSTable names are unique only
 //     per node;
-//  5. announces itself in the member list and renews that every
-//     -node.heartbeat-interval.
+//  5. serves the node's writes and memtable reads to frontends (package rpc)
+//     on -ingest.rpc-address; the node's flushes commit through an
+//     engine.ViewCommitter, so that a read merging its memtables with the
+//     View's SSTables never misses a flushed write;
+//  6. announces itself, with the RPC address (or -node.address), in the
+//     member list and renews that every -node.heartbeat-interval.
 //
-// On stop it flushes the node, within the stop's deadline, so that the next
+// On stop it closes the RPC server, so that no write comes in any more,
+// then flushes the node, within the stop's deadline, so that the next
 // start has nothing to replay (what a failed flush leaves stays in the
 // commitlog), closes it and leaves the member list. A node keeps its ranges
 // across a restart; only with -ingest.leave-on-stop, for a node leaving the
@@ -52,12 +60,25 @@ const (
 // initIngest runs the ingest node as the comment above describes.
 func (s *Sediment) initIngest(ctx context.Context) (service, error) {
 	cfg := s.cfg.Ingest
+	// Listen first, so that a taken port stops the start before any range
+	// is claimed.
+	ln, err := net.Listen("tcp", cfg.RPCAddress)
+	if err != nil {
+		return service{}, fmt.Errorf("-ingest.rpc-address: %w", err)
+	}
+	served := false
+	defer func() {
+		if !served {
+			ln.Close()
+		}
+	}()
 	addr := s.cfg.Node.Address
 	if addr == "" {
-		addr = s.httpAddr
-	}
-	if addr == "" {
-		return service{}, errors.New("no address to announce: set -node.address or -http.listen-address")
+		host, _, _ := net.SplitHostPort(cfg.RPCAddress) // checked by Validate
+		if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+			return service{}, fmt.Errorf("-ingest.rpc-address %s names no host for the other nodes to reach: set -node.address", cfg.RPCAddress)
+		}
+		addr = ln.Addr().String()
 	}
 	id, err := loadNodeID(vfs.Default, s.cfg.DataDir)
 	if err != nil {
@@ -79,11 +100,17 @@ func (s *Sediment) initIngest(ctx context.Context) (service, error) {
 	logger := s.logger.With("component", "ingest", "node", id)
 	logger.Info("token ranges claimed", "owned", len(claimed), "ranges", ranges)
 
+	// Reads merge the memtables with the SSTables a View lists: a flushed
+	// memtable may leave the read set only once the View shows its flush.
+	var flushes ingest.FlushCommitter = committer
+	if s.view != nil {
+		flushes = engine.NewViewCommitter(committer, s.view)
+	}
 	ncfg := cfg.Config
 	ncfg.ObjectPrefix = path.Join(ncfg.ObjectPrefix, id)
 	node, err := ingest.OpenNode(ctx, ncfg, ingest.Deps{
 		Store:      s.store,
-		Committer:  committer,
+		Committer:  flushes,
 		Reader:     committer,
 		Registerer: s.reg,
 		Logger:     logger,
@@ -92,12 +119,22 @@ func (s *Sediment) initIngest(ctx context.Context) (service, error) {
 	if err != nil {
 		return service{}, err
 	}
+	// Serve before announcing the address, so that it answers once
+	// members can see it.
+	srv := rpc.NewServer(rpc.NodeHandler(node), rpc.Options{})
+	serving := make(chan struct{})
+	var serveErr error
+	go func() {
+		defer close(serving)
+		serveErr = srv.Serve(ln)
+	}()
+	served = true
 	roles, _ := s.cfg.Roles() // checked by Validate
 	member := manifest.Member{ID: id, Roles: roles, Addr: addr, Shards: node.Shards()}
 	if err := m.Heartbeat(ctx, member); err != nil {
-		return service{}, errors.Join(fmt.Errorf("heartbeat: %w", err), node.Close())
+		return service{}, errors.Join(fmt.Errorf("heartbeat: %w", err), srv.Close(), node.Close())
 	}
-	logger.Info("ingest node open", "shards", node.Shards(), "commitlog", ncfg.Commitlog.Dir, "address", addr)
+	logger.Info("ingest node open", "shards", node.Shards(), "commitlog", ncfg.Commitlog.Dir, "rpc", ln.Addr().String(), "address", addr)
 
 	hbCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	var hbErr atomic.Pointer[error] // the last heartbeat's error, nil if it worked
@@ -106,9 +143,14 @@ func (s *Sediment) initIngest(ctx context.Context) (service, error) {
 		defer close(done)
 		s.heartbeat(hbCtx, member, &hbErr, logger)
 	}()
-	s.nodeID, s.ingest, s.committer = id, node, committer
+	s.nodeID, s.ingest, s.committer, s.rpcAddr = id, node, committer, ln.Addr().String()
 	return service{
 		ready: func() error {
+			select {
+			case <-serving:
+				return fmt.Errorf("rpc server stopped: %w", serveErr)
+			default:
+			}
 			if err := hbErr.Load(); err != nil {
 				return fmt.Errorf("heartbeat: %w", *err)
 			}
@@ -117,6 +159,12 @@ func (s *Sediment) initIngest(ctx context.Context) (service, error) {
 		stop: func(ctx context.Context) error {
 			cancel()
 			<-done
+			// No more writes come in, so the flush leaves nothing behind;
+			// frontends see the node unavailable, which they may retry.
+			if err := srv.Close(); err != nil {
+				logger.Warn("closing the rpc server", "err", err)
+			}
+			<-serving
 			errs := []error{node.Flush(ctx)}
 			if errs[0] != nil {
 				errs[0] = fmt.Errorf("flush on stop (the commitlog keeps what is left): %w", errs[0])

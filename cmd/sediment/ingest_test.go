@@ -182,8 +182,8 @@ func TestRunIngestKeepsWritesAcrossRestarts(t *testing.T) {
 	m := p.s.manifest
 	checkOwnsAll(t, m, id, 1)
 	mem := member(t, m, id)
-	if want := fmt.Sprintf("127.0.0.1:%d", p.httpPort); mem.Addr != want || mem.Shards != 2 || !slices.Equal(mem.Roles, slices.Sorted(slices.Values(Targets))) {
-		t.Fatalf("member %+v, want address %s, 2 shards, roles %v", mem, want, Targets)
+	if http := fmt.Sprintf("127.0.0.1:%d", p.httpPort); !strings.HasPrefix(mem.Addr, "127.0.0.1:") || mem.Addr == http || mem.Shards != 2 || !slices.Equal(mem.Roles, slices.Sorted(slices.Values(Targets))) {
+		t.Fatalf("member %+v, want the RPC address on 127.0.0.1, 2 shards, roles %v", mem, Targets)
 	}
 	waitFor(t, "a renewed heartbeat", func() bool { return member(t, m, id).Heartbeat.After(mem.Heartbeat) })
 

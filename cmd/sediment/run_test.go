@@ -81,6 +81,7 @@ func startProcess(t *testing.T, dataDir string, extra ...string) *process {
 		"-data.dir=" + dataDir,
 		fmt.Sprintf("-http.listen-address=127.0.0.1:%d", p.httpPort),
 		fmt.Sprintf("-manifest.embedded-port=%d", p.natsPort),
+		"-ingest.rpc-address=127.0.0.1:0",
 	}, extra...)
 	var cfg Config
 	if err := cfg.Load(args, func(string) string { return "" }); err != nil {
@@ -150,6 +151,13 @@ func (p *process) stop(t *testing.T) {
 	for _, port := range []int{p.httpPort, p.natsPort} {
 		if !portFree(port) {
 			t.Fatalf("port %d still in use after stop", port)
+		}
+	}
+	if p.s.rpcAddr != "" {
+		if ln, err := net.Listen("tcp", p.s.rpcAddr); err != nil {
+			t.Fatalf("rpc address %s still in use after stop: %v", p.s.rpcAddr, err)
+		} else {
+			ln.Close()
 		}
 	}
 }

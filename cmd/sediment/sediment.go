@@ -44,6 +44,8 @@ type Sediment struct {
 	nodeID    string
 	ingest    *ingest.Node
 	committer *ingest.ManifestCommitter
+	// rpcAddr is where the node serves frontends (package rpc).
+	rpcAddr string
 }
 
 // modules registers every module with its dependencies. The frontend and
@@ -141,7 +143,9 @@ func (s *Sediment) initManifest(ctx context.Context) (service, error) {
 	if err != nil {
 		return service{}, err
 	}
-	view, err := m.Watch(ctx)
+	// The View outlives the start's context: the ingest role's flushes on
+	// stop wait for it to show them. The module's stop closes it.
+	view, err := m.Watch(context.WithoutCancel(ctx))
 	if err != nil {
 		return service{}, err
 	}
