@@ -236,7 +236,7 @@ func clip(lower, upper []byte, from, to, n int) (lo, hi []byte) {
 // fetch appends to dst the entries of table in [lo, hi) that c's memtables
 // hold, page by page. The peer's answer is checked to be in order and in
 // bounds, since the merge relies on both.
-func fetch(ctx context.Context, c *rpc.Client, table ingest.TableID, lo, hi []byte, dst []ingest.Entry) ([]ingest.Entry, error) {
+func fetch(ctx context.Context, c rpc.Handler, table ingest.TableID, lo, hi []byte, dst []ingest.Entry) ([]ingest.Entry, error) {
 	req := rpc.ScanRequest{Table: table, Lower: lo, Upper: hi}
 	for {
 		p, err := c.Scan(ctx, req)

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -398,4 +399,69 @@ func TestPageIter(t *testing.T) {
 	if !it.Last() || string(it.Key()) != "f" || !it.First() || string(it.Key()) != "b" {
 		t.Fatal("First/Last")
 	}
+}
+
+// pages is an rpc.Handler that answers scans with fixed pages, one after
+// the other, as a faulty or hostile peer could.
+type pages []*rpc.Page
+
+func (*pages) Apply(context.Context, *ingest.Mutation) error { return nil }
+
+func (ps *pages) Scan(context.Context, rpc.ScanRequest) (*rpc.Page, error) {
+	if len(*ps) == 0 {
+		return &rpc.Page{}, nil
+	}
+	p := (*ps)[0]
+	*ps = (*ps)[1:]
+	return p, nil
+}
+
+func TestFetchRejectsBadPages(t *testing.T) {
+	e := func(k string) ingest.Entry { return ingest.Entry{Key: []byte(k)} }
+	for name, ps := range map[string]pages{
+		"out of order":    {{Entries: []ingest.Entry{e("c"), e("b")}}},
+		"duplicate":       {{Entries: []ingest.Entry{e("c"), e("c")}}},
+		"below the lower": {{Entries: []ingest.Entry{e("a")}}},
+		"at the upper":    {{Entries: []ingest.Entry{e("x")}}},
+		"no progress":     {{Next: []byte("b")}},
+		"goes back":       {{Entries: []ingest.Entry{e("d")}, Next: []byte("e")}, {Entries: []ingest.Entry{e("c")}}},
+	} {
+		if _, err := fetch(context.Background(), &ps, 1, []byte("b"), []byte("x"), nil); !errors.Is(err, rpc.ErrProtocol) {
+			t.Errorf("%s: %v, want rpc.ErrProtocol", name, err)
+		}
+	}
+	ps := pages{{Entries: []ingest.Entry{e("b"), e("c")}, Next: []byte("d")}, {Entries: []ingest.Entry{e("d"), e("w")}}}
+	got, err := fetch(context.Background(), &ps, 1, []byte("b"), []byte("x"), nil)
+	if err != nil || len(got) != 4 || string(got[3].Key) != "w" {
+		t.Fatalf("good pages: %v, %v", got, err)
+	}
+}
+
+// FuzzFetch feeds arbitrary pages, which come from the network, to fetch:
+// it must refuse them or return keys in order and within bounds.
+func FuzzFetch(f *testing.F) {
+	f.Add([]byte("b\x00c\x00d"), []byte("c"))
+	f.Add([]byte("c\x00b"), []byte(nil))
+	f.Add([]byte("a\x00y"), []byte("b"))
+	f.Fuzz(func(t *testing.T, joined, next []byte) {
+		var es []ingest.Entry
+		for k := range bytes.SplitSeq(joined, []byte{0}) {
+			es = append(es, ingest.Entry{Key: k})
+		}
+		half := len(es) / 2
+		ps := pages{{Entries: es[:half], Next: next}, {Entries: es[half:]}}
+		lo, hi := []byte("b"), []byte("x")
+		got, err := fetch(context.Background(), &ps, 1, lo, hi, nil)
+		if err != nil {
+			if !errors.Is(err, rpc.ErrProtocol) {
+				t.Fatalf("error %v is not rpc.ErrProtocol", err)
+			}
+			return
+		}
+		for i, e := range got {
+			if bytes.Compare(e.Key, lo) < 0 || bytes.Compare(e.Key, hi) >= 0 || (i > 0 && bytes.Compare(got[i-1].Key, e.Key) >= 0) {
+				t.Fatalf("accepted key %q at %d out of order or bounds", e.Key, i)
+			}
+		}
+	})
 }
