@@ -105,6 +105,6 @@ func (l *Local) Scan(ctx context.Context, s Scan) (*Page, error) { return l.rp.s
 // nodeMemtables reads the memtables of a node in this process.
 type nodeMemtables struct{ node *ingest.Node }
 
-func (m nodeMemtables) iter(_ context.Context, table uuid.UUID, _, _ int64, lower, upper []byte) (kv.Iterator, error) {
+func (m nodeMemtables) iter(_ context.Context, table uuid.UUID, _, _ int64, lower, upper, _ []byte) (kv.Iterator, error) {
 	return m.node.NewIter(ingest.TableIDOf(table), lower, upper), nil
 }

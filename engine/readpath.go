@@ -19,8 +19,9 @@ import (
 // nodes' memtables: a local node's (Local) or the owners' over RPC (Remote).
 type memtables interface {
 	// iter returns the entries of table with keys in [lower, upper)
-	// (upper nil: open) and tokens in [first, last].
-	iter(ctx context.Context, table uuid.UUID, first, last int64, lower, upper []byte) (kv.Iterator, error)
+	// (upper nil: open) and tokens in [first, last]; partition is the
+	// prefix of the one partition read, or nil for a scan.
+	iter(ctx context.Context, table uuid.UUID, first, last int64, lower, upper, partition []byte) (kv.Iterator, error)
 }
 
 // readPath is the read side Local and Remote share: the memtables, merged
@@ -91,7 +92,7 @@ func (rp *readPath) scan(ctx context.Context, s Scan) (*Page, error) {
 func (rp *readPath) newIter(ctx context.Context, table uuid.UUID, first, last int64, lower, upper, partition []byte) (kv.Iterator, error) {
 	// The memtables first: a memtable that leaves them after this point
 	// has been committed, and ViewCommitter made the View show it.
-	mem, err := rp.mem.iter(ctx, table, first, last, lower, upper)
+	mem, err := rp.mem.iter(ctx, table, first, last, lower, upper, partition)
 	if err != nil {
 		return nil, err
 	}

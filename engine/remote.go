@@ -191,12 +191,14 @@ func (r *Remote) client(addr string) (*rpc.Client, error) {
 type remoteMemtables struct{ r *Remote }
 
 // iter asks each owner of the ranges [first, last] span for its entries in
-// [lower, upper), one request per run of ranges with the same owner, and
-// holds them all: ranges and their keys are in token order, so the runs'
-// entries simply follow each other.
-func (m remoteMemtables) iter(ctx context.Context, table uuid.UUID, first, last int64, lower, upper []byte) (kv.Iterator, error) {
+// [lower, upper), one run of requests per run of ranges with the same owner:
+// ranges and their keys are in token order, so the runs' entries simply
+// follow each other. A partition's entries are fetched at once, as its read
+// seeks both ways; a scan's are fetched a page at a time as it moves on,
+// so that a page of a scan costs about a memtable page, not the range.
+func (m remoteMemtables) iter(ctx context.Context, table uuid.UUID, first, last int64, lower, upper, partition []byte) (kv.Iterator, error) {
 	n := max(m.r.view.RangeCount(), 1)
-	var entries []ingest.Entry
+	var segs []segment
 	for rg, end := manifest.RangeOf(first, n), manifest.RangeOf(last, n); rg <= end; {
 		c, err := m.r.rangeOwner(rg)
 		if err != nil {
@@ -211,12 +213,16 @@ func (m remoteMemtables) iter(ctx context.Context, table uuid.UUID, first, last 
 			next++
 		}
 		lo, hi := clip(lower, upper, rg, next-1, n)
-		if entries, err = fetch(ctx, c, ingest.TableIDOf(table), lo, hi, entries); err != nil {
-			return nil, err
-		}
+		segs = append(segs, segment{c: c, lo: lo, hi: hi})
 		rg = next
 	}
-	return &pageIter{entries: entries, i: -1}, nil
+	it := &remoteIter{ctx: ctx, table: ingest.TableIDOf(table), segs: segs}
+	if partition != nil {
+		if err := it.loadAll(); err != nil {
+			return nil, err
+		}
+	}
+	return it, nil
 }
 
 // clip narrows [lower, upper) to the keys of ranges [from, to] of n.
@@ -234,8 +240,7 @@ func clip(lower, upper []byte, from, to, n int) (lo, hi []byte) {
 }
 
 // fetch appends to dst the entries of table in [lo, hi) that c's memtables
-// hold, page by page. The peer's answer is checked to be in order and in
-// bounds, since the merge relies on both.
+// hold, page by page, each checked by checkPage.
 func fetch(ctx context.Context, c rpc.Handler, table ingest.TableID, lo, hi []byte, dst []ingest.Entry) ([]ingest.Entry, error) {
 	req := rpc.ScanRequest{Table: table, Lower: lo, Upper: hi}
 	for {
@@ -243,18 +248,12 @@ func fetch(ctx context.Context, c rpc.Handler, table ingest.TableID, lo, hi []by
 		if err != nil {
 			return dst, err
 		}
-		for _, e := range p.Entries {
-			if bytes.Compare(e.Key, req.Lower) < 0 || (hi != nil && bytes.Compare(e.Key, hi) >= 0) ||
-				(len(dst) > 0 && bytes.Compare(e.Key, dst[len(dst)-1].Key) <= 0) {
-				return dst, fmt.Errorf("%w: memtable page out of order or bounds at key %x", rpc.ErrProtocol, e.Key)
-			}
-			dst = append(dst, e)
+		if err := checkPage(p, req, hi); err != nil {
+			return dst, err
 		}
+		dst = append(dst, p.Entries...)
 		if p.Next == nil {
 			return dst, nil
-		}
-		if bytes.Compare(p.Next, req.Lower) <= 0 {
-			return dst, fmt.Errorf("%w: memtable page does not advance", rpc.ErrProtocol)
 		}
 		req = req.Resume(p)
 	}
