@@ -26,7 +26,7 @@ import (
 // cluster is two ingest nodes, each serving RPC and owning half of the
 // ranges, and two Remote engines, as two frontends would run them.
 type cluster struct {
-	t       *testing.T
+	t       testing.TB
 	ctx     context.Context
 	m       *manifest.Manifest
 	view    *manifest.View
@@ -39,7 +39,7 @@ type cluster struct {
 // owners of the test ranges: n0 owns 0 and 1, n1 owns 2 and 3.
 var clusterOwner = [testRanges]int{0, 0, 1, 1}
 
-func newCluster(t *testing.T) *cluster {
+func newCluster(t testing.TB) *cluster {
 	t.Helper()
 	ctx := context.Background()
 	srv, err := manifest.StartEmbedded(filepath.Join(t.TempDir(), "nats"), 0)
