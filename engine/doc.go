@@ -6,13 +6,18 @@
 //
 // Local implements Engine in process, over an ingest node (the newest writes,
 // in its shards' memtables), the manifest's View (the SSTables committed to
-// the bucket) and the block caches in front of the bucket.
+// the bucket) and the block caches in front of the bucket. Remote implements
+// it in a frontend without a node: a write goes over RPC (package rpc) to the
+// node the View names as the owner of its token range, and a read takes the
+// memtable step below from the owners' pages instead, sharing the rest.
 //
 // # The read path
 //
 //	step       what
 //	---------  ----------------------------------------------------------
 //	memtables  a snapshot of the owning shard(s): ingest.Shard.NewIter
+//	           (Remote: the owners' rpc Scan pages, a partition at once,
+//	           a scan page by page as it moves on)
 //	SSTables   one View list per token range (SSTablesInRange), kept if
 //	           their token span holds the key, then if their partition
 //	           bloom filter may hold it (MayContain of the prefix)
