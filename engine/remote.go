@@ -97,7 +97,8 @@ func (r *Remote) Close() error {
 
 // Apply implements Engine. Each mutation's entries are split by owning
 // node, and every part is sent at once; each part is applied or fails on
-// its own, and a partition's entries always travel together.
+// its own, and a partition's entries always travel together. Nothing is sent
+// if an entry's owner cannot be found.
 func (r *Remote) Apply(ctx context.Context, ms ...*Mutation) error {
 	if slices.Contains(ms, nil) {
 		return fmt.Errorf("%w: nil mutation", ingest.ErrInvalidMutation)
@@ -108,6 +109,9 @@ func (r *Remote) Apply(ctx context.Context, ms ...*Mutation) error {
 	}
 	var parts []part
 	for _, m := range ms {
+		if len(m.Entries) == 0 {
+			return fmt.Errorf("%w: no entries", ingest.ErrInvalidMutation)
+		}
 		byClient := map[*rpc.Client]*ingest.Mutation{}
 		for _, e := range m.Entries {
 			tok, err := keys.Token(e.Key)
@@ -169,21 +173,28 @@ func (r *Remote) rangeOwner(rg int) (*rpc.Client, error) {
 	if i < 0 || members[i].Addr == "" {
 		return nil, fmt.Errorf("%w (%w): range %d: owner %s is not a member", ErrNoOwner, rpc.ErrUnavailable, rg, o.Owner)
 	}
-	return r.client(members[i].Addr)
+	return r.client(members[i].Addr, members)
 }
 
-// client returns the pooled client of addr.
-func (r *Remote) client(addr string) (*rpc.Client, error) {
+// client returns the pooled client of addr. Making one closes those of
+// addresses no member has any more, such as a restarted node's old port.
+func (r *Remote) client(addr string, members []manifest.Member) (*rpc.Client, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
 		return nil, rpc.ErrClosed
 	}
-	c, ok := r.clients[addr]
-	if !ok {
-		c = rpc.Dial(addr, r.opts)
-		r.clients[addr] = c
+	if c, ok := r.clients[addr]; ok {
+		return c, nil
 	}
+	for a, c := range r.clients {
+		if !slices.ContainsFunc(members, func(m manifest.Member) bool { return m.Addr == a }) {
+			c.Close()
+			delete(r.clients, a)
+		}
+	}
+	c := rpc.Dial(addr, r.opts)
+	r.clients[addr] = c
 	return c, nil
 }
 

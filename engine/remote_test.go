@@ -381,6 +381,16 @@ func TestRemoteFreeRangeAndConditions(t *testing.T) {
 	if err := c.remotes[0].Apply(c.ctx, &Mutation{Table: c.table, Entries: []Entry{{Key: []byte{1}, Value: nil}}}); !errors.Is(err, ingest.ErrInvalidMutation) {
 		t.Fatalf("malformed key: %v", err)
 	}
+	if err := c.remotes[0].Apply(c.ctx, &Mutation{Table: c.table}); !errors.Is(err, ingest.ErrInvalidMutation) {
+		t.Fatalf("mutation without entries: %v", err)
+	}
+	// The node refuses what it cannot apply, and the error keeps its
+	// identity over the hop.
+	bad := insert(pksOf(0, 1)[0], 1, 1, "x", 0, 100)
+	bad.Value = []byte{0xff}
+	if err := c.remotes[0].Apply(c.ctx, &Mutation{Table: c.table, Entries: []Entry{bad}}); !errors.Is(err, ingest.ErrInvalidMutation) {
+		t.Fatalf("malformed value: %v", err)
+	}
 	if err := c.remotes[0].Apply(c.ctx, nil); !errors.Is(err, ingest.ErrInvalidMutation) {
 		t.Fatalf("nil mutation: %v", err)
 	}
@@ -464,4 +474,52 @@ func FuzzFetch(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestRemoteFollowsNewAddress moves a node's RPC server to a new port, as a
+// restart would: Remote writes to the new address once the member list says
+// so, and drops its client of the old one.
+func TestRemoteFollowsNewAddress(t *testing.T) {
+	c := newCluster(t)
+	pk := pksOf(1, 1)[0]
+	e := c.remotes[0]
+	if err := e.Apply(c.ctx, &Mutation{Table: c.table, Entries: []Entry{insert(pk, 1, 1, "x", 0, 100)}}); err != nil {
+		t.Fatal(err)
+	}
+	c.servers[1].Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := rpc.NewServer(rpc.NodeHandler(c.nodes[1]), rpc.Options{})
+	go s.Serve(ln)
+	t.Cleanup(func() { s.Close() })
+	addr := ln.Addr().String()
+	if err := c.m.Heartbeat(c.ctx, manifest.Member{ID: "n1", Addr: addr, Shards: c.nodes[1].Shards()}); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(c.ctx, 10*time.Second)
+	defer cancel()
+	if err := c.view.WaitFor(wctx, func(v *manifest.View) bool {
+		return slices.ContainsFunc(v.Members(), func(m manifest.Member) bool { return m.Addr == addr })
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Apply(c.ctx, &Mutation{Table: c.table, Entries: []Entry{insert(pk, 2, 1, "y", 0, 100)}}); err != nil {
+		t.Fatalf("write after the move: %v", err)
+	}
+	p, err := e.Read(c.ctx, Slice{Table: c.table, Key: []byte(pk), Now: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cks, _ := values(t, p); !slices.Equal(cks, []int64{1, 2}) {
+		t.Fatalf("rows %v after the move", cks)
+	}
+	e.mu.Lock()
+	_, kept := e.clients[addr]
+	n := len(e.clients)
+	e.mu.Unlock()
+	if !kept || n != 1 {
+		t.Fatalf("%d clients kept, new address among them: %v; want only the new one", n, kept)
+	}
 }
