@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"strings"
 	"testing"
 	"time"
 
@@ -92,5 +93,20 @@ func TestRunIngestServesRPC(t *testing.T) {
 	m := tt.row(t, "late", 1, "x")
 	if err := e.Apply(ctx, &engine.Mutation{Table: table.ID, Entries: m.Entries}); err == nil || !rpc.Retriable(err) {
 		t.Fatalf("write to a stopped node: %v, want a retriable error", err)
+	}
+}
+
+// TestRunIngestNeedsAnAddressToAnnounce: a node listening on every interface
+// cannot tell the others where to reach it without -node.address.
+func TestRunIngestNeedsAnAddressToAnnounce(t *testing.T) {
+	p := startProcess(t, t.TempDir(), append(ingestFlags, "-ingest.rpc-address=0.0.0.0:0")...)
+	select {
+	case err := <-p.done:
+		p.done <- err
+		if err == nil || !strings.Contains(err.Error(), "-node.address") {
+			t.Fatalf("run returned %v, want an error naming -node.address", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("run did not fail\n%s", p.log)
 	}
 }
