@@ -143,7 +143,50 @@ func (p *process) signal(sig syscall.Signal) error {
 	case syscall.SIGCONT:
 		p.paused = false
 	}
-	return p.cmd.Process.Signal(sig)
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		return err
+	}
+	if sig == syscall.SIGSTOP {
+		// The signal only stops each thread when the kernel next gets to
+		// it: until then a running thread may still answer a request.
+		return waitStopped(p.cmd.Process.Pid, 5*time.Second)
+	}
+	return nil
+}
+
+// waitStopped waits until every thread of process pid is stopped, as
+// /proc/<pid>/task/*/stat tells.
+func waitStopped(pid int, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		if allStopped(pid) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("testserver: process %d did not stop within %v", pid, timeout)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func allStopped(pid int) bool {
+	stats, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
+	if err != nil || len(stats) == 0 {
+		return false
+	}
+	for _, f := range stats {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return false
+		}
+		// The state follows the parenthesised command name, which may
+		// itself contain spaces or parentheses.
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 || i+2 >= len(b) || (b[i+2] != 'T' && b[i+2] != 't') {
+			return false
+		}
+	}
+	return true
 }
 
 // waitReady polls ready until it returns nil, the process exits or the
