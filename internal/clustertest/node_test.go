@@ -1,0 +1,163 @@
+package clustertest
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sedimentdb/sediment/internal/testserver"
+)
+
+// buildSediment builds the binary once per test run.
+func buildSediment(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "sediment")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/sedimentdb/sediment/cmd/sediment").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// freeAddr returns a loopback address that was free a moment ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// syncBuffer is a process's output, written by the process while the test
+// reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// node is one `sediment -target=ingest` process. Its data directory and
+// addresses stay the same across restarts.
+type node struct {
+	id, dataDir, httpAddr, rpcAddr string
+	args                           []string
+	out                            *syncBuffer
+	cmd                            *exec.Cmd
+	done                           chan error
+}
+
+// newNode prepares a node whose ID is id: writing the node-id file before
+// the first start is how an operator chooses the ID, and lets the test give
+// the node its ranges in the manifest before it starts.
+func newNode(t *testing.T, bin, id string, n *testserver.NATSServer, m *testserver.MinIOServer, cluster string) *node {
+	t.Helper()
+	nd := &node{id: id, dataDir: t.TempDir(), httpAddr: freeAddr(t), rpcAddr: freeAddr(t), out: &syncBuffer{}}
+	if err := os.WriteFile(filepath.Join(nd.dataDir, "node-id"), []byte(id+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	nd.args = []string{
+		bin,
+		"-target=ingest",
+		"-data.dir=" + nd.dataDir,
+		"-http.listen-address=" + nd.httpAddr,
+		"-ingest.rpc-address=" + nd.rpcAddr,
+		"-manifest.nats-url=" + n.URL(),
+		"-manifest.cluster-name=" + cluster,
+		"-manifest.reconnect-wait=100ms",
+		"-objectstore.backend=minio",
+		"-objectstore.endpoint=" + m.Endpoint,
+		"-objectstore.bucket=" + m.Bucket,
+		"-objectstore.access-key-id=" + m.AccessKey,
+		"-objectstore.secret-access-key=" + m.SecretKey,
+		"-objectstore.insecure",
+		"-objectstore.timeout=2s",
+		"-objectstore.retry.max-backoff=200ms",
+		fmt.Sprintf("-ingest.ranges=%d", ranges),
+		"-ingest.shards=2",
+		"-ingest.memtable-size=65536",
+		"-ingest.memory-limit=262144",
+		"-ingest.write-timeout=500ms",
+		"-ingest.flush-age=1s",
+		"-ingest.flush-min-backoff=50ms",
+		"-ingest.flush-max-backoff=500ms",
+		"-node.heartbeat-interval=200ms",
+	}
+	t.Cleanup(func() {
+		if nd.cmd != nil {
+			nd.kill()
+		}
+	})
+	return nd
+}
+
+// start runs the node and waits until /ready answers 200.
+func (nd *node) start(t *testing.T) {
+	t.Helper()
+	nd.cmd = exec.Command(nd.args[0], nd.args[1:]...)
+	nd.cmd.Stdout, nd.cmd.Stderr = nd.out, nd.out
+	if err := nd.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	nd.done = make(chan error, 1)
+	go func(c *exec.Cmd, done chan<- error) { done <- c.Wait() }(nd.cmd, nd.done)
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-nd.done:
+			t.Fatalf("node %s exited before ready: %v\n%s", nd.id, err, nd.out)
+		default:
+		}
+		if resp, err := http.Get("http://" + nd.httpAddr + "/ready"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("node %s not ready after 30s\n%s", nd.id, nd.out)
+}
+
+// kill ends the process with SIGKILL: no flush, no goodbye.
+func (nd *node) kill() {
+	nd.cmd.Process.Kill()
+	<-nd.done
+	nd.cmd = nil
+}
+
+// stop ends the process with SIGTERM and checks that it stopped cleanly,
+// which means it flushed every memtable.
+func (nd *node) stop(t *testing.T) {
+	t.Helper()
+	nd.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-nd.done:
+		nd.cmd = nil
+		if err != nil {
+			t.Fatalf("node %s: %v\n%s", nd.id, err, nd.out)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("node %s did not stop\n%s", nd.id, nd.out)
+	}
+}
