@@ -116,29 +116,32 @@ func createTable(t *testing.T, m *manifest.Manifest) table {
 
 // mutation i sets v of row (p<i%97>, i): every write has its own key and
 // value, so what a read returns names the write that left it.
-func (tb table) mutation(t *testing.T, i int) (*engine.Mutation, string, string) {
+func (tb table) mutation(i int) (*engine.Mutation, string, string, error) {
 	pk := fmt.Sprintf("p%d", i%97)
 	c := binary.BigEndian.AppendUint64(nil, uint64(i))
 	key, err := keys.RowKey(nil, token.Murmur3([]byte(pk)), []byte(pk), [][]byte{c}, []*cqltype.Type{cqltype.BigintType}, []bool{false})
 	if err != nil {
-		t.Fatal(err)
+		return nil, "", "", err
 	}
 	v := fmt.Sprintf("v%d-", i)
 	v += strings.Repeat("x", valueSize-len(v))
 	value := model.AppendRow(nil, &model.Row{Cells: []model.Cell{{Column: tb.col, Timestamp: int64(1 + i), Value: []byte(v)}}})
-	return &engine.Mutation{Table: tb.id, Entries: []ingest.Entry{{Key: key, Value: value}}}, string(key), v
+	return &engine.Mutation{Table: tb.id, Entries: []ingest.Entry{{Key: key, Value: value}}}, string(key), v, nil
 }
 
-// write sends write i through e and records the outcome.
-func (l *ledger) write(t *testing.T, e engine.Engine, tb table, i int) error {
-	m, k, v := tb.mutation(t, i)
+// write sends write i through e and records the outcome. It runs on many
+// goroutines, so it returns errors rather than failing the test.
+func (l *ledger) write(e engine.Engine, tb table, i int) error {
+	m, k, v, err := tb.mutation(i)
+	if err != nil {
+		return err
+	}
 	l.mu.Lock()
 	l.attempted[k] = v
 	l.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	err := e.Apply(ctx, m)
-	if err == nil {
+	if err = e.Apply(ctx, m); err == nil {
 		l.mu.Lock()
 		l.acked[k] = v
 		l.mu.Unlock()
@@ -152,7 +155,7 @@ func (l *ledger) mustWrite(t *testing.T, e engine.Engine, tb table, i int) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		err := l.write(t, e, tb, i)
+		err := l.write(e, tb, i)
 		if err == nil {
 			return
 		}
@@ -169,7 +172,7 @@ func (l *ledger) mustWrite(t *testing.T, e engine.Engine, tb table, i int) {
 // concurrently runs write i for i in [from, to) on workers goroutines and
 // returns the errors by i; a worker stops after its first error for which
 // stop is true.
-func (l *ledger) concurrently(t *testing.T, e engine.Engine, tb table, from, to, workers int, stop func(error) bool) map[int]error {
+func (l *ledger) concurrently(e engine.Engine, tb table, from, to, workers int, stop func(error) bool) map[int]error {
 	next := make(chan int)
 	var mu sync.Mutex
 	errs := map[int]error{}
@@ -179,7 +182,7 @@ func (l *ledger) concurrently(t *testing.T, e engine.Engine, tb table, from, to,
 	for range workers {
 		wg.Go(func() {
 			for i := range next {
-				if err := l.write(t, e, tb, i); err != nil {
+				if err := l.write(e, tb, i); err != nil {
 					mu.Lock()
 					errs[i] = err
 					mu.Unlock()
@@ -254,22 +257,43 @@ func scanOnce(e engine.Engine, tb table) (map[string]string, error) {
 
 // check reads everything through e: every acknowledged write is there with
 // its value, and nothing is there that no write sent.
+//
+// A frontend whose View lags the node's by a watch delivery can miss writes
+// whose memtable the node has just dropped after a flush (the gap the read
+// path section of docs/ARCHITECTURE.md names), so a read missing acknowledged
+// writes is repeated for up to 10s; a write still missing then is lost.
 func (l *ledger) check(t *testing.T, what string, e engine.Engine, tb table) {
 	t.Helper()
-	got := scanAll(t, e, tb)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for k, v := range l.acked {
-		if g, ok := got[k]; !ok || g != v {
-			t.Fatalf("%s: acknowledged write %q reads as %q (found: %v); %d rows read, %d acknowledged", what, v[:12], g, ok, len(got), len(l.acked))
+	firstMissing := -1
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		got := scanAll(t, e, tb)
+		for k, g := range got {
+			if v, ok := l.attempted[k]; !ok || g != v {
+				t.Fatalf("%s: read %q, which no write sent", what, g)
+			}
+		}
+		var missing []string
+		for k, v := range l.acked {
+			if _, ok := got[k]; !ok {
+				missing = append(missing, v[:strings.IndexByte(v, '-')])
+			}
+		}
+		if firstMissing < 0 {
+			firstMissing = len(missing)
+		}
+		if len(missing) == 0 {
+			t.Logf("%s: %d rows read, %d writes acknowledged, %d sent", what, len(got), len(l.acked), len(l.attempted))
+			if firstMissing > 0 {
+				t.Logf("%s: the first read missed %d acknowledged writes, later reads found them (the frontend's View lagged)", what, firstMissing)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %d acknowledged writes lost (e.g. %v); %d rows read, %d acknowledged", what, len(missing), missing[:min(5, len(missing))], len(got), len(l.acked))
 		}
 	}
-	for k, g := range got {
-		if v, ok := l.attempted[k]; !ok || g != v {
-			t.Fatalf("%s: read %q, which no write sent", what, g)
-		}
-	}
-	t.Logf("%s: %d rows read, %d writes acknowledged, %d sent", what, len(got), len(l.acked), len(l.attempted))
 }
 
 func TestCluster(t *testing.T) {
@@ -317,7 +341,7 @@ func TestCluster(t *testing.T) {
 	l := &ledger{attempted: map[string]string{}, acked: map[string]string{}}
 
 	// 1. Concurrent writes through A, all read through B.
-	if errs := l.concurrently(t, a.e, tb, 0, 400, 8, nil); len(errs) != 0 {
+	if errs := l.concurrently(a.e, tb, 0, 400, 8, nil); len(errs) != 0 {
 		t.Fatalf("%d writes failed on a healthy cluster, e.g. %v", len(errs), errs)
 	}
 	l.check(t, "healthy", b.e, tb)
@@ -325,9 +349,11 @@ func TestCluster(t *testing.T) {
 	// 2. kill -9 node b during writes, then restart it on the same data
 	// directory and addresses.
 	done := make(chan map[int]error)
-	go func() { done <- l.concurrently(t, a.e, tb, 400, 1400, 8, nil) }()
-	for l.ackedCount() < 500 {
-		time.Sleep(5 * time.Millisecond)
+	go func() { done <- l.concurrently(a.e, tb, 400, 1400, 8, nil) }()
+	for deadline := time.Now().Add(30 * time.Second); l.ackedCount() < 500; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d writes acknowledged after 30s", l.ackedCount())
+		}
 	}
 	nodes[1].kill()
 	time.Sleep(200 * time.Millisecond)
@@ -369,7 +395,7 @@ func TestCluster(t *testing.T) {
 	before := l.ackedCount()
 	ms.Pause(t)
 	overloaded := func(err error) bool { return errors.Is(err, ingest.ErrOverloaded) }
-	errs := l.concurrently(t, a.e, tb, 1700, 100_000, 8, overloaded)
+	errs := l.concurrently(a.e, tb, 1700, 100_000, 8, overloaded)
 	ackedPaused := l.ackedCount() - before
 	ms.Resume(t)
 	if len(errs) == 0 {
