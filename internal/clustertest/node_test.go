@@ -107,6 +107,9 @@ func newNode(t *testing.T, bin, id string, n *testserver.NATSServer, m *testserv
 		if nd.cmd != nil {
 			nd.kill()
 		}
+		if t.Failed() {
+			t.Logf("output of node %s:\n%s", nd.id, nd.out)
+		}
 	})
 	return nd
 }
