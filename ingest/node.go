@@ -86,36 +86,10 @@ func checkShardCount(fsys vfs.FS, dir string, shards int) error {
 	if err := fsys.SyncDir(filepath.Dir(dir)); err != nil {
 		return fmt.Errorf("ingest: %w", err)
 	}
-	if err := writeFileAtomic(fsys, dir, shardsFile, []byte(strconv.Itoa(shards)+"\n")); err != nil {
+	if err := vfs.WriteFileAtomic(fsys, dir, shardsFile, []byte(strconv.Itoa(shards)+"\n")); err != nil {
 		return fmt.Errorf("ingest: write %s: %w", name, err)
 	}
 	return nil
-}
-
-// writeFileAtomic makes data durable under dir/name through a temporary
-// file and a rename, so that a crash leaves the whole file or none: a
-// partial SHARDS file would keep the node from starting.
-func writeFileAtomic(fsys vfs.FS, dir, name string, data []byte) error {
-	tmp := filepath.Join(dir, name+".tmp")
-	f, err := fsys.Create(tmp)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = fsys.Rename(tmp, filepath.Join(dir, name))
-	}
-	if err != nil {
-		fsys.Remove(tmp) // best effort: the next attempt truncates it anyway
-		return err
-	}
-	return fsys.SyncDir(dir)
 }
 
 // ShardOf returns the index of the shard that owns tok.

@@ -47,7 +47,11 @@ func loadNodeID(fsys vfs.FS, dir string) (string, error) {
 		return "", err
 	}
 	id := hex.EncodeToString(r[:])
-	if err := writeFileAtomic(fsys, dir, nodeIDFile, []byte(id+"\n")); err != nil {
+	err = fsys.MkdirAll(dir, 0o755)
+	if err == nil {
+		err = vfs.WriteFileAtomic(fsys, dir, nodeIDFile, []byte(id+"\n"))
+	}
+	if err != nil {
 		return "", fmt.Errorf("node id: %w", err)
 	}
 	return id, nil
@@ -68,32 +72,4 @@ func parseNodeID(b []byte) (string, error) {
 		}
 	}
 	return id, nil
-}
-
-// writeFileAtomic makes data durable as dir/name through a temporary file
-// and a rename, so that a crash leaves the whole file or none.
-func writeFileAtomic(fsys vfs.FS, dir, name string, data []byte) error {
-	if err := fsys.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	tmp := filepath.Join(dir, name+".tmp")
-	f, err := fsys.Create(tmp)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = fsys.Rename(tmp, filepath.Join(dir, name))
-	}
-	if err != nil {
-		fsys.Remove(tmp) // best effort: the next attempt truncates it anyway
-		return err
-	}
-	return fsys.SyncDir(dir)
 }
