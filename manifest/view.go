@@ -29,7 +29,9 @@ type View struct {
 	docs    map[string]map[string]any // bucket kind → KV key → decoded document
 	version uuid.UUID                 // schema version
 	// tables indexes the sstables documents by table and range.
-	tables  map[uuid.UUID]map[int]*TableSSTables
+	tables map[uuid.UUID]map[int]*TableSSTables
+	// sstRev is the highest revision of the sstables bucket applied.
+	sstRev  uint64
 	changed chan struct{} // closed and replaced at every change
 }
 
@@ -171,6 +173,7 @@ func stopWatcher(w jetstream.KeyWatcher) {
 // connection reconnects; loaded is called once the initial values are in.
 func (v *View) watch(ctx context.Context, kind string, w jetstream.KeyWatcher, reconnected <-chan nats.Status, log *slog.Logger, loaded func()) {
 	initial := map[string]any{}
+	var initialRev uint64
 	loading := true
 	for {
 		var e jetstream.KeyValueEntry
@@ -187,24 +190,36 @@ func (v *View) watch(ctx context.Context, kind string, w jetstream.KeyWatcher, r
 		}
 		if e == nil { // all initial values delivered
 			loading = false
-			v.replace(kind, initial)
+			v.replace(kind, initial, initialRev)
 			loaded()
 			continue
 		}
 		key, val, err := decodeEntry(kind, e)
 		if err != nil {
 			log.Error("skipping undecodable value", "key", e.Key(), "revision", e.Revision(), "err", err)
+			if !loading {
+				v.set(kind, "", noDoc, e.Revision())
+			} else {
+				initialRev = max(initialRev, e.Revision())
+			}
 			continue
 		}
 		if !loading {
-			v.set(kind, key, val)
+			v.set(kind, key, val, e.Revision())
 		} else if val == nil {
 			delete(initial, key)
 		} else {
 			initial[key] = val
 		}
+		if loading {
+			initialRev = max(initialRev, e.Revision())
+		}
 	}
 }
+
+// noDoc is set's value for an entry that changes no document but whose
+// revision the View has reached.
+var noDoc = new(struct{})
 
 // decodeEntry returns the document of a watched entry, nil for a deletion.
 func decodeEntry(kind string, e jetstream.KeyValueEntry) (string, any, error) {
@@ -219,11 +234,12 @@ func decodeEntry(kind string, e jetstream.KeyValueEntry) (string, any, error) {
 	return e.Key(), val, err
 }
 
-func (v *View) replace(kind string, docs map[string]any) {
+func (v *View) replace(kind string, docs map[string]any, rev uint64) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.docs[kind] = docs
 	if kind == kindSSTables {
+		v.sstRev = max(v.sstRev, rev)
 		v.tables = map[uuid.UUID]map[int]*TableSSTables{}
 		for _, d := range docs {
 			ts := d.(*TableSSTables)
@@ -236,9 +252,16 @@ func (v *View) replace(kind string, docs map[string]any) {
 	v.changedLocked(kind)
 }
 
-func (v *View) set(kind, key string, val any) {
+func (v *View) set(kind, key string, val any, rev uint64) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	if kind == kindSSTables {
+		v.sstRev = max(v.sstRev, rev)
+	}
+	if val == noDoc {
+		v.changedLocked(kind)
+		return
+	}
 	m := maps.Clone(v.docs[kind]) // readers may hold the old map
 	old := m[key]
 	if val == nil {
@@ -283,6 +306,16 @@ func (v *View) keyspacesLocked() map[string]*Keyspace {
 		out[ks.Name] = ks
 	}
 	return out
+}
+
+// SSTablesRevision returns the highest revision of the sstables bucket the
+// view has applied. Revisions of one bucket only grow, so a view whose
+// SSTablesRevision is at least one another view reported lists every
+// SSTable that view listed then (or what replaced them since).
+func (v *View) SSTablesRevision() uint64 {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	return v.sstRev
 }
 
 // Changed returns a channel that is closed at the next change of the view.

@@ -23,6 +23,7 @@ func TestViewFollowsChanges(t *testing.T) {
 	if v.Keyspace("before") == nil {
 		t.Fatal("view misses what existed before it started")
 	}
+	rev0 := v.SSTablesRevision()
 	if err := m.CreateKeyspace(ctx, "ks", simple, true); err != nil {
 		t.Fatal(err)
 	}
@@ -63,6 +64,20 @@ func TestViewFollowsChanges(t *testing.T) {
 	}
 	if got := v.Schema(); got.Version != want.Version || len(got.Keyspaces) != 1 {
 		t.Fatalf("view schema %+v", got)
+	}
+	// The sstables revision moved with the commit, and a View loading the
+	// bucket afresh reaches the same revision.
+	rev1 := v.SSTablesRevision()
+	if rev1 <= rev0 {
+		t.Fatalf("sstables revision %d after a commit, %d before", rev1, rev0)
+	}
+	v2, err := e.open("c1").Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v2.Close()
+	if got := v2.SSTablesRevision(); got != rev1 {
+		t.Fatalf("fresh view at sstables revision %d, the following one at %d", got, rev1)
 	}
 }
 
