@@ -39,6 +39,17 @@ type Flush struct {
 	Tables        []SSTable
 }
 
+// A CommitMarker is a FlushCommitter that tells readers how far its
+// commits reached: once Commit returns, CommitMark is at least a mark whose
+// reach, in the manifest, shows the flush. A shard drops a memtable only
+// after its Commit returns, so a reader of the memtables that is handed the
+// mark read after its read knows which manifest state completes it (see
+// Node.CommitMark). The mark never goes back.
+type CommitMarker interface {
+	FlushCommitter
+	CommitMark() uint64
+}
+
 // FlushCommitter records flushes durably (in the cluster, in the manifest).
 type FlushCommitter interface {
 	// Commit records f and returns once the record is durable. A shard

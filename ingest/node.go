@@ -23,6 +23,7 @@ import (
 // shard, and token-range reads meet few shards.
 type Node struct {
 	shards []*Shard
+	marker CommitMarker // nil if the committer keeps no mark
 }
 
 // shardsFile records the shard count in the commitlog directory: a commitlog
@@ -43,6 +44,7 @@ func OpenNode(ctx context.Context, cfg Config, deps Deps) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{shards: make([]*Shard, cfg.Shards)}
+	n.marker, _ = deps.Committer.(CommitMarker)
 	errs := make([]error, cfg.Shards)
 	var wg sync.WaitGroup
 	for i := range n.shards {
@@ -189,6 +191,16 @@ func (n *Node) NewIter(table TableID, lower, upper []byte) kv.Iterator {
 		its = append(its, n.shards[i].NewIter(table, lower, upper))
 	}
 	return kv.Merging(model.Merge, its...)
+}
+
+// CommitMark returns the mark of Deps.Committer, if it is a CommitMarker,
+// or 0. Read after a memtable read, it covers every memtable the read did
+// not see because a flush had dropped it.
+func (n *Node) CommitMark() uint64 {
+	if n.marker == nil {
+		return 0
+	}
+	return n.marker.CommitMark()
 }
 
 // Flush flushes every shard at once; see Shard.Flush. A node stopping for

@@ -33,7 +33,8 @@
 //	               v limit (0: the server's page size)
 //	0x81  Ack      empty: the Apply is durable
 //	0x82  Page     v entry count, then per entry: key, value; u8 1 and the
-//	               resume key, or u8 0 at the end of the range
+//	               resume key, or u8 0 at the end of the range; v commit
+//	               mark (Page.Mark)
 //	0xff  Error    v code, message: the request failed
 //
 // The error code (Code) names the sentinel the error matched on the

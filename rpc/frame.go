@@ -253,9 +253,11 @@ func appendPage(dst []byte, p *Page) []byte {
 		dst = appendBytes(dst, e.Value)
 	}
 	if p.Next == nil {
-		return append(dst, 0)
+		dst = append(dst, 0)
+	} else {
+		dst = appendBytes(append(dst, 1), p.Next)
 	}
-	return appendBytes(append(dst, 1), p.Next)
+	return binary.AppendUvarint(dst, p.Mark)
 }
 
 // decodePage decodes a Scan response; the page aliases body.
@@ -272,6 +274,7 @@ func decodePage(body []byte) (*Page, error) {
 	default:
 		d.fail("resume flag")
 	}
+	p.Mark = d.uvarint("commit mark")
 	if err := d.end("page"); err != nil {
 		return nil, err
 	}

@@ -45,7 +45,7 @@ func TestScanRoundTrip(t *testing.T) {
 func TestPageRoundTrip(t *testing.T) {
 	for _, p := range []*Page{
 		{Entries: []ingest.Entry{}},
-		{Entries: []ingest.Entry{{Key: []byte("a"), Value: []byte("1")}}, Next: []byte("b")},
+		{Entries: []ingest.Entry{{Key: []byte("a"), Value: []byte("1")}}, Next: []byte("b"), Mark: 1 << 40},
 		{Entries: []ingest.Entry{{Key: []byte("a"), Value: []byte("1")}, {Key: []byte("b"), Value: []byte("2")}}, Next: []byte{}},
 	} {
 		got, err := decodePage(appendPage(nil, p))
@@ -161,7 +161,8 @@ func TestDecodeRejects(t *testing.T) {
 	}
 	for name, body := range map[string][]byte{
 		"no resume flag":  {0},
-		"bad resume flag": {0, 2},
+		"bad resume flag": {0, 2, 0},
+		"no commit mark":  {0, 0},
 		"lying count":     binary.AppendUvarint(nil, 1<<30),
 	} {
 		if _, err := decodePage(body); !errors.Is(err, ErrProtocol) {
@@ -181,7 +182,8 @@ func FuzzFrames(f *testing.F) {
 	for _, seed := range [][]byte{
 		appendApply(nil, 10, m),
 		appendScan(nil, 0, &ScanRequest{Table: 2, Lower: []byte("a"), Upper: []byte("b"), Reverse: true, Limit: 3}),
-		appendPage(nil, &Page{Entries: m.Entries, Next: []byte("n")}),
+		appendPage(nil, &Page{Entries: m.Entries, Next: []byte("n"), Mark: 7}),
+		appendPage(nil, &Page{Mark: 300}),
 		appendError(nil, ingest.ErrFenced),
 	} {
 		out, start := startFrame(nil, 1, opApply)

@@ -37,6 +37,12 @@ type Page struct {
 	// Next is nil when the page ends the scan; otherwise Resume builds the
 	// request for the next page from it.
 	Next []byte
+	// Mark is the node's ingest.Node.CommitMark, read after the page: the
+	// manifest sstables revision a reader's View must reach before it
+	// chooses the SSTables to merge with the page, since the node may have
+	// dropped flushed memtables from the page that only those list. 0
+	// asks for nothing.
+	Mark uint64
 }
 
 // Resume returns the request for the page after p: forward scans resume
@@ -110,6 +116,9 @@ func (h *nodeHandler) Scan(ctx context.Context, r ScanRequest) (*Page, error) {
 	if err != nil {
 		return nil, err
 	}
+	// After the read: any memtable it missed was dropped after its flush's
+	// commit raised the mark.
+	p.Mark = h.node.CommitMark()
 	p.Entries = make([]ingest.Entry, len(spans))
 	for i, s := range spans {
 		p.Entries[i] = ingest.Entry{Key: buf[s.k0:s.k1:s.k1], Value: buf[s.k1:s.v1:s.v1]}
