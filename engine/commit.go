@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/google/uuid"
 
@@ -15,17 +16,29 @@ import (
 // SSTables. A shard drops a memtable from its read set after the commit
 // returns, so no read can miss a write between the memtable and a View that
 // has not caught up with the manifest yet.
+//
+// Its mark is the view's SSTablesRevision once a commit shows (at first,
+// when the committer is made): a node hands it out with every memtable page,
+// and a Remote reader waits for its own View to reach it before choosing
+// SSTables, so that a frontend's View that trails the node's cannot miss
+// what the node's memtables dropped.
 type ViewCommitter struct {
 	ingest.FlushCommitter
 	view *manifest.View
+	mark atomic.Uint64
 }
 
-var _ ingest.FlushCommitter = (*ViewCommitter)(nil)
+var _ ingest.CommitMarker = (*ViewCommitter)(nil)
 
 // NewViewCommitter wraps c, the committer that records flushes in the
 // manifest that view watches.
 func NewViewCommitter(c ingest.FlushCommitter, view *manifest.View) *ViewCommitter {
-	return &ViewCommitter{FlushCommitter: c, view: view}
+	vc := &ViewCommitter{FlushCommitter: c, view: view}
+	// The mark starts where view is: a node restarted after a crash replays
+	// only what its previous process had not committed, so a reader must
+	// see those commits too, and view, started after them, shows them.
+	vc.mark.Store(view.SSTablesRevision())
+	return vc
 }
 
 // Commit implements ingest.FlushCommitter.
@@ -36,8 +49,18 @@ func (c *ViewCommitter) Commit(ctx context.Context, f ingest.Flush) error {
 	if err := c.view.WaitFor(ctx, func(v *manifest.View) bool { return visible(v, f) }); err != nil {
 		return fmt.Errorf("engine: waiting for the view to show flush through %s: %w", f.Through, err)
 	}
-	return nil
+	rev := c.view.SSTablesRevision()
+	for {
+		old := c.mark.Load()
+		if old >= rev || c.mark.CompareAndSwap(old, rev) {
+			return nil
+		}
+	}
 }
+
+// CommitMark implements ingest.CommitMarker: the sstables revision a View
+// must reach to show every flush committed so far.
+func (c *ViewCommitter) CommitMark() uint64 { return c.mark.Load() }
 
 // visible reports whether v lists every SSTable of f whose table the schema
 // still holds (a dropped table's SSTables are not committed).

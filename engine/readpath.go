@@ -24,6 +24,17 @@ type memtables interface {
 	iter(ctx context.Context, table uuid.UUID, first, last int64, lower, upper, partition []byte) (kv.Iterator, error)
 }
 
+// marked is a memtable iterator whose pages carry their nodes' commit
+// marks (rpc.Page.Mark): Remote's.
+type marked interface {
+	// mark returns the highest mark of the pages fetched so far.
+	mark() uint64
+	// pin says the SSTables merged with the iterator are those of a View
+	// at sstables revision rev: a page fetched later whose mark is past
+	// rev fails, as those SSTables may lack what its node dropped.
+	pin(rev uint64)
+}
+
 // readPath is the read side Local and Remote share: the memtables, merged
 // with the SSTables the View lists.
 type readPath struct {
@@ -95,6 +106,16 @@ func (rp *readPath) newIter(ctx context.Context, table uuid.UUID, first, last in
 	mem, err := rp.mem.iter(ctx, table, first, last, lower, upper, partition)
 	if err != nil {
 		return nil, err
+	}
+	if m, ok := mem.(marked); ok {
+		// The View must show what the nodes dropped from the pages read.
+		want := m.mark()
+		if err := rp.view.WaitFor(ctx, func(v *manifest.View) bool { return v.SSTablesRevision() >= want }); err != nil {
+			mem.Close()
+			return nil, fmt.Errorf("engine: waiting for the view to reach the memtables' commit mark %d: %w", want, err)
+		}
+		// Read before choosing, so the SSTables are at least this recent.
+		m.pin(rp.view.SSTablesRevision())
 	}
 	its := []kv.Iterator{mem}
 	fail := func(err error) (kv.Iterator, error) {

@@ -29,6 +29,10 @@ var (
 	// protocol has no conditional write, and a read then a write from the
 	// frontend could not keep other writes out between them.
 	ErrConditionalUnsupported = errors.New("engine: conditional writes are not supported over RPC")
+	// ErrFlushRaced means a node flushed and dropped memtable entries a
+	// scan had yet to fetch, after the scan chose its SSTables, which may
+	// lack them. Repeating the scan is safe: rpc.Retriable holds.
+	ErrFlushRaced = errors.New("engine: a flush raced the scan's later memtable pages")
 )
 
 // RemoteConfig is what Remote works with.
@@ -51,9 +55,14 @@ type RemoteConfig struct {
 // says, and reads merge the owners' memtable pages with the SSTables the View
 // lists, as Local does.
 //
-// A read sees every acknowledged write as long as the View is not behind the
-// owning node's: a node drops a flushed memtable once its own View shows the
-// flush, and this View may learn of it a watch delivery later.
+// A read sees every acknowledged write even when the View trails the owning
+// node's: a node drops a flushed memtable once its own View shows the flush
+// (ViewCommitter), and every memtable page it answers carries the sstables
+// revision its View had reached then (rpc.Page.Mark), so a read first waits,
+// bounded by its context, for this View to reach the highest mark of the
+// pages it has before choosing SSTables. A scan fetches its later pages as
+// it moves on; one whose mark passed the SSTables' revision fails with
+// ErrFlushRaced rather than miss the entries its node dropped meanwhile.
 //
 // Remote never retries: a write that failed with an error rpc.Retriable
 // accepts may be sent again by the caller (see rpc.ErrConnLost).
@@ -232,6 +241,12 @@ func (m remoteMemtables) iter(ctx context.Context, table uuid.UUID, first, last 
 		if err := it.loadAll(); err != nil {
 			return nil, err
 		}
+		return it, nil
+	}
+	// A scan's first page now, so that its commit mark is known before
+	// the SSTables are chosen (see marked).
+	if err := it.prime(); err != nil {
+		return nil, err
 	}
 	return it, nil
 }
@@ -251,20 +266,23 @@ func clip(lower, upper []byte, from, to, n int) (lo, hi []byte) {
 }
 
 // fetch appends to dst the entries of table in [lo, hi) that c's memtables
-// hold, page by page, each checked by checkPage.
-func fetch(ctx context.Context, c rpc.Handler, table ingest.TableID, lo, hi []byte, dst []ingest.Entry) ([]ingest.Entry, error) {
+// hold, page by page, each checked by checkPage, and returns the highest
+// commit mark of the pages.
+func fetch(ctx context.Context, c rpc.Handler, table ingest.TableID, lo, hi []byte, dst []ingest.Entry) ([]ingest.Entry, uint64, error) {
 	req := rpc.ScanRequest{Table: table, Lower: lo, Upper: hi}
+	var mark uint64
 	for {
 		p, err := c.Scan(ctx, req)
 		if err != nil {
-			return dst, err
+			return dst, mark, err
 		}
 		if err := checkPage(p, req, hi); err != nil {
-			return dst, err
+			return dst, mark, err
 		}
 		dst = append(dst, p.Entries...)
+		mark = max(mark, p.Mark)
 		if p.Next == nil {
-			return dst, nil
+			return dst, mark, nil
 		}
 		req = req.Resume(p)
 	}

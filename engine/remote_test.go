@@ -29,6 +29,8 @@ type cluster struct {
 	t       testing.TB
 	ctx     context.Context
 	m       *manifest.Manifest
+	natsURL string
+	store   objectstore.Store
 	view    *manifest.View
 	table   uuid.UUID
 	nodes   [2]*ingest.Node
@@ -89,7 +91,7 @@ func newCluster(t testing.TB) *cluster {
 		t.Fatal(err)
 	}
 	t.Cleanup(view.Close)
-	c := &cluster{t: t, ctx: ctx, m: m, view: view, table: tbl.ID}
+	c := &cluster{t: t, ctx: ctx, m: m, natsURL: srv.URL(), store: store, view: view, table: tbl.ID}
 	for i := range c.nodes {
 		id := fmt.Sprintf("n%d", i)
 		mc := ingest.NewManifestCommitter(m, store, id)
@@ -436,12 +438,12 @@ func TestFetchRejectsBadPages(t *testing.T) {
 		"no progress":     {{Next: []byte("b")}},
 		"goes back":       {{Entries: []ingest.Entry{e("d")}, Next: []byte("e")}, {Entries: []ingest.Entry{e("c")}}},
 	} {
-		if _, err := fetch(context.Background(), &ps, 1, []byte("b"), []byte("x"), nil); !errors.Is(err, rpc.ErrProtocol) {
+		if _, _, err := fetch(context.Background(), &ps, 1, []byte("b"), []byte("x"), nil); !errors.Is(err, rpc.ErrProtocol) {
 			t.Errorf("%s: %v, want rpc.ErrProtocol", name, err)
 		}
 	}
 	ps := pages{{Entries: []ingest.Entry{e("b"), e("c")}, Next: []byte("d")}, {Entries: []ingest.Entry{e("d"), e("w")}}}
-	got, err := fetch(context.Background(), &ps, 1, []byte("b"), []byte("x"), nil)
+	got, _, err := fetch(context.Background(), &ps, 1, []byte("b"), []byte("x"), nil)
 	if err != nil || len(got) != 4 || string(got[3].Key) != "w" {
 		t.Fatalf("good pages: %v, %v", got, err)
 	}
@@ -461,7 +463,7 @@ func FuzzFetch(f *testing.F) {
 		half := len(es) / 2
 		ps := pages{{Entries: es[:half], Next: next}, {Entries: es[half:]}}
 		lo, hi := []byte("b"), []byte("x")
-		got, err := fetch(context.Background(), &ps, 1, lo, hi, nil)
+		got, _, err := fetch(context.Background(), &ps, 1, lo, hi, nil)
 		if err != nil {
 			if !errors.Is(err, rpc.ErrProtocol) {
 				t.Fatalf("error %v is not rpc.ErrProtocol", err)

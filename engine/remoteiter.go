@@ -35,16 +35,58 @@ type remoteIter struct {
 	req  rpc.ScanRequest
 	more bool
 	err  error
+
+	// primed: the state is First's, loaded by prime, and unused yet.
+	primed bool
+	// maxMark is the highest commit mark of the pages fetched; pinned,
+	// once set, the sstables revision of the SSTables merged with them.
+	maxMark, pinned uint64
+	isPinned        bool
 }
 
-var _ kv.Iterator = (*remoteIter)(nil)
+var (
+	_ kv.Iterator = (*remoteIter)(nil)
+	_ marked      = (*remoteIter)(nil)
+)
+
+func (it *remoteIter) mark() uint64 { return it.maxMark }
+
+func (it *remoteIter) pin(rev uint64) { it.pinned, it.isPinned = rev, true }
+
+// noteMark records a page's commit mark, failing once past the pinned
+// revision: the page may lack entries its node dropped after a flush that
+// the merged SSTables do not list.
+func (it *remoteIter) noteMark(m uint64) error {
+	it.maxMark = max(it.maxMark, m)
+	if it.isPinned && m > it.pinned {
+		return fmt.Errorf("%w (%w): page mark %d, SSTables of revision %d", ErrFlushRaced, rpc.ErrUnavailable, m, it.pinned)
+	}
+	return nil
+}
+
+// prime positions the iterator as First would, to learn the first page's
+// mark; a First or SeekGE at or before the start then keeps that state.
+func (it *remoteIter) prime() error {
+	if len(it.segs) == 0 {
+		return nil
+	}
+	it.SeekGE(it.segs[0].lo)
+	it.primed = it.err == nil
+	return it.err
+}
 
 // loadAll fetches every page and switches to walking them in memory.
 func (it *remoteIter) loadAll() error {
+	it.primed = false
 	var entries []ingest.Entry
 	for _, s := range it.segs {
 		var err error
-		if entries, err = fetch(it.ctx, s.c, it.table, s.lo, s.hi, entries); err != nil {
+		var m uint64
+		entries, m, err = fetch(it.ctx, s.c, it.table, s.lo, s.hi, entries)
+		if err == nil {
+			err = it.noteMark(m)
+		}
+		if err != nil {
 			it.err = err
 			return err
 		}
@@ -64,6 +106,9 @@ func (it *remoteIter) load() bool {
 	p, err := s.c.Scan(it.ctx, it.req)
 	if err == nil {
 		err = checkPage(p, it.req, s.hi)
+	}
+	if err == nil {
+		err = it.noteMark(p.Mark)
 	}
 	if err != nil {
 		it.err, it.page = err, nil
@@ -105,6 +150,11 @@ func (it *remoteIter) SeekGE(key []byte) bool {
 	if it.err != nil {
 		return false
 	}
+	if it.primed && bytes.Compare(key, it.segs[0].lo) <= 0 {
+		it.primed = false
+		return it.i < len(it.page)
+	}
+	it.primed = false
 	it.page, it.i, it.more = nil, 0, false
 	for it.seg = 0; it.seg < len(it.segs); it.seg++ {
 		s := it.segs[it.seg]
@@ -131,6 +181,7 @@ func (it *remoteIter) First() bool {
 }
 
 func (it *remoteIter) Next() bool {
+	it.primed = false
 	if it.all != nil {
 		return it.all.Next()
 	}
@@ -145,6 +196,7 @@ func (it *remoteIter) SeekLT(key []byte) bool { return it.backward() && it.all.S
 func (it *remoteIter) Last() bool             { return it.backward() && it.all.Last() }
 
 func (it *remoteIter) Prev() bool {
+	it.primed = false
 	if it.all != nil {
 		return it.all.Prev()
 	}

@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sort"
@@ -18,6 +19,7 @@ type memPeer struct {
 	entries []ingest.Entry
 	size    int
 	scans   int
+	mark    uint64 // every page's commit mark
 }
 
 func (*memPeer) Apply(context.Context, *ingest.Mutation) error { return nil }
@@ -25,7 +27,7 @@ func (*memPeer) Apply(context.Context, *ingest.Mutation) error { return nil }
 func (m *memPeer) Scan(_ context.Context, r rpc.ScanRequest) (*rpc.Page, error) {
 	m.scans++
 	i := sort.Search(len(m.entries), func(i int) bool { return bytes.Compare(m.entries[i].Key, r.Lower) >= 0 })
-	p := &rpc.Page{}
+	p := &rpc.Page{Mark: m.mark}
 	for ; i < len(m.entries) && (r.Upper == nil || bytes.Compare(m.entries[i].Key, r.Upper) < 0); i++ {
 		if len(p.Entries) == m.size {
 			p.Next = m.entries[i].Key
@@ -124,5 +126,40 @@ func TestRemoteIterFetchesByPage(t *testing.T) {
 	it = &remoteIter{ctx: context.Background(), segs: []segment{{c: bad, lo: []byte("a")}}}
 	if it.First() || it.Error() == nil {
 		t.Fatalf("bad page: First succeeded or no error (%v)", it.Error())
+	}
+}
+
+// TestRemoteIterMarks: a primed iterator knows its first page's mark and
+// reuses that page for First; a later page whose mark passed the pinned
+// revision fails, retriably, rather than miss what its node dropped.
+func TestRemoteIterMarks(t *testing.T) {
+	var es []ingest.Entry
+	for i := range 6 {
+		es = append(es, ingest.Entry{Key: []byte(fmt.Sprintf("k%d", i))})
+	}
+	peer := &memPeer{entries: es, size: 2, mark: 7}
+	it := &remoteIter{ctx: context.Background(), table: 1, segs: []segment{{c: peer, lo: []byte("k")}}}
+	if err := it.prime(); err != nil || it.mark() != 7 {
+		t.Fatalf("prime: mark %d, err %v", it.mark(), err)
+	}
+	it.pin(7)
+	if !it.First() || string(it.Key()) != "k0" || peer.scans != 1 {
+		t.Fatalf("First after prime: %d scans", peer.scans)
+	}
+	if !it.Next() || !it.Next() || string(it.Key()) != "k2" {
+		t.Fatal("second page at the pinned mark")
+	}
+	peer.mark = 8
+	for it.Next() {
+	}
+	if err := it.Error(); !errors.Is(err, ErrFlushRaced) || !rpc.Retriable(err) {
+		t.Fatalf("page past the pinned mark: %v", err)
+	}
+	// Moving back after the first page fetches every page again, checked too.
+	peer.mark = 7
+	it = &remoteIter{ctx: context.Background(), table: 1, segs: []segment{{c: peer, lo: []byte("k")}}}
+	it.pin(6)
+	if it.Last() || !errors.Is(it.Error(), ErrFlushRaced) {
+		t.Fatalf("Last past the pinned mark: %v", it.Error())
 	}
 }
