@@ -4,15 +4,12 @@ import (
 	"context"
 	"encoding/binary"
 	"io"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sedimentdb/sediment/cache"
@@ -20,6 +17,7 @@ import (
 	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/keys"
 	"github.com/sedimentdb/sediment/manifest"
+	"github.com/sedimentdb/sediment/manifest/manifesttest"
 	"github.com/sedimentdb/sediment/model"
 	"github.com/sedimentdb/sediment/objectstore"
 	"github.com/sedimentdb/sediment/token"
@@ -97,20 +95,7 @@ func (c *laggingCommitter) Commit(ctx context.Context, f ingest.Flush) error {
 func newEnvWith(t testing.TB, o envOptions) *testEnv {
 	t.Helper()
 	ctx := context.Background()
-	srv, err := manifest.StartEmbedded(filepath.Join(t.TempDir(), "nats"), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
-	nc, err := nats.Connect(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js, _ := manifesttest.JetStream(t)
 	bucket := o.store
 	if bucket == nil {
 		var err error

@@ -6,18 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/manifest"
+	"github.com/sedimentdb/sediment/manifest/manifesttest"
 	"github.com/sedimentdb/sediment/objectstore"
 	"github.com/sedimentdb/sediment/rpc"
 	"github.com/sedimentdb/sediment/vfs"
@@ -44,20 +42,7 @@ var clusterOwner = [testRanges]int{0, 0, 1, 1}
 func newCluster(t testing.TB) *cluster {
 	t.Helper()
 	ctx := context.Background()
-	srv, err := manifest.StartEmbedded(filepath.Join(t.TempDir(), "nats"), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
-	nc, err := nats.Connect(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js, natsURL := manifesttest.JetStream(t)
 	store, err := objectstore.NewFile(vfs.Default, t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +76,7 @@ func newCluster(t testing.TB) *cluster {
 		t.Fatal(err)
 	}
 	t.Cleanup(view.Close)
-	c := &cluster{t: t, ctx: ctx, m: m, natsURL: srv.URL(), store: store, view: view, table: tbl.ID}
+	c := &cluster{t: t, ctx: ctx, m: m, natsURL: natsURL, store: store, view: view, table: tbl.ID}
 	for i := range c.nodes {
 		id := fmt.Sprintf("n%d", i)
 		mc := ingest.NewManifestCommitter(m, store, id)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,13 +12,12 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sedimentdb/sediment/commitlog"
 	"github.com/sedimentdb/sediment/keys"
 	"github.com/sedimentdb/sediment/manifest"
+	"github.com/sedimentdb/sediment/manifest/manifesttest"
 	"github.com/sedimentdb/sediment/objectstore"
 	"github.com/sedimentdb/sediment/vfs"
 )
@@ -37,20 +35,7 @@ type cluster struct {
 
 func newCluster(t *testing.T) *cluster {
 	t.Helper()
-	srv, err := manifest.StartEmbedded(filepath.Join(t.TempDir(), "nats"), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
-	nc, err := nats.Connect(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js, _ := manifesttest.JetStream(t)
 	store, err := objectstore.NewFile(vfs.Default, t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
