@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sedimentdb/sediment/cache"
@@ -92,18 +93,11 @@ func (c *laggingCommitter) Commit(ctx context.Context, f ingest.Flush) error {
 	return nil
 }
 
-func newEnvWith(t testing.TB, o envOptions) *testEnv {
+// openCatalog opens the manifest of cluster c1 on js with testRanges ranges
+// and the table ks.t (pk text, ck bigint, v text, s text static), and watches
+// it.
+func openCatalog(t testing.TB, ctx context.Context, js jetstream.JetStream, store objectstore.Store) (*manifest.Manifest, uuid.UUID, *manifest.View) {
 	t.Helper()
-	ctx := context.Background()
-	js, _ := manifesttest.JetStream(t)
-	bucket := o.store
-	if bucket == nil {
-		var err error
-		if bucket, err = objectstore.NewFile(vfs.Default, t.TempDir(), nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	store := &countingStore{Store: bucket}
 	m, err := manifest.Open(ctx, js, store, "c1", manifest.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -131,6 +125,22 @@ func newEnvWith(t testing.TB, o envOptions) *testEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(view.Close)
+	return m, tbl.ID, view
+}
+
+func newEnvWith(t testing.TB, o envOptions) *testEnv {
+	t.Helper()
+	ctx := context.Background()
+	js, _ := manifesttest.JetStream(t)
+	bucket := o.store
+	if bucket == nil {
+		var err error
+		if bucket, err = objectstore.NewFile(vfs.Default, t.TempDir(), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	store := &countingStore{Store: bucket}
+	m, tbl, view := openCatalog(t, ctx, js, store)
 	mc := ingest.NewManifestCommitter(m, store, "n1")
 	if err := mc.ClaimAll(ctx); err != nil {
 		t.Fatal(err)
@@ -168,7 +178,7 @@ func newEnvWith(t testing.TB, o envOptions) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &testEnv{t: t, ctx: ctx, m: m, view: view, store: store, node: node, e: e, table: tbl.ID}
+	return &testEnv{t: t, ctx: ctx, m: m, view: view, store: store, node: node, e: e, table: tbl}
 }
 
 // flush flushes every shard's memtables and waits until none holds the

@@ -47,36 +47,10 @@ func newCluster(t testing.TB) *cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := manifest.Open(ctx, js, store, "c1", manifest.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.InitRanges(ctx, testRanges); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.CreateKeyspace(ctx, "ks", map[string]string{"class": "SimpleStrategy", "replication_factor": "1"}, true); err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := m.CreateTable(ctx, manifest.TableSpec{
-		Keyspace: "ks", Name: "t",
-		Columns: []manifest.ColumnSpec{
-			{Name: "pk", Type: "text"}, {Name: "ck", Type: "bigint"},
-			{Name: "v", Type: "text"}, {Name: "s", Type: "text", Static: true},
-		},
-		PartitionKey: []string{"pk"},
-		Clustering:   []manifest.ClusteringSpec{{Name: "ck"}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	// One View for the whole process: see Remote's comment on a View that
 	// trails the node's.
-	view, err := m.Watch(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(view.Close)
-	c := &cluster{t: t, ctx: ctx, m: m, natsURL: natsURL, store: store, view: view, table: tbl.ID}
+	m, tbl, view := openCatalog(t, ctx, js, store)
+	c := &cluster{t: t, ctx: ctx, m: m, natsURL: natsURL, store: store, view: view, table: tbl}
 	for i := range c.nodes {
 		id := fmt.Sprintf("n%d", i)
 		mc := ingest.NewManifestCommitter(m, store, id)
