@@ -176,6 +176,19 @@ func (n *Node) ApplyIf(ctx context.Context, m *Mutation, cond func(current kv.It
 	return n.shards[i].ApplyIf(ctx, m, cond)
 }
 
+// Truncate removes every entry of table written before it from the
+// memtables of every shard, durably; see Shard.Truncate. The shards truncate
+// at once, so writes concurrent with Truncate may or may not survive it.
+func (n *Node) Truncate(ctx context.Context, table TableID) error {
+	errs := make([]error, len(n.shards))
+	var wg sync.WaitGroup
+	for i, s := range n.shards {
+		wg.Go(func() { errs[i] = s.Truncate(ctx, table) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
 // NewIter returns an iterator over the memtables of every shard whose
 // slice of the ring meets [lower, upper); see Shard.NewIter.
 func (n *Node) NewIter(table TableID, lower, upper []byte) kv.Iterator {
