@@ -106,6 +106,33 @@ func (cl *Client) Apply(ctx context.Context, m *ingest.Mutation) error {
 	return nil
 }
 
+// ApplyIf sends m and want to the peer's Handler.ApplyIf. As with Apply,
+// ErrConnLost leaves unknown whether m was applied; sending it again
+// could apply it twice, since a conditional write is not idempotent (its
+// own write changes the digest), so ApplyIf never does.
+func (cl *Client) ApplyIf(ctx context.Context, m *ingest.Mutation, want Digest) (bool, error) {
+	f, err := cl.call(ctx, opApplyIf, func(dst []byte, timeout uint64) []byte { return appendApplyIf(dst, timeout, m, &want) })
+	if err != nil {
+		return false, err
+	}
+	if f.op != opApplied {
+		return false, fmt.Errorf("%w: answer op %#x to applyif", ErrProtocol, f.op)
+	}
+	return decodeApplied(f.body)
+}
+
+// Truncate sends a truncation of table to the peer's Handler.Truncate.
+func (cl *Client) Truncate(ctx context.Context, table ingest.TableID) error {
+	f, err := cl.call(ctx, opTruncate, func(dst []byte, timeout uint64) []byte { return appendTruncate(dst, timeout, table) })
+	if err != nil {
+		return err
+	}
+	if f.op != opAck || len(f.body) != 0 {
+		return fmt.Errorf("%w: answer op %#x to truncate", ErrProtocol, f.op)
+	}
+	return nil
+}
+
 // Scan sends r to the peer's Handler.Scan.
 func (cl *Client) Scan(ctx context.Context, r ScanRequest) (*Page, error) {
 	if r.Limit < 0 || r.Limit > maxLimit {

@@ -1,5 +1,6 @@
-// Package rpc carries writes and memtable reads between frontends and
-// ingest nodes: a lean protocol of its own over TCP.
+// Package rpc carries writes, conditional writes, truncations and memtable
+// reads between frontends and ingest nodes: a lean protocol of its own over
+// TCP.
 //
 // A Client keeps a few connections to its peer (Options.Conns) and sends
 // many requests over each at once; the Server runs each request in its own
@@ -31,10 +32,16 @@
 //	0x02  Scan     v timeout µs, v table, u8 flags (1 reverse, 2 lower
 //	               bound follows, 4 upper bound follows), [lower], [upper],
 //	               v limit (0: the server's page size)
-//	0x81  Ack      empty: the Apply is durable
+//	0x03  ApplyIf  v timeout µs, v table, expected digest (a byte string
+//	               of DigestSize bytes), v entry count, then per entry:
+//	               key, value; the entries of one partition
+//	0x04  Truncate v timeout µs, v table
+//	0x81  Ack      empty: the Apply or the Truncate is durable
 //	0x82  Page     v entry count, then per entry: key, value; u8 1 and the
 //	               resume key, or u8 0 at the end of the range; v commit
 //	               mark (Page.Mark)
+//	0x83  Applied  u8 1: the ApplyIf matched and is durable; u8 0: the
+//	               partition's digest differed, nothing was written
 //	0xff  Error    v code, message: the request failed
 //
 // The error code (Code) names the sentinel the error matched on the
@@ -42,6 +49,17 @@
 // holds on the client too. A request's timeout is the caller's remaining
 // deadline, so the server gives up when the caller does. A caller that
 // cancels stops waiting at once; the answer, when it comes, is dropped.
+//
+// # Conditional writes
+//
+// A condition is Go code on the frontend, which cannot travel. ApplyIf
+// sends instead the PartitionDigest of the partition the frontend read and
+// decided on: the node applies the write only if its own digest of the
+// partition, computed on the shard's goroutine so that no write comes
+// between, is the same (optimistic concurrency; the frontend reads again
+// and retries on a conflict). The digest covers the raw merged entries,
+// tombstones and expired cells included, so equal digests mean the
+// condition sees equal data.
 //
 // # Failures
 //

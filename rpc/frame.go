@@ -23,12 +23,15 @@ const headerLen = 4 + 4 + 1
 
 // Ops. Requests have the high bit clear, responses set.
 const (
-	opApply byte = 0x01
-	opScan  byte = 0x02
+	opApply    byte = 0x01
+	opScan     byte = 0x02
+	opApplyIf  byte = 0x03
+	opTruncate byte = 0x04
 
-	opAck   byte = 0x81 // Apply succeeded; empty body
-	opPage  byte = 0x82 // Scan's page
-	opError byte = 0xff // either request failed
+	opAck     byte = 0x81 // Apply or Truncate succeeded; empty body
+	opPage    byte = 0x82 // Scan's page
+	opApplied byte = 0x83 // ApplyIf's outcome
+	opError   byte = 0xff // any request failed
 )
 
 // frame is one decoded frame; body aliases the buffer it was read into.
@@ -149,35 +152,115 @@ func appendBytes(dst, b []byte) []byte {
 	return append(binary.AppendUvarint(dst, uint64(len(b))), b...)
 }
 
-// appendApply appends the body of an Apply request.
-func appendApply(dst []byte, timeout uint64, m *ingest.Mutation) []byte {
-	dst = binary.AppendUvarint(dst, timeout)
-	dst = binary.AppendUvarint(dst, uint64(m.Table))
-	dst = binary.AppendUvarint(dst, uint64(len(m.Entries)))
-	for _, e := range m.Entries {
+// table reads a table ID, which must fit its 32 bits.
+func (d *decoder) table() ingest.TableID {
+	t := d.uvarint("table")
+	if t > 1<<32-1 {
+		d.fail("table")
+	}
+	return ingest.TableID(t)
+}
+
+// entries reads an entry count, then each entry's key and value.
+func (d *decoder) entries() []ingest.Entry {
+	es := make([]ingest.Entry, d.count("entry count", 2))
+	for i := range es {
+		es[i] = ingest.Entry{Key: d.bytes("key"), Value: d.bytes("value")}
+	}
+	return es
+}
+
+func appendEntries(dst []byte, es []ingest.Entry) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(es)))
+	for _, e := range es {
 		dst = appendBytes(dst, e.Key)
 		dst = appendBytes(dst, e.Value)
 	}
 	return dst
 }
 
+// appendApply appends the body of an Apply request.
+func appendApply(dst []byte, timeout uint64, m *ingest.Mutation) []byte {
+	dst = binary.AppendUvarint(dst, timeout)
+	dst = binary.AppendUvarint(dst, uint64(m.Table))
+	return appendEntries(dst, m.Entries)
+}
+
 // decodeApply decodes an Apply request; the mutation aliases body.
 func decodeApply(body []byte) (timeout uint64, m *ingest.Mutation, err error) {
 	d := decoder{b: body}
 	timeout = d.uvarint("timeout")
-	table := d.uvarint("table")
-	if table > 1<<32-1 {
-		d.fail("table")
-	}
-	n := d.count("entry count", 2)
-	m = &ingest.Mutation{Table: ingest.TableID(table), Entries: make([]ingest.Entry, n)}
-	for i := range m.Entries {
-		m.Entries[i] = ingest.Entry{Key: d.bytes("key"), Value: d.bytes("value")}
-	}
+	m = &ingest.Mutation{Table: d.table()}
+	m.Entries = d.entries()
 	if err := d.end("apply"); err != nil {
 		return 0, nil, err
 	}
 	return timeout, m, nil
+}
+
+// appendApplyIf appends the body of an ApplyIf request.
+func appendApplyIf(dst []byte, timeout uint64, m *ingest.Mutation, want *Digest) []byte {
+	dst = binary.AppendUvarint(dst, timeout)
+	dst = binary.AppendUvarint(dst, uint64(m.Table))
+	dst = appendBytes(dst, want[:])
+	return appendEntries(dst, m.Entries)
+}
+
+// decodeApplyIf decodes an ApplyIf request; the mutation aliases body.
+func decodeApplyIf(body []byte) (timeout uint64, m *ingest.Mutation, want Digest, err error) {
+	d := decoder{b: body}
+	timeout = d.uvarint("timeout")
+	m = &ingest.Mutation{Table: d.table()}
+	if b := d.bytes("digest"); len(b) == DigestSize {
+		want = Digest(b)
+	} else {
+		d.fail("digest")
+	}
+	m.Entries = d.entries()
+	if err := d.end("applyif"); err != nil {
+		return 0, nil, Digest{}, err
+	}
+	return timeout, m, want, nil
+}
+
+// appendTruncate appends the body of a Truncate request.
+func appendTruncate(dst []byte, timeout uint64, table ingest.TableID) []byte {
+	dst = binary.AppendUvarint(dst, timeout)
+	return binary.AppendUvarint(dst, uint64(table))
+}
+
+func decodeTruncate(body []byte) (timeout uint64, table ingest.TableID, err error) {
+	d := decoder{b: body}
+	timeout = d.uvarint("timeout")
+	table = d.table()
+	if err := d.end("truncate"); err != nil {
+		return 0, 0, err
+	}
+	return timeout, table, nil
+}
+
+// appendApplied appends the body of ApplyIf's answer.
+func appendApplied(dst []byte, applied bool) []byte {
+	if applied {
+		return append(dst, 1)
+	}
+	return append(dst, 0)
+}
+
+func decodeApplied(body []byte) (bool, error) {
+	d := decoder{b: body}
+	var applied bool
+	switch d.byte("outcome") {
+	case 0:
+	case 1:
+		applied = true
+	default:
+		d.fail("outcome")
+	}
+	if err := d.end("applied"); err != nil {
+		return false, err
+	}
+	return applied, nil
 }
 
 // Scan flags.
@@ -215,11 +298,7 @@ func appendScan(dst []byte, timeout uint64, r *ScanRequest) []byte {
 func decodeScan(body []byte) (timeout uint64, r ScanRequest, err error) {
 	d := decoder{b: body}
 	timeout = d.uvarint("timeout")
-	table := d.uvarint("table")
-	if table > 1<<32-1 {
-		d.fail("table")
-	}
-	r.Table = ingest.TableID(table)
+	r.Table = d.table()
 	flags := d.byte("flags")
 	if flags&^flagsDefined != 0 {
 		d.fail("flags")
@@ -247,11 +326,7 @@ func decodeScan(body []byte) (timeout uint64, r ScanRequest, err error) {
 const maxLimit = 1<<31 - 1
 
 func appendPage(dst []byte, p *Page) []byte {
-	dst = binary.AppendUvarint(dst, uint64(len(p.Entries)))
-	for _, e := range p.Entries {
-		dst = appendBytes(dst, e.Key)
-		dst = appendBytes(dst, e.Value)
-	}
+	dst = appendEntries(dst, p.Entries)
 	if p.Next == nil {
 		dst = append(dst, 0)
 	} else {
@@ -263,10 +338,7 @@ func appendPage(dst []byte, p *Page) []byte {
 // decodePage decodes a Scan response; the page aliases body.
 func decodePage(body []byte) (*Page, error) {
 	d := decoder{b: body}
-	p := &Page{Entries: make([]ingest.Entry, d.count("entry count", 2))}
-	for i := range p.Entries {
-		p.Entries[i] = ingest.Entry{Key: d.bytes("key"), Value: d.bytes("value")}
-	}
+	p := &Page{Entries: d.entries()}
 	switch d.byte("resume flag") {
 	case 0:
 	case 1:

@@ -25,6 +25,27 @@ func TestApplyRoundTrip(t *testing.T) {
 	}
 }
 
+func TestApplyIfRoundTrip(t *testing.T) {
+	m := &ingest.Mutation{Table: 9, Entries: []ingest.Entry{{Key: []byte("k"), Value: []byte("v")}}}
+	want := Digest{1, 2, 3, DigestSize - 1: 0xee}
+	timeout, got, d, err := decodeApplyIf(appendApplyIf(nil, 77, m, &want))
+	if err != nil || timeout != 77 || d != want || !reflect.DeepEqual(got, m) {
+		t.Fatalf("decoded %d %+v %x, %v", timeout, got, d, err)
+	}
+	for _, applied := range []bool{false, true} {
+		if got, err := decodeApplied(appendApplied(nil, applied)); err != nil || got != applied {
+			t.Fatalf("applied %v decoded as %v, %v", applied, got, err)
+		}
+	}
+}
+
+func TestTruncateRoundTrip(t *testing.T) {
+	timeout, table, err := decodeTruncate(appendTruncate(nil, 5, 1<<32-1))
+	if err != nil || timeout != 5 || table != 1<<32-1 {
+		t.Fatalf("decoded %d %d, %v", timeout, table, err)
+	}
+}
+
 func TestScanRoundTrip(t *testing.T) {
 	for _, r := range []ScanRequest{
 		{Table: 3},
@@ -172,6 +193,33 @@ func TestDecodeRejects(t *testing.T) {
 	if err := decodeError([]byte{1}); !errors.Is(err, ErrProtocol) {
 		t.Errorf("error without message: %v, want ErrProtocol", err)
 	}
+	m := &ingest.Mutation{Table: 1, Entries: []ingest.Entry{{Key: []byte("k"), Value: []byte("v")}}}
+	validIf := appendApplyIf(nil, 0, m, &Digest{})
+	for name, body := range map[string][]byte{
+		"short digest": append(appendBytes([]byte{0, 1}, make([]byte, DigestSize-1)), 0),
+		"long digest":  append(appendBytes([]byte{0, 1}, make([]byte, DigestSize+1)), 0),
+		"no entries":   appendBytes([]byte{0, 1}, make([]byte, DigestSize)),
+		"truncated":    validIf[:len(validIf)-1],
+		"trailing":     append(bytes.Clone(validIf), 0),
+	} {
+		if _, _, _, err := decodeApplyIf(body); !errors.Is(err, ErrProtocol) {
+			t.Errorf("applyif %s: %v, want ErrProtocol", name, err)
+		}
+	}
+	for name, body := range map[string][]byte{
+		"no table":      {0},
+		"table too big": binary.AppendUvarint([]byte{0}, 1<<32),
+		"trailing":      {0, 1, 0},
+	} {
+		if _, _, err := decodeTruncate(body); !errors.Is(err, ErrProtocol) {
+			t.Errorf("truncate %s: %v, want ErrProtocol", name, err)
+		}
+	}
+	for name, body := range map[string][]byte{"empty": {}, "bad outcome": {2}, "trailing": {1, 0}} {
+		if _, err := decodeApplied(body); !errors.Is(err, ErrProtocol) {
+			t.Errorf("applied %s: %v, want ErrProtocol", name, err)
+		}
+	}
 }
 
 // FuzzFrames decodes arbitrary bytes as a stream of frames and each body as
@@ -185,6 +233,10 @@ func FuzzFrames(f *testing.F) {
 		appendPage(nil, &Page{Entries: m.Entries, Next: []byte("n"), Mark: 7}),
 		appendPage(nil, &Page{Mark: 300}),
 		appendError(nil, ingest.ErrFenced),
+		appendApplyIf(nil, 3, m, &Digest{4, 5, 6}),
+		appendTruncate(nil, 1000, 8),
+		appendApplied(nil, true),
+		appendApplied(nil, false),
 	} {
 		out, start := startFrame(nil, 1, opApply)
 		f.Add(endFrame(append(out, seed...), start))
@@ -220,6 +272,21 @@ func FuzzFrames(f *testing.F) {
 			if err != nil || t2 != timeout || !reflect.DeepEqual(s, s2) {
 				t.Fatalf("scan does not round-trip: %v", err)
 			}
+		}
+		if timeout, m, d, err := decodeApplyIf(data); err == nil {
+			t2, m2, d2, err := decodeApplyIf(appendApplyIf(nil, timeout, m, &d))
+			if err != nil || t2 != timeout || d2 != d || !reflect.DeepEqual(m, m2) {
+				t.Fatalf("applyif does not round-trip: %v", err)
+			}
+		}
+		if timeout, table, err := decodeTruncate(data); err == nil {
+			t2, table2, err := decodeTruncate(appendTruncate(nil, timeout, table))
+			if err != nil || t2 != timeout || table2 != table {
+				t.Fatalf("truncate does not round-trip: %v", err)
+			}
+		}
+		if applied, err := decodeApplied(data); err == nil && !bytes.Equal(appendApplied(nil, applied), data) {
+			t.Fatalf("applied %v does not round-trip", applied)
 		}
 		if p, err := decodePage(data); err == nil {
 			p2, err := decodePage(appendPage(nil, p))

@@ -3,8 +3,11 @@ package rpc
 import (
 	"bytes"
 	"context"
+	"fmt"
 
 	"github.com/sedimentdb/sediment/ingest"
+	"github.com/sedimentdb/sediment/keys"
+	"github.com/sedimentdb/sediment/kv"
 )
 
 // Handler is what an ingest node serves: the server calls it for each
@@ -15,6 +18,16 @@ type Handler interface {
 	Apply(ctx context.Context, m *ingest.Mutation) error
 	// Scan returns a page of the node's memtables' entries of a table.
 	Scan(ctx context.Context, r ScanRequest) (*Page, error)
+	// ApplyIf applies m, whose entries belong to one partition, if that
+	// partition's PartitionDigest, over the node's memtables merged with
+	// its committed SSTables, is want; no other write to the partition
+	// comes between the check and the write (ingest.Node.ApplyIf). It
+	// reports whether m was applied: false is a conflict, the partition
+	// changed since the caller read it.
+	ApplyIf(ctx context.Context, m *ingest.Mutation, want Digest) (bool, error)
+	// Truncate removes every entry of table written before it from the
+	// node's memtables, durably (ingest.Node.Truncate).
+	Truncate(ctx context.Context, table ingest.TableID) error
 }
 
 // ScanRequest asks for entries of one table in [Lower, Upper) from an
@@ -72,6 +85,25 @@ var _ Handler = (*nodeHandler)(nil)
 
 func (h *nodeHandler) Apply(ctx context.Context, m *ingest.Mutation) error {
 	return h.node.Apply(ctx, m)
+}
+
+func (h *nodeHandler) ApplyIf(ctx context.Context, m *ingest.Mutation, want Digest) (bool, error) {
+	if len(m.Entries) == 0 {
+		return false, fmt.Errorf("%w: conditional mutation without entries", ingest.ErrInvalidMutation)
+	}
+	n, err := keys.PartitionPrefixLen(m.Entries[0].Key)
+	if err != nil {
+		return false, fmt.Errorf("%w: key %x: %w", ingest.ErrInvalidMutation, m.Entries[0].Key, err)
+	}
+	prefix := m.Entries[0].Key[:n]
+	return h.node.ApplyIf(ctx, m, func(current kv.Iterator) (bool, error) {
+		d, err := PartitionDigest(current, prefix)
+		return err == nil && d == want, err
+	})
+}
+
+func (h *nodeHandler) Truncate(ctx context.Context, table ingest.TableID) error {
+	return h.node.Truncate(ctx, table)
 }
 
 // Scan reads a snapshot of the memtables of the shards the bounds meet.

@@ -294,6 +294,10 @@ type failing struct{ err error }
 
 func (f failing) Apply(context.Context, *ingest.Mutation) error    { return f.err }
 func (f failing) Scan(context.Context, ScanRequest) (*Page, error) { return nil, f.err }
+func (f failing) ApplyIf(context.Context, *ingest.Mutation, Digest) (bool, error) {
+	return false, f.err
+}
+func (f failing) Truncate(context.Context, ingest.TableID) error { return f.err }
 
 func TestErrorCodes(t *testing.T) {
 	ctx := context.Background()
@@ -306,6 +310,12 @@ func TestErrorCodes(t *testing.T) {
 		}
 		if _, err := c.Scan(ctx, ScanRequest{Table: 1}); !errors.Is(err, want) {
 			t.Fatalf("scan failed with %v, want %v", err, want)
+		}
+		if ok, err := c.ApplyIf(ctx, rowMutation(1, "p", 0, 1, "v"), Digest{}); ok || !errors.Is(err, want) {
+			t.Fatalf("applyif answered %v, %v, want %v", ok, err, want)
+		}
+		if err := c.Truncate(ctx, 1); !errors.Is(err, want) {
+			t.Fatalf("truncate failed with %v, want %v", err, want)
 		}
 		if Retriable(err) != (want == ingest.ErrOverloaded) {
 			t.Fatalf("Retriable(%v) = %v", err, Retriable(err))

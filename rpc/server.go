@@ -174,6 +174,23 @@ func (c *serverConn) serve(ctx context.Context, f frame) (byte, func([]byte) []b
 		defer cancel()
 		p, err := c.s.h.Scan(ctx, r)
 		return opPage, func(dst []byte) []byte { return appendPage(dst, p) }, err
+	case opApplyIf:
+		timeout, m, want, err := decodeApplyIf(f.body)
+		if err != nil {
+			return 0, nil, err
+		}
+		ctx, cancel := withTimeout(ctx, timeout)
+		defer cancel()
+		applied, err := c.s.h.ApplyIf(ctx, m, want)
+		return opApplied, func(dst []byte) []byte { return appendApplied(dst, applied) }, err
+	case opTruncate:
+		timeout, table, err := decodeTruncate(f.body)
+		if err != nil {
+			return 0, nil, err
+		}
+		ctx, cancel := withTimeout(ctx, timeout)
+		defer cancel()
+		return opAck, nil, c.s.h.Truncate(ctx, table)
 	}
 	return 0, nil, fmt.Errorf("%w: unknown request op %#x", ErrProtocol, f.op)
 }
