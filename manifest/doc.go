@@ -12,7 +12,8 @@
 //
 //	bucket            key                    document
 //	<c>_schema        ks.<keyspace>          Keyspace: replication, tables, types
-//	<c>_sstables      t.<table ID>.<%05d r>  TableSSTables: live SSTables in range r
+//	<c>_sstables      t.<table ID>.<%05d r>  TableSSTables: live SSTables in range r,
+//	                                         and the garbage that left them
 //	<c>_ownership     ranges                 Ranges: the fixed number of ranges
 //	                  range.<%05d index>     Ownership: owner and epoch
 //	<c>_members       m.<node ID>            Member: roles, address, heartbeat
@@ -71,6 +72,20 @@
 // writes, and merging is idempotent and order-free. Compaction swaps are
 // guarded by the compare-and-set itself: removing an SSTable that is no
 // longer live fails with ErrMissingSSTable.
+//
+// # Garbage
+//
+// An object leaves the live set by a Commit's Remove (compaction inputs),
+// by DropSSTables (TRUNCATE, DROP) or, never having joined it, by a
+// Commit's Discard (failed outputs). It then goes on the garbage list of
+// its table and range, in the same document and so in the same
+// compare-and-set: no crash leaves an object both unlisted and undeleted,
+// or listed while live. Each entry records when it became garbage; a
+// collector (package gc) deletes objects older than a grace period and
+// then removes them with Collected. A document left with neither SSTables
+// nor garbage is deleted. An add of an SSTable already on the list counts
+// as applied, so a retried flush never revives an object bound for
+// deletion.
 //
 // # The copy in the bucket
 //

@@ -49,23 +49,29 @@ type LogPosition struct {
 }
 
 // TableSSTables is the set of live SSTables of one table in one token
-// range, stored under "t.<table ID>.<%05d range>" in the sstables bucket.
-// Splitting a table by range keeps each document small and lets flushes of
-// different ranges commit without contending.
+// range, stored under "t.<table ID>.<%05d range>" in the sstables bucket,
+// and the objects that left them and await deletion. Splitting a table by
+// range keeps each document small and lets flushes of different ranges
+// commit without contending.
 type TableSSTables struct {
 	Table    uuid.UUID `json:"table"`
 	Range    int       `json:"range"`
 	SSTables []SSTable `json:"sstables"`
+	Garbage  []Garbage `json:"garbage,omitempty"`
 }
 
 // Commit is one atomic change of the SSTables of a table in one token range:
 // a flush adds one, a compaction swaps its inputs for its outputs. Every
-// added SSTable must lie inside the range.
+// added SSTable must lie inside the range. Removed SSTables go on the
+// garbage list in the same change.
 type Commit struct {
 	Table  uuid.UUID
 	Range  int
 	Add    []SSTable
 	Remove []string // object keys
+	// Discard lists objects that never became live, such as the outputs
+	// of a failed compaction, to be deleted with the garbage.
+	Discard []string
 	// Epoch, if not 0, fences the commit: it fails with ErrFenced unless
 	// Epoch is the range's current ownership epoch.
 	Epoch uint64
@@ -76,16 +82,10 @@ func sstablesKey(table uuid.UUID, r int) string { return fmt.Sprintf("t.%s.%05d"
 // SSTables returns the live SSTables of a table in range order (none for an
 // unknown table).
 func (m *Manifest) SSTables(ctx context.Context, table uuid.UUID) ([]SSTable, error) {
-	lister, err := m.sstables.kv.ListKeysFiltered(ctx, "t."+table.String()+".*")
+	keys, err := m.sstablesKeys(ctx, "t."+table.String()+".*") // in range order: the range is zero-padded
 	if err != nil {
-		return nil, fmt.Errorf("manifest: list %s: %w", m.sstables.name, err)
+		return nil, err
 	}
-	var keys []string
-	for k := range lister.Keys() {
-		keys = append(keys, k)
-	}
-	_ = lister.Stop()
-	slices.Sort(keys) // range order: the range is zero-padded
 	var out []SSTable
 	for _, k := range keys {
 		ts, err := getJSON[TableSSTables](ctx, m.sstables, k)
@@ -110,9 +110,11 @@ func (m *Manifest) SSTablesInRange(ctx context.Context, table uuid.UUID, r int) 
 
 // CommitSSTables applies c with a compare-and-set and returns the SSTables
 // of the table's range after it. Re-committing a change that is already
-// applied (the same SSTables added, the removed ones gone) is a no-op that
-// succeeds even under a stale epoch, so a commit that failed with
-// ErrNotArchived can simply be retried, also after its range was reassigned.
+// applied (the same SSTables added or since become garbage, the removed
+// ones gone, the discarded ones listed) is a no-op that succeeds even under
+// a stale epoch, so a commit that failed with ErrNotArchived can simply be
+// retried, also after its range was reassigned, and never brings back an
+// SSTable that a later change removed.
 func (m *Manifest) CommitSSTables(ctx context.Context, c Commit) ([]SSTable, error) {
 	if err := m.checkCommit(ctx, c); err != nil {
 		return nil, err
@@ -122,7 +124,7 @@ func (m *Manifest) CommitSSTables(ctx context.Context, c Commit) ([]SSTable, err
 		if cur == nil {
 			cur = &TableSSTables{Table: c.Table, Range: c.Range}
 		}
-		next, changed, err := applyCommit(cur.SSTables, c)
+		next, changed, err := applyCommit(cur, c, m.opts.Now().UTC())
 		out = cur.SSTables
 		if err == nil && !changed {
 			// Already applied: a retry succeeds (and archives) even if
@@ -139,8 +141,8 @@ func (m *Manifest) CommitSSTables(ctx context.Context, c Commit) ([]SSTable, err
 		if err != nil {
 			return nil, err
 		}
-		out = next
-		return &TableSSTables{Table: c.Table, Range: c.Range, SSTables: next}, nil
+		out = next.SSTables
+		return next, nil
 	})
 	if err != nil {
 		return nil, err
@@ -149,8 +151,15 @@ func (m *Manifest) CommitSSTables(ctx context.Context, c Commit) ([]SSTable, err
 }
 
 func (m *Manifest) checkCommit(ctx context.Context, c Commit) error {
-	if c.Table == uuid.Nil || len(c.Add)+len(c.Remove) == 0 {
+	if c.Table == uuid.Nil || len(c.Add)+len(c.Remove)+len(c.Discard) == 0 {
 		return fmt.Errorf("%w: commit needs a table and a change", ErrInvalid)
+	}
+	named := map[string]bool{}
+	for _, k := range slices.Concat(c.Remove, c.Discard) {
+		if k == "" || named[k] {
+			return fmt.Errorf("%w: object %q removed or discarded twice", ErrInvalid, k)
+		}
+		named[k] = true
 	}
 	n, err := m.RangeCount(ctx)
 	if err != nil {
@@ -167,45 +176,71 @@ func (m *Manifest) checkCommit(ctx context.Context, c Commit) error {
 		if s.MinToken < first || s.MaxToken > last {
 			return fmt.Errorf("%w: sstable %q spans tokens outside range %d", ErrInvalid, s.Key, c.Range)
 		}
+		if named[s.Key] {
+			return fmt.Errorf("%w: sstable %q both added and removed or discarded", ErrInvalid, s.Key)
+		}
 	}
 	return nil
 }
 
-// applyCommit returns the SSTables after c and whether c changed anything.
-func applyCommit(cur []SSTable, c Commit) ([]SSTable, bool, error) {
+// applyCommit returns the document after c, made at now, and whether c
+// changed anything. An added SSTable already on the garbage list was added
+// before and has left since: that part of c is applied.
+func applyCommit(cur *TableSSTables, c Commit, now time.Time) (*TableSSTables, bool, error) {
 	index := func(list []SSTable, key string) int {
 		return slices.IndexFunc(list, func(s SSTable) bool { return s.Key == key })
 	}
 	applied := true
 	for _, a := range c.Add {
-		i := index(cur, a.Key)
-		if i < 0 {
+		i := index(cur.SSTables, a.Key)
+		switch {
+		case i >= 0:
+			if !reflect.DeepEqual(normalizeSSTable(cur.SSTables[i]), normalizeSSTable(a)) {
+				return nil, false, fmt.Errorf("%w: sstable %q is live with other properties", ErrExists, a.Key)
+			}
+		case garbageIndex(cur.Garbage, a.Key) < 0:
 			applied = false
-		} else if !reflect.DeepEqual(normalizeSSTable(cur[i]), normalizeSSTable(a)) {
-			return nil, false, fmt.Errorf("%w: sstable %q is live with other properties", ErrExists, a.Key)
 		}
 	}
 	for _, r := range c.Remove {
-		if index(cur, r) >= 0 {
+		if index(cur.SSTables, r) >= 0 {
+			applied = false
+		}
+	}
+	for _, d := range c.Discard {
+		if index(cur.SSTables, d) >= 0 {
+			return nil, false, fmt.Errorf("%w: discarded object %q is a live sstable", ErrInvalid, d)
+		}
+		if garbageIndex(cur.Garbage, d) < 0 {
 			applied = false
 		}
 	}
 	if applied {
 		return cur, false, nil
 	}
-	next := slices.Clone(cur)
+	next := &TableSSTables{Table: cur.Table, Range: cur.Range, SSTables: slices.Clone(cur.SSTables), Garbage: slices.Clone(cur.Garbage)}
 	for _, r := range c.Remove {
-		i := index(next, r)
+		i := index(next.SSTables, r)
 		if i < 0 {
 			return nil, false, fmt.Errorf("%w: %q", ErrMissingSSTable, r)
 		}
-		next = slices.Delete(next, i, i+1)
+		s := next.SSTables[i]
+		next.SSTables = slices.Delete(next.SSTables, i, i+1)
+		next.Garbage = append(next.Garbage, Garbage{Key: s.Key, Size: s.Size, Since: now, Reason: ReasonRemoved})
 	}
 	for _, a := range c.Add {
-		if index(next, a.Key) >= 0 {
+		if garbageIndex(next.Garbage, a.Key) >= 0 {
+			continue // added and removed since
+		}
+		if index(next.SSTables, a.Key) >= 0 {
 			return nil, false, fmt.Errorf("%w: sstable %q is already live", ErrExists, a.Key)
 		}
-		next = append(next, a)
+		next.SSTables = append(next.SSTables, a)
+	}
+	for _, d := range c.Discard {
+		if garbageIndex(next.Garbage, d) < 0 {
+			next.Garbage = append(next.Garbage, Garbage{Key: d, Since: now, Reason: ReasonDiscarded})
+		}
 	}
 	return next, true, nil
 }
