@@ -1,7 +1,8 @@
 // Package clustertest runs a Sediment cluster of real processes: nats-server,
 // MinIO and two ingest nodes of the built binary, with two frontends
 // (engine.Remote) in the test process, and checks that no acknowledged write
-// is lost through a kill -9 of a node, a restart of NATS and a stalled bucket.
+// is lost through a kill -9 of a node, a restart of NATS, a stalled bucket
+// and a bucket killed and restarted.
 package clustertest
 
 import (
@@ -38,6 +39,8 @@ const (
 	// valueSize pads values so that memtables fill after a few hundred
 	// writes per shard.
 	valueSize = 256
+	// memtableSize is the nodes' -ingest.memtable-size.
+	memtableSize = 64 << 10
 )
 
 // ledger records every write the test sent: attempted holds what any write
@@ -399,6 +402,58 @@ func TestCluster(t *testing.T) {
 		l.mustWrite(t, a.e, tb, i)
 	}
 	l.check(t, "after the bucket came back", b.e, tb)
+
+	// 5. Kill the bucket outright during writes: writes are acknowledged
+	// until the memtables fill, then fail as overloaded, and flushes fail.
+	// Restarted on the same port and data, with no write to prod them,
+	// the nodes flush their backlog by themselves.
+	before = l.ackedCount()
+	failed := make([]float64, len(nodes))
+	for i, nd := range nodes {
+		failed[i], _ = nd.metric(t, "sediment_ingest_flush_failures_total")
+	}
+	ms.Kill()
+	errs = l.concurrently(a.e, tb, 200_000, 300_000, 8, overloaded)
+	ackedDown := l.ackedCount() - before
+	if len(errs) == 0 {
+		t.Fatal("no write failed with the bucket down")
+	}
+	for i, err := range errs {
+		if !overloaded(err) || !rpc.Retriable(err) {
+			t.Fatalf("write %d with the bucket down: %v, want a retriable ingest.ErrOverloaded", i, err)
+		}
+	}
+	if ackedDown == 0 {
+		t.Fatal("no write was acknowledged with the bucket down: the memtables had room")
+	}
+	flushes := make([]float64, len(nodes))
+	for i, nd := range nodes {
+		if f, _ := nd.metric(t, "sediment_ingest_flush_failures_total"); f == failed[i] {
+			t.Fatalf("node %s counts no failed flush with the bucket down", nd.id)
+		}
+		flushes[i], _ = nd.metric(t, "sediment_ingest_flushes_total")
+	}
+	t.Logf("bucket down: %d writes acknowledged, then %d overloaded", ackedDown, len(errs))
+	ms.Restart(t)
+	for i, nd := range nodes {
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			done, _ := nd.metric(t, "sediment_ingest_flushes_total")
+			// Only an active memtable may be left: no flush is pending.
+			_, mem := nd.metric(t, "sediment_ingest_memtable_bytes")
+			if done > flushes[i] && mem <= memtableSize {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("node %s: %v flushes since the bucket came back, %v bytes in its largest shard's memtables, after 60s", nd.id, done-flushes[i], mem)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	for i := 300_000; i < 300_200; i++ {
+		l.mustWrite(t, a.e, tb, i)
+	}
+	l.check(t, "after the bucket was restarted", b.e, tb)
 
 	// A clean stop flushes every memtable; after the restart nothing is
 	// replayed, so every row is read from the SSTables in the bucket.

@@ -1,6 +1,7 @@
 package clustertest
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"net"
@@ -8,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -95,7 +98,7 @@ func newNode(t *testing.T, bin, id string, n *testserver.NATSServer, m *testserv
 		"-objectstore.retry.max-backoff=200ms",
 		fmt.Sprintf("-ingest.ranges=%d", ranges),
 		"-ingest.shards=2",
-		"-ingest.memtable-size=65536",
+		fmt.Sprintf("-ingest.memtable-size=%d", memtableSize),
 		"-ingest.memory-limit=262144",
 		"-ingest.write-timeout=500ms",
 		"-ingest.flush-age=1s",
@@ -163,4 +166,40 @@ func (nd *node) stop(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatalf("node %s did not stop\n%s", nd.id, nd.out)
 	}
+}
+
+// metric returns the sum and the largest value of the series of the
+// node's metric name, read from its /metrics.
+func (nd *node) metric(t *testing.T, name string) (sum, largest float64) {
+	t.Helper()
+	resp, err := http.Get("http://" + nd.httpAddr + "/metrics")
+	if err != nil {
+		t.Fatalf("node %s: %v", nd.id, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("node %s: /metrics: %s", nd.id, resp.Status)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	found := false
+	for sc.Scan() {
+		line := sc.Text()
+		// "name{labels} value" or "name value"
+		series, value, ok := strings.Cut(line, " ")
+		if !ok || (series != name && !strings.HasPrefix(series, name+"{")) {
+			continue
+		}
+		v, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			t.Fatalf("node %s: /metrics line %q: %v", nd.id, line, err)
+		}
+		sum, largest, found = sum+v, max(largest, v), true
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("node %s: /metrics: %v", nd.id, err)
+	}
+	if !found {
+		t.Fatalf("node %s: /metrics has no %s", nd.id, name)
+	}
+	return sum, largest
 }
