@@ -1,0 +1,530 @@
+package values
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/sedimentdb/sediment/cqltype"
+)
+
+// ToJSON returns the JSON form of a serialized value of type t, as
+// Cassandra's toJson and SELECT JSON write it:
+//
+//	type                         JSON
+//	---------------------------  ----------------------------------------------
+//	null                         null
+//	ascii, text                  "..."
+//	integers, counter, decimal   number (decimal as Java's BigDecimal.toString)
+//	float, double                number as Java writes it; NaN and ±Infinity
+//	                             are null, as JSON has no such numbers
+//	boolean                      true, false
+//	blob                         "0x..."
+//	date, time                   "yyyy-mm-dd", "hh:mm:ss.fffffffff"
+//	timestamp                    "yyyy-mm-dd hh:mm:ss.SSSZ" (UTC)
+//	uuid, timeuuid, inet         "..." (inet IPv6 uncompressed, as Java)
+//	duration                     "1h30m"
+//	list, set, tuple             [e, ...]
+//	map                          {"key": v, ...}; keys that are not JSON
+//	                             strings are quoted: {"1": "a"}
+//	user type                    {"field": v, ...}, names quoted as CQL
+//	                             identifiers when needed
+//
+// The empty value of a non-string type is "". Elements are separated by
+// ", " and keys by ": ", as in Cassandra. A malformed value is an error.
+func ToJSON(t *cqltype.Type, v []byte) ([]byte, error) {
+	if v == nil {
+		return []byte("null"), nil
+	}
+	if err := cqltype.Validate(t, v); err != nil {
+		var me *cqltype.MarshalError
+		if errors.As(err, &me) {
+			return nil, errorf(me.Msg)
+		}
+		return nil, err
+	}
+	return appendJSON(nil, t, v), nil
+}
+
+func appendJSONString(dst []byte, s string) []byte {
+	// json.Marshal of a string never fails; it escapes <, > and & too,
+	// which stays valid JSON.
+	q, _ := json.Marshal(s)
+	return append(dst, q...)
+}
+
+// appendJSON appends the JSON form of a valid value.
+func appendJSON(dst []byte, t *cqltype.Type, v []byte) []byte {
+	if v == nil {
+		return append(dst, "null"...)
+	}
+	switch t.Kind {
+	case cqltype.List, cqltype.Set:
+		dst = append(dst, '[')
+		n, rest := collectionCount(v)
+		for i := 0; i < n; i++ {
+			var e []byte
+			e, rest = nextElem(rest)
+			if i > 0 {
+				dst = append(dst, ", "...)
+			}
+			dst = appendJSON(dst, t.Elems[0], e)
+		}
+		return append(dst, ']')
+	case cqltype.Map:
+		dst = append(dst, '{')
+		n, rest := collectionCount(v)
+		for i := 0; i < n; i++ {
+			var k, e []byte
+			k, rest = nextElem(rest)
+			e, rest = nextElem(rest)
+			if i > 0 {
+				dst = append(dst, ", "...)
+			}
+			key := appendJSON(nil, t.Elems[0], k)
+			if len(key) > 0 && key[0] == '"' {
+				dst = append(dst, key...)
+			} else {
+				dst = appendJSONString(dst, string(key))
+			}
+			dst = append(dst, ": "...)
+			dst = appendJSON(dst, t.Elems[1], e)
+		}
+		return append(dst, '}')
+	case cqltype.Tuple, cqltype.UDT:
+		open, end := byte('['), byte(']')
+		if t.Kind == cqltype.UDT {
+			open, end = '{', '}'
+		}
+		dst = append(dst, open)
+		rest := v
+		for i, et := range t.Elems {
+			var e []byte
+			if len(rest) > 0 {
+				e, rest = nextElem(rest)
+			}
+			if i > 0 {
+				dst = append(dst, ", "...)
+			}
+			if t.Kind == cqltype.UDT {
+				dst = appendJSONString(dst, cqltype.QuoteIdent(t.Fields[i]))
+				dst = append(dst, ": "...)
+			}
+			dst = appendJSON(dst, et, e)
+		}
+		return append(dst, end)
+	}
+	if len(v) == 0 {
+		return append(dst, `""`...)
+	}
+	switch t.Kind {
+	case cqltype.Boolean, cqltype.Tinyint, cqltype.Smallint, cqltype.Int, cqltype.Bigint, cqltype.Counter,
+		cqltype.Varint, cqltype.Decimal:
+		return append(dst, nativeText(t, v)...)
+	case cqltype.Float, cqltype.Double:
+		s := nativeText(t, v)
+		if s == "NaN" || strings.HasSuffix(s, "Infinity") {
+			return append(dst, "null"...)
+		}
+		return append(dst, s...)
+	case cqltype.Timestamp:
+		return appendJSONString(dst, formatTimestamp(int64(binary.BigEndian.Uint64(v)), ' '))
+	}
+	return appendJSONString(dst, nativeText(t, v))
+}
+
+// FromJSON converts a JSON value to a serialized value of type t, as
+// Cassandra's fromJson and INSERT JSON do. null is nil. Beyond the forms
+// ToJSON writes it accepts numbers, booleans and integer timestamps, dates
+// and times written as strings ("12", "true"), and collections, tuples and
+// user types written as a string holding their JSON. Keys of user-type
+// objects are field names, case-folded unless written in double quotes
+// ("\"Name\"").
+func FromJSON(t *cqltype.Type, data []byte) ([]byte, error) {
+	x, err := decodeJSON(data)
+	if err != nil {
+		return nil, errorf(fmt.Sprintf("Could not decode JSON string '%s': %s", data, jsonReason(err)))
+	}
+	v, err := fromJSON(t, x)
+	if err != nil || v == nil || t.Kind.Native() {
+		return v, err
+	}
+	return cqltype.Normalize(t, v)
+}
+
+// DecodeObject decodes the JSON object of an INSERT JSON statement into
+// its members by column name. As in Cassandra, names are case-folded to
+// lower case unless written in double quotes inside the JSON string
+// ("\"MyCol\"" is MyCol); a name given twice keeps its last value. Each
+// value is the member's raw JSON, for FromJSON.
+func DecodeObject(data []byte) (map[string]json.RawMessage, error) {
+	x, err := decodeJSON(data)
+	if err != nil {
+		return nil, errorf(fmt.Sprintf("Could not decode JSON string as a map: %s. (String was: %s)", jsonReason(err), data))
+	}
+	obj, ok := x.(jsonObject)
+	if !ok {
+		return nil, errorf(fmt.Sprintf("Could not decode JSON string as a map: not an object. (String was: %s)", data))
+	}
+	out := make(map[string]json.RawMessage, len(obj))
+	for _, m := range obj {
+		out[identName(m.key)] = m.raw
+	}
+	return out, nil
+}
+
+// identName applies Cassandra's case rules to a JSON key naming a column
+// or field.
+func identName(key string) string {
+	if len(key) >= 2 && key[0] == '"' && key[len(key)-1] == '"' {
+		return strings.ReplaceAll(key[1:len(key)-1], `""`, `"`)
+	}
+	return strings.ToLower(key)
+}
+
+func jsonReason(err error) string {
+	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+// A decoded JSON value is nil, bool, json.Number, string, []any or
+// jsonObject. Objects keep their members in order, so that duplicate keys
+// resolve deterministically (the last wins, as in Jackson).
+type jsonObject []jsonMember
+
+type jsonMember struct {
+	key string
+	val any
+	raw json.RawMessage
+}
+
+// maxJSONDepth bounds nesting, so hostile input cannot exhaust the stack.
+const maxJSONDepth = 100
+
+func decodeJSON(data []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	x, err := decodeValue(dec, data, 0)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("unexpected data after the value")
+	}
+	return x, nil
+}
+
+func decodeValue(dec *json.Decoder, data []byte, depth int) (any, error) {
+	if depth > maxJSONDepth {
+		return nil, errors.New("too deeply nested")
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		if err == io.EOF {
+			return nil, errors.New("unexpected end of input")
+		}
+		return nil, err
+	}
+	switch tok := tok.(type) {
+	case json.Delim:
+		switch tok {
+		case '[':
+			list := []any{}
+			for dec.More() {
+				e, err := decodeValue(dec, data, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				list = append(list, e)
+			}
+			if _, err := dec.Token(); err != nil {
+				return nil, err
+			}
+			return list, nil
+		case '{':
+			obj := jsonObject{}
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return nil, err
+				}
+				key, ok := kt.(string)
+				if !ok {
+					return nil, errors.New("object key is not a string")
+				}
+				start := skipSpace(data, int(dec.InputOffset()))
+				val, err := decodeValue(dec, data, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				raw := bytes.TrimSpace(data[start:dec.InputOffset()])
+				obj = append(obj, jsonMember{key: key, val: val, raw: json.RawMessage(raw)})
+			}
+			if _, err := dec.Token(); err != nil {
+				return nil, err
+			}
+			return obj, nil
+		}
+		return nil, fmt.Errorf("unexpected %v", tok)
+	}
+	return tok, nil
+}
+
+// skipSpace skips JSON white space and the colon after an object key.
+func skipSpace(data []byte, i int) int {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r' || data[i] == ':') {
+		i++
+	}
+	return i
+}
+
+// javaClass names a decoded JSON value as Jackson's Java class, for
+// Cassandra's messages.
+func javaClass(x any) string {
+	switch x := x.(type) {
+	case string:
+		return "String"
+	case bool:
+		return "Boolean"
+	case json.Number:
+		s := string(x)
+		if strings.ContainsAny(s, ".eE") {
+			return "Double"
+		}
+		if _, err := strconv.ParseInt(s, 10, 32); err == nil {
+			return "Integer"
+		}
+		if _, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return "Long"
+		}
+		return "BigInteger"
+	case []any:
+		return "ArrayList"
+	case jsonObject:
+		return "LinkedHashMap"
+	}
+	return "Object"
+}
+
+func jsonText(x any) string {
+	switch x := x.(type) {
+	case string:
+		return x
+	case json.Number:
+		return string(x)
+	case bool:
+		return strconv.FormatBool(x)
+	}
+	b, _ := json.Marshal(plain(x))
+	return string(b)
+}
+
+// plain turns a decoded value back into one encoding/json can marshal.
+func plain(x any) any {
+	switch x := x.(type) {
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = plain(e)
+		}
+		return out
+	case jsonObject:
+		out := make(map[string]any, len(x))
+		for _, m := range x {
+			out[m.key] = plain(m.val)
+		}
+		return out
+	}
+	return x
+}
+
+func expected(what string, x any) error {
+	return errorf(fmt.Sprintf("Expected %s, but got a %s: %s", what, javaClass(x), jsonText(x)))
+}
+
+// integerJSON names each integer type in messages.
+var integerJSON = map[cqltype.Kind]string{
+	cqltype.Tinyint:  "a tinyint value",
+	cqltype.Smallint: "a smallint value",
+	cqltype.Int:      "an int value",
+	cqltype.Bigint:   "a bigint value",
+	cqltype.Counter:  "a bigint value",
+	cqltype.Varint:   "a varint value",
+}
+
+func fromJSON(t *cqltype.Type, x any) ([]byte, error) {
+	if x == nil {
+		return nil, nil
+	}
+	switch t.Kind {
+	case cqltype.Ascii:
+		if s, ok := x.(string); ok {
+			return Parse(t, s)
+		}
+		return nil, expected("an ascii string", x)
+	case cqltype.Text:
+		if s, ok := x.(string); ok {
+			return Parse(t, s)
+		}
+		return nil, expected("a UTF-8 string", x)
+	case cqltype.Blob:
+		s, ok := x.(string)
+		if !ok {
+			return nil, expected("a string representation of a blob value", x)
+		}
+		if !strings.HasPrefix(s, "0x") {
+			return nil, errorf(fmt.Sprintf("Value '%s' is not a valid blob representation: String representation of blob is missing 0x prefix: %s", s, s))
+		}
+		return Parse(t, s[2:])
+	case cqltype.Boolean:
+		switch x := x.(type) {
+		case bool:
+			if x {
+				return []byte{1}, nil
+			}
+			return []byte{0}, nil
+		case string:
+			return Parse(t, x)
+		}
+		return nil, expected("a boolean value", x)
+	case cqltype.Tinyint, cqltype.Smallint, cqltype.Int, cqltype.Bigint, cqltype.Counter, cqltype.Varint:
+		switch x := x.(type) {
+		case string:
+			return Parse(t, x)
+		case json.Number:
+			if javaClass(x) == "Double" {
+				return nil, expected(integerJSON[t.Kind], x)
+			}
+			return Parse(t, string(x))
+		}
+		return nil, expected(integerJSON[t.Kind], x)
+	case cqltype.Decimal, cqltype.Float, cqltype.Double:
+		switch x := x.(type) {
+		case string:
+			return Parse(t, x)
+		case json.Number:
+			return Parse(t, string(x))
+		}
+		return nil, expected("a "+t.Kind.String()+" value", x)
+	case cqltype.Date, cqltype.Time, cqltype.Timestamp:
+		switch x := x.(type) {
+		case string:
+			return Parse(t, x)
+		case json.Number:
+			if javaClass(x) != "Double" {
+				return Parse(t, string(x))
+			}
+		}
+		return nil, expected("a string representation of a "+t.Kind.String()+" value", x)
+	case cqltype.UUID, cqltype.Timeuuid, cqltype.Inet, cqltype.Duration:
+		if s, ok := x.(string); ok {
+			return Parse(t, s)
+		}
+		return nil, expected("a string representation of a "+t.Kind.String()+" value", x)
+	}
+	// Collections, tuples and user types may come as a string holding
+	// their JSON.
+	if s, ok := x.(string); ok {
+		var err error
+		if x, err = decodeJSON([]byte(s)); err != nil {
+			return nil, errorf(fmt.Sprintf("Could not decode JSON string '%s': %s", s, jsonReason(err)))
+		}
+		if x == nil {
+			return nil, nil
+		}
+	}
+	switch t.Kind {
+	case cqltype.List, cqltype.Set:
+		list, ok := x.([]any)
+		if !ok {
+			if t.Kind == cqltype.Set {
+				return nil, expected("a list (representing a set)", x)
+			}
+			return nil, expected("a list", x)
+		}
+		dst := binary.BigEndian.AppendUint32(nil, uint32(len(list)))
+		for _, e := range list {
+			if e == nil {
+				return nil, errorf("Invalid null element in " + t.Kind.String())
+			}
+			v, err := fromJSON(t.Elems[0], e)
+			if err != nil {
+				return nil, err
+			}
+			dst = appendElem(dst, v)
+		}
+		return dst, nil
+	case cqltype.Map:
+		obj, ok := x.(jsonObject)
+		if !ok {
+			return nil, expected("a map", x)
+		}
+		dst := binary.BigEndian.AppendUint32(nil, uint32(len(obj)))
+		for _, m := range obj {
+			if m.val == nil {
+				return nil, errorf("Invalid null value in map")
+			}
+			k, err := fromJSON(t.Elems[0], m.key)
+			if err != nil {
+				return nil, err
+			}
+			if k == nil {
+				return nil, errorf("Invalid null key in map")
+			}
+			v, err := fromJSON(t.Elems[1], m.val)
+			if err != nil {
+				return nil, err
+			}
+			dst = appendElem(appendElem(dst, k), v)
+		}
+		return dst, nil
+	case cqltype.Tuple:
+		list, ok := x.([]any)
+		if !ok {
+			return nil, expected("a list representation of a tuple", x)
+		}
+		if len(list) > len(t.Elems) {
+			return nil, errorf(fmt.Sprintf("Tuple contains extra items (expected %d, got %d)", len(t.Elems), len(list)))
+		}
+		var dst []byte
+		for i, et := range t.Elems {
+			var v []byte
+			if i < len(list) {
+				var err error
+				if v, err = fromJSON(et, list[i]); err != nil {
+					return nil, err
+				}
+			}
+			dst = appendElem(dst, v)
+		}
+		return dst, nil
+	case cqltype.UDT:
+		obj, ok := x.(jsonObject)
+		if !ok {
+			return nil, expected("a map", x)
+		}
+		vals := make([][]byte, len(t.Fields))
+		for _, m := range obj {
+			name := identName(m.key)
+			f := fieldIndex(t, name)
+			if f < 0 {
+				return nil, errorf(fmt.Sprintf("Unknown field '%s' in value of user defined type %s", name, t.Name))
+			}
+			v, err := fromJSON(t.Elems[f], m.val)
+			if err != nil {
+				return nil, err
+			}
+			vals[f] = v
+		}
+		var dst []byte
+		for _, v := range vals {
+			dst = appendElem(dst, v)
+		}
+		return dst, nil
+	}
+	return nil, errorf(fmt.Sprintf("Cannot read a value of type %s from JSON", t))
+}

@@ -1,0 +1,249 @@
+package values
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+const (
+	nanosPerDay = 24 * 60 * 60 * 1e9
+	// dateEpoch is the serialized date of 1970-01-01.
+	dateEpoch = 1 << 31
+)
+
+// parseDate parses [-]yyyy-mm-dd or a raw unsigned day number.
+func parseDate(s string) (uint32, error) {
+	bad := errorf(fmt.Sprintf("Unable to coerce '%s' to a formatted date (long)", s))
+	if allDigits(strings.TrimPrefix(s, "-")) {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < 0 || n > math.MaxUint32 {
+			return 0, errorf(fmt.Sprintf("Unable to make unsigned int (for date) from: '%s'", s))
+		}
+		return uint32(n), nil
+	}
+	y, m, d, rest, ok := splitDate(s)
+	if !ok || rest != "" {
+		return 0, bad
+	}
+	days, ok := civilDays(y, m, d)
+	if !ok {
+		return 0, bad
+	}
+	days += dateEpoch
+	if days < 0 || days > math.MaxUint32 {
+		return 0, errorf(fmt.Sprintf("Input date %s is out of the supported range", s))
+	}
+	return uint32(days), nil
+}
+
+// splitDate reads [-]y+-mm-dd from the start of s.
+func splitDate(s string) (y, m, d int64, rest string, ok bool) {
+	neg := strings.HasPrefix(s, "-")
+	if neg {
+		s = s[1:]
+	}
+	i := strings.IndexByte(s, '-')
+	if i < 1 || i > 9 || len(s) < i+6 || s[i+3] != '-' {
+		return 0, 0, 0, "", false
+	}
+	ys, ms, ds := s[:i], s[i+1:i+3], s[i+4:i+6]
+	if !allDigits(ys) || !allDigits(ms) || !allDigits(ds) {
+		return 0, 0, 0, "", false
+	}
+	y, _ = strconv.ParseInt(ys, 10, 64)
+	m, _ = strconv.ParseInt(ms, 10, 64)
+	d, _ = strconv.ParseInt(ds, 10, 64)
+	if neg {
+		y = -y
+	}
+	return y, m, d, s[i+6:], true
+}
+
+// civilDays returns the days from 1970-01-01 to the given proleptic
+// Gregorian date, rejecting dates such as February 30.
+func civilDays(y, m, d int64) (int64, bool) {
+	if m < 1 || m > 12 || d < 1 || d > 31 {
+		return 0, false
+	}
+	t := time.Date(int(y), time.Month(m), int(d), 0, 0, 0, 0, time.UTC)
+	if int64(t.Day()) != d || int64(t.Month()) != m {
+		return 0, false
+	}
+	return floorDiv(t.Unix(), 86400), true
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+// parseTime parses hh:mm:ss[.fffffffff] or nanoseconds since midnight.
+func parseTime(s string) (int64, error) {
+	if allDigits(strings.TrimPrefix(s, "-")) {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < 0 || n >= nanosPerDay {
+			return 0, errorf(fmt.Sprintf("Input long out of bounds: %s", s))
+		}
+		return n, nil
+	}
+	ns, rest, ok := splitClock(s, true)
+	if !ok || rest != "" {
+		return 0, errorf(fmt.Sprintf("Unable to coerce '%s' to a formatted time (long)", s))
+	}
+	return ns, nil
+}
+
+// splitClock reads hh:mm[:ss[.f{1,9}]] from the start of s (seconds
+// required if needSeconds) and returns the nanoseconds since midnight.
+func splitClock(s string, needSeconds bool) (int64, string, bool) {
+	two := func(s string) (int64, bool) {
+		if len(s) < 2 || !allDigits(s[:2]) {
+			return 0, false
+		}
+		return int64(s[0]-'0')*10 + int64(s[1]-'0'), true
+	}
+	h, ok1 := two(s)
+	if !ok1 || len(s) < 5 || s[2] != ':' {
+		return 0, "", false
+	}
+	m, ok2 := two(s[3:])
+	if !ok2 || h > 23 || m > 59 {
+		return 0, "", false
+	}
+	ns := (h*60 + m) * 60 * 1e9
+	s = s[5:]
+	if len(s) == 0 || s[0] != ':' {
+		return ns, s, !needSeconds
+	}
+	sec, ok := two(s[1:])
+	if !ok || sec > 59 {
+		return 0, "", false
+	}
+	ns += sec * 1e9
+	s = s[3:]
+	if len(s) > 0 && s[0] == '.' {
+		n := 1
+		for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+			n++
+		}
+		frac := s[1:n]
+		if len(frac) == 0 || len(frac) > 9 {
+			return 0, "", false
+		}
+		f, _ := strconv.ParseInt(frac+strings.Repeat("0", 9-len(frac)), 10, 64)
+		ns += f
+		s = s[n:]
+	}
+	return ns, s, true
+}
+
+// parseTimestamp parses the formats Cassandra's TimestampSerializer
+// accepts, or milliseconds since the epoch.
+func parseTimestamp(s string) (int64, error) {
+	bad := errorf(fmt.Sprintf("Unable to coerce '%s' to a formatted date (long)", s))
+	if allDigits(strings.TrimPrefix(s, "-")) {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return 0, errorf(fmt.Sprintf("Unable to make long from '%s'", s))
+		}
+		return n, nil
+	}
+	y, m, d, rest, ok := splitDate(s)
+	if !ok {
+		return 0, bad
+	}
+	days, ok := civilDays(y, m, d)
+	if !ok {
+		return 0, bad
+	}
+	var clock int64
+	if len(rest) > 0 && (rest[0] == ' ' || rest[0] == 'T') {
+		clock, rest, ok = splitClock(rest[1:], false)
+		if !ok {
+			return 0, bad
+		}
+	}
+	offset, ok := parseZone(rest)
+	if !ok {
+		return 0, bad
+	}
+	// Keep days*86400e3 within int64; the clock and zone add under a day.
+	const maxDays = math.MaxInt64/86400000 - 1
+	if days > maxDays || days < -maxDays {
+		return 0, bad
+	}
+	ms := days*86400e3 + clock/1e6 - offset*1e3
+	return ms, nil
+}
+
+// parseZone parses "", Z, ±hh, ±hhmm or ±hh:mm into seconds east of UTC.
+func parseZone(s string) (int64, bool) {
+	if s == "" || s == "Z" {
+		return 0, true
+	}
+	if s[0] != '+' && s[0] != '-' {
+		return 0, false
+	}
+	sign := int64(1)
+	if s[0] == '-' {
+		sign = -1
+	}
+	z := s[1:]
+	var hh, mm string
+	switch {
+	case len(z) == 2:
+		hh = z
+	case len(z) == 4:
+		hh, mm = z[:2], z[2:]
+	case len(z) == 5 && z[2] == ':':
+		hh, mm = z[:2], z[3:]
+	default:
+		return 0, false
+	}
+	if !allDigits(hh) || mm != "" && !allDigits(mm) {
+		return 0, false
+	}
+	h, _ := strconv.Atoi(hh)
+	m := 0
+	if mm != "" {
+		m, _ = strconv.Atoi(mm)
+	}
+	if h > 18 || m > 59 {
+		return 0, false
+	}
+	return sign * int64(h*3600+m*60), true
+}
+
+// formatDate writes a serialized day number as [-]yyyy-mm-dd, or the raw
+// number when the year does not fit four to nine digits.
+func formatDate(days uint32) string {
+	t := time.Unix((int64(days)-dateEpoch)*86400, 0).UTC()
+	return formatYMD(t)
+}
+
+func formatYMD(t time.Time) string {
+	y := t.Year()
+	sign := ""
+	if y < 0 {
+		sign, y = "-", -y
+	}
+	return fmt.Sprintf("%s%04d-%02d-%02d", sign, y, int(t.Month()), t.Day())
+}
+
+// formatTime writes nanoseconds since midnight as hh:mm:ss.fffffffff.
+func formatTime(ns int64) string {
+	return fmt.Sprintf("%02d:%02d:%02d.%09d", ns/3600e9, ns/60e9%60, ns/1e9%60, ns%1e9)
+}
+
+// formatTimestamp writes milliseconds since the epoch in UTC with the given
+// separator between date and time: yyyy-mm-dd hh:mm:ss.SSSZ.
+func formatTimestamp(ms int64, sep byte) string {
+	t := time.UnixMilli(ms).UTC()
+	return fmt.Sprintf("%s%c%02d:%02d:%02d.%03dZ", formatYMD(t), sep, t.Hour(), t.Minute(), t.Second(), t.Nanosecond()/1e6)
+}
