@@ -26,10 +26,10 @@ type Error struct {
 type stepKind uint8
 
 const (
-	stepValue stepKind = iota // list or set element, map value: value(k)
-	stepKey                   // map key: key(k)
-	stepComponent             // tuple component: k[i]
-	stepField                 // user type field: k.f
+	stepValue     stepKind = iota // list or set element, map value: value(k)
+	stepKey                       // map key: key(k)
+	stepComponent                 // tuple component: k[i]
+	stepField                     // user type field: k.f
 )
 
 type step struct {
