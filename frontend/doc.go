@@ -1,0 +1,31 @@
+// Package frontend serves the CQL native protocol (versions 3 and 4; see
+// package wire for the frames) and hands statements to a Handler.
+//
+// # Connections
+//
+// Each connection has one reader and one writer goroutine. The reader
+// decodes frames and answers the handshake (OPTIONS, STARTUP,
+// AUTH_RESPONSE, REGISTER) itself, in order; QUERY, PREPARE, EXECUTE and
+// BATCH each run in a goroutine of their own, so that many requests of one
+// connection execute at once and are answered as they finish, whatever
+// their order. Before reading a frame the reader takes a slot of the
+// connection's and then of the server's in-flight bound: when either is
+// full it stops reading, and TCP pushes back on the client. The writer
+// sends, in one write, every answer queued while its previous write was
+// in progress.
+//
+// The handshake follows Cassandra: until STARTUP only OPTIONS and STARTUP
+// are accepted; with password authentication STARTUP is answered with
+// AUTHENTICATE (org.apache.cassandra.auth.PasswordAuthenticator) and only
+// AUTH_RESPONSE, a SASL PLAIN token, is accepted until it succeeds.
+//
+// # Errors
+//
+// A frame in a version other than 3 or 4 is answered with a Protocol error
+// that names the supported versions, framed in the client's own version
+// where its framing is known (see wire.UnsupportedVersionError), and the
+// connection is closed; drivers then reconnect with a lower version. A
+// frame longer than the maximum is skipped and answered with a Protocol
+// error on its stream; so is a malformed body. A connection is closed only
+// when its byte stream is out of step.
+package frontend

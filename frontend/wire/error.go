@@ -1,0 +1,188 @@
+package wire
+
+import "fmt"
+
+// ErrorCode is the code of an ERROR response.
+type ErrorCode int32
+
+// The error codes of the v4 spec, each with what it means.
+const (
+	// CodeServer: something unexpected happened on the server.
+	CodeServer ErrorCode = 0x0000
+	// CodeProtocol: the client broke the protocol, e.g. a malformed
+	// frame or an unsupported version.
+	CodeProtocol ErrorCode = 0x000A
+	// CodeBadCredentials: authentication failed.
+	CodeBadCredentials ErrorCode = 0x0100
+	// CodeUnavailable: too few replicas alive for the consistency level.
+	// Carries Consistency, Required, Alive.
+	CodeUnavailable ErrorCode = 0x1000
+	// CodeOverloaded: the coordinator is overloaded.
+	CodeOverloaded ErrorCode = 0x1001
+	// CodeIsBootstrapping: the coordinator is still starting.
+	CodeIsBootstrapping ErrorCode = 0x1002
+	// CodeTruncate: a TRUNCATE failed.
+	CodeTruncate ErrorCode = 0x1003
+	// CodeWriteTimeout: a write timed out. Carries Consistency,
+	// Received, BlockFor, WriteType.
+	CodeWriteTimeout ErrorCode = 0x1100
+	// CodeReadTimeout: a read timed out. Carries Consistency, Received,
+	// BlockFor, DataPresent.
+	CodeReadTimeout ErrorCode = 0x1200
+	// CodeReadFailure (v4): a read failed on replicas. Carries
+	// Consistency, Received, BlockFor, NumFailures, DataPresent.
+	CodeReadFailure ErrorCode = 0x1300
+	// CodeFunctionFailure (v4): a user function failed. Carries
+	// Keyspace, Function, ArgTypes.
+	CodeFunctionFailure ErrorCode = 0x1400
+	// CodeWriteFailure (v4): a write failed on replicas. Carries
+	// Consistency, Received, BlockFor, NumFailures, WriteType.
+	CodeWriteFailure ErrorCode = 0x1500
+	// CodeSyntax: the statement does not parse.
+	CodeSyntax ErrorCode = 0x2000
+	// CodeUnauthorized: the user may not do this.
+	CodeUnauthorized ErrorCode = 0x2100
+	// CodeInvalid: the statement is syntactically right but invalid.
+	CodeInvalid ErrorCode = 0x2200
+	// CodeConfig: the statement conflicts with the configuration.
+	CodeConfig ErrorCode = 0x2300
+	// CodeAlreadyExists: a keyspace or table to be created exists.
+	// Carries Keyspace and Table (empty for a keyspace).
+	CodeAlreadyExists ErrorCode = 0x2400
+	// CodeUnprepared: the prepared ID of an EXECUTE or BATCH is unknown;
+	// drivers prepare again. Carries ID.
+	CodeUnprepared ErrorCode = 0x2500
+)
+
+var codeNames = map[ErrorCode]string{
+	CodeServer: "Server error", CodeProtocol: "Protocol error", CodeBadCredentials: "Bad credentials",
+	CodeUnavailable: "Unavailable", CodeOverloaded: "Overloaded", CodeIsBootstrapping: "Is bootstrapping",
+	CodeTruncate: "Truncate error", CodeWriteTimeout: "Write timeout", CodeReadTimeout: "Read timeout",
+	CodeReadFailure: "Read failure", CodeFunctionFailure: "Function failure", CodeWriteFailure: "Write failure",
+	CodeSyntax: "Syntax error", CodeUnauthorized: "Unauthorized", CodeInvalid: "Invalid",
+	CodeConfig: "Config error", CodeAlreadyExists: "Already exists", CodeUnprepared: "Unprepared",
+}
+
+// String returns the code's name in the spec.
+func (c ErrorCode) String() string {
+	if s, ok := codeNames[c]; ok {
+		return s
+	}
+	return fmt.Sprintf("0x%04X", int32(c))
+}
+
+// Error is an ERROR response, and a Go error that the frontend sends as
+// it is. Fields other than Code and Message are used by the codes that
+// carry them (see the codes).
+type Error struct {
+	Code    ErrorCode
+	Message string
+
+	Consistency Consistency
+	Required    int32
+	Alive       int32
+	Received    int32
+	BlockFor    int32
+	NumFailures int32
+	// WriteType is SIMPLE, BATCH, UNLOGGED_BATCH, COUNTER, BATCH_LOG,
+	// CAS, VIEW or CDC.
+	WriteType   string
+	DataPresent bool
+
+	Keyspace string
+	Table    string
+	Function string
+	ArgTypes []string
+
+	ID []byte
+}
+
+// Errorf returns an *Error with code c and a formatted message.
+func Errorf(c ErrorCode, format string, args ...any) *Error {
+	return &Error{Code: c, Message: fmt.Sprintf(format, args...)}
+}
+
+func (e *Error) Error() string { return e.Message }
+
+func (*Error) Opcode() Opcode { return OpError }
+
+func (m *Error) AppendBody(dst []byte, v Version) ([]byte, error) {
+	e := encoder{b: dst}
+	e.int(int32(m.Code))
+	e.string(m.Message)
+	switch m.Code {
+	case CodeUnavailable:
+		e.short(uint16(m.Consistency))
+		e.int(m.Required)
+		e.int(m.Alive)
+	case CodeWriteTimeout, CodeWriteFailure:
+		e.short(uint16(m.Consistency))
+		e.int(m.Received)
+		e.int(m.BlockFor)
+		if m.Code == CodeWriteFailure {
+			e.int(m.NumFailures)
+		}
+		e.string(m.WriteType)
+	case CodeReadTimeout, CodeReadFailure:
+		e.short(uint16(m.Consistency))
+		e.int(m.Received)
+		e.int(m.BlockFor)
+		if m.Code == CodeReadFailure {
+			e.int(m.NumFailures)
+		}
+		e.byte(boolByte(m.DataPresent))
+	case CodeFunctionFailure:
+		e.string(m.Keyspace)
+		e.string(m.Function)
+		e.stringList(m.ArgTypes)
+	case CodeAlreadyExists:
+		e.string(m.Keyspace)
+		e.string(m.Table)
+	case CodeUnprepared:
+		e.shortBytes(m.ID)
+	}
+	return e.b, e.err
+}
+
+func (m *Error) decode(d *decoder) {
+	m.Code = ErrorCode(d.int("the error code"))
+	m.Message = d.string("the error message")
+	switch m.Code {
+	case CodeUnavailable:
+		m.Consistency = d.consistency("the consistency")
+		m.Required = d.int("required replicas")
+		m.Alive = d.int("alive replicas")
+	case CodeWriteTimeout, CodeWriteFailure:
+		m.Consistency = d.consistency("the consistency")
+		m.Received = d.int("received acknowledgements")
+		m.BlockFor = d.int("required acknowledgements")
+		if m.Code == CodeWriteFailure {
+			m.NumFailures = d.int("failures")
+		}
+		m.WriteType = d.string("the write type")
+	case CodeReadTimeout, CodeReadFailure:
+		m.Consistency = d.consistency("the consistency")
+		m.Received = d.int("received responses")
+		m.BlockFor = d.int("required responses")
+		if m.Code == CodeReadFailure {
+			m.NumFailures = d.int("failures")
+		}
+		m.DataPresent = d.byte("data present") != 0
+	case CodeFunctionFailure:
+		m.Keyspace = d.string("the keyspace")
+		m.Function = d.string("the function")
+		m.ArgTypes = d.stringList("the argument types")
+	case CodeAlreadyExists:
+		m.Keyspace = d.string("the keyspace")
+		m.Table = d.string("the table")
+	case CodeUnprepared:
+		m.ID = d.shortBytes("the prepared ID")
+	}
+}
+
+func boolByte(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
+}
