@@ -336,9 +336,10 @@ type AlterTable struct {
 	Drop           []string
 	DropIfExists   bool
 	// DropTimestamp is DROP ... USING TIMESTAMP t, nil when absent.
-	DropTimestamp Term
-	Renames       []Rename
-	Properties    []Property
+	DropTimestamp  Term
+	Renames        []Rename
+	RenameIfExists bool
+	Properties     []Property
 }
 
 // DropTable is DROP TABLE [IF EXISTS] t.
@@ -379,6 +380,7 @@ type AlterType struct {
 	Add            Field
 	AddIfNotExists bool
 	Renames        []Rename
+	RenameIfExists bool
 }
 
 // DropType is DROP TYPE [IF EXISTS] t.
