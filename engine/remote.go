@@ -25,10 +25,6 @@ var (
 	// the range is free, or its owner is not in the member list. Ownership
 	// moves, so it also matches rpc.ErrUnavailable and rpc.Retriable holds.
 	ErrNoOwner = errors.New("engine: token range has no owner")
-	// ErrConditionalUnsupported is Remote's answer to ApplyIf: the
-	// protocol has no conditional write, and a read then a write from the
-	// frontend could not keep other writes out between them.
-	ErrConditionalUnsupported = errors.New("engine: conditional writes are not supported over RPC")
 	// ErrFlushRaced means a node flushed and dropped memtable entries a
 	// scan had yet to fetch, after the scan chose its SSTables, which may
 	// lack them. Repeating the scan is safe: rpc.Retriable holds.
@@ -64,8 +60,14 @@ type RemoteConfig struct {
 // it moves on; one whose mark passed the SSTables' revision fails with
 // ErrFlushRaced rather than miss the entries its node dropped meanwhile.
 //
-// Remote never retries: a write that failed with an error rpc.Retriable
-// accepts may be sent again by the caller (see rpc.ErrConnLost).
+// A conditional write (ApplyIf) reads the partition as Read does and sends
+// its write with the digest of what it read; the owner applies it only if
+// the partition's digest is still the same, and on a conflict ApplyIf reads
+// again and retries (optimistic concurrency; see ApplyIf).
+//
+// Remote never resends a write whose fate is unknown: a write that failed
+// with an error rpc.Retriable accepts may be sent again by the caller (see
+// rpc.ErrConnLost).
 type Remote struct {
 	view *manifest.View
 	opts rpc.Options
@@ -152,16 +154,41 @@ func (r *Remote) Apply(ctx context.Context, ms ...*Mutation) error {
 	return errors.Join(errs...)
 }
 
-// ApplyIf implements Engine: it always fails with ErrConditionalUnsupported.
-func (r *Remote) ApplyIf(context.Context, *Mutation, int64, Condition) (bool, error) {
-	return false, ErrConditionalUnsupported
-}
-
 // Read implements Engine.
 func (r *Remote) Read(ctx context.Context, s Slice) (*Partition, error) { return r.rp.read(ctx, s) }
 
 // Scan implements Engine.
 func (r *Remote) Scan(ctx context.Context, s Scan) (*Page, error) { return r.rp.scan(ctx, s) }
+
+// eachNode calls fn once on the client of every node that owns at least one
+// range, all at once, and returns their errors joined. Free ranges are
+// skipped, as no node holds their writes; nothing is called if an owner's
+// address cannot be found.
+func (r *Remote) eachNode(ctx context.Context, fn func(*rpc.Client) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var cs []*rpc.Client
+	for rg := range r.view.RangeCount() {
+		if o, ok := r.view.Ownership(rg); !ok || o.Owner == "" {
+			continue
+		}
+		c, err := r.rangeOwner(rg)
+		if err != nil {
+			return err
+		}
+		if !slices.Contains(cs, c) {
+			cs = append(cs, c)
+		}
+	}
+	errs := make([]error, len(cs))
+	var wg sync.WaitGroup
+	for i, c := range cs {
+		wg.Go(func() { errs[i] = fn(c) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
 
 // owner returns the client of the node that owns tok's range.
 func (r *Remote) owner(tok int64) (*rpc.Client, error) {
@@ -268,7 +295,7 @@ func clip(lower, upper []byte, from, to, n int) (lo, hi []byte) {
 // fetch appends to dst the entries of table in [lo, hi) that c's memtables
 // hold, page by page, each checked by checkPage, and returns the highest
 // commit mark of the pages.
-func fetch(ctx context.Context, c rpc.Handler, table ingest.TableID, lo, hi []byte, dst []ingest.Entry) ([]ingest.Entry, uint64, error) {
+func fetch(ctx context.Context, c scanner, table ingest.TableID, lo, hi []byte, dst []ingest.Entry) ([]ingest.Entry, uint64, error) {
 	req := rpc.ScanRequest{Table: table, Lower: lo, Upper: hi}
 	var mark uint64
 	for {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -336,8 +337,8 @@ func TestRemoteFreeRangeAndConditions(t *testing.T) {
 	}
 	ok, err := c.remotes[0].ApplyIf(c.ctx, &Mutation{Table: c.table, Entries: []Entry{insert(pk, 1, 1, "x", 0, 100)}}, 100,
 		func(*Partition) (bool, error) { return true, nil })
-	if ok || !errors.Is(err, ErrConditionalUnsupported) {
-		t.Fatalf("ApplyIf: %v %v", ok, err)
+	if ok || !errors.Is(err, ErrNoOwner) {
+		t.Fatalf("ApplyIf to a free range: %v %v, want ErrNoOwner", ok, err)
 	}
 	if err := c.remotes[0].Apply(c.ctx, &Mutation{Table: c.table, Entries: []Entry{{Key: []byte{1}, Value: nil}}}); !errors.Is(err, ingest.ErrInvalidMutation) {
 		t.Fatalf("malformed key: %v", err)
@@ -372,11 +373,9 @@ func TestPageIter(t *testing.T) {
 	}
 }
 
-// pages is an rpc.Handler that answers scans with fixed pages, one after
-// the other, as a faulty or hostile peer could.
+// pages is a scanner that answers scans with fixed pages, one after the
+// other, as a faulty or hostile peer could.
 type pages []*rpc.Page
-
-func (*pages) Apply(context.Context, *ingest.Mutation) error { return nil }
 
 func (ps *pages) Scan(context.Context, rpc.ScanRequest) (*rpc.Page, error) {
 	if len(*ps) == 0 {
@@ -482,5 +481,64 @@ func TestRemoteFollowsNewAddress(t *testing.T) {
 	e.mu.Unlock()
 	if !kept || n != 1 {
 		t.Fatalf("%d clients kept, new address among them: %v; want only the new one", n, kept)
+	}
+}
+
+// eachNode reaches every owner once, skips free ranges, and joins errors.
+func TestRemoteEachNode(t *testing.T) {
+	c := newCluster(t)
+	r := c.remotes[0]
+	var mu sync.Mutex
+	calls := map[*rpc.Client]int{}
+	visit := func(cl *rpc.Client) error {
+		mu.Lock()
+		defer mu.Unlock()
+		calls[cl]++
+		return nil
+	}
+	if err := r.eachNode(c.ctx, visit); err != nil || len(calls) != 2 {
+		t.Fatalf("%d nodes, %v, want 2", len(calls), err)
+	}
+	for cl, n := range calls {
+		if n != 1 {
+			t.Fatalf("client %p called %d times", cl, n)
+		}
+	}
+	// Truncate through it: every node's memtables lose the table.
+	for _, pk := range append(pksOf(0, 5), pksOf(1, 5)...) {
+		if err := r.Apply(c.ctx, &Mutation{Table: c.table, Entries: []Entry{insert(pk, 1, 1, "x", 0, 100)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.eachNode(c.ctx, func(cl *rpc.Client) error { return cl.Truncate(c.ctx, ingest.TableIDOf(c.table)) }); err != nil {
+		t.Fatal(err)
+	}
+	for i, n := range c.nodes {
+		it := n.NewIter(ingest.TableIDOf(c.table), nil, nil)
+		if it.First() {
+			t.Errorf("node %d keeps entries of the truncated table", i)
+		}
+		it.Close()
+	}
+	boom := errors.New("boom")
+	if err := r.eachNode(c.ctx, func(*rpc.Client) error { return boom }); !errors.Is(err, boom) {
+		t.Fatalf("errors not joined: %v", err)
+	}
+	// n1 lets its ranges go: only n0 is left.
+	for rg, o := range clusterOwner {
+		if o == 1 {
+			if _, err := c.m.Release(c.ctx, rg, "n1"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	wctx, cancel := context.WithTimeout(c.ctx, 10*time.Second)
+	defer cancel()
+	if err := c.view.WaitFor(wctx, func(v *manifest.View) bool { o, _ := v.Ownership(testRanges - 1); return o.Owner == "" }); err != nil {
+		t.Fatal(err)
+	}
+	clear(calls)
+	if err := r.eachNode(c.ctx, visit); err != nil || len(calls) != 1 {
+		t.Fatalf("%d nodes, %v, want 1", len(calls), err)
 	}
 }

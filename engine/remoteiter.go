@@ -10,9 +10,16 @@ import (
 	"github.com/sedimentdb/sediment/rpc"
 )
 
+// scanner is the part of rpc.Handler that reads memtables.
+type scanner interface {
+	Scan(ctx context.Context, r rpc.ScanRequest) (*rpc.Page, error)
+}
+
+var _ scanner = (*rpc.Client)(nil)
+
 // segment is a key span [lo, hi) (hi nil: open) of one peer's memtables.
 type segment struct {
-	c      rpc.Handler
+	c      scanner
 	lo, hi []byte
 }
 

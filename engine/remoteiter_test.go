@@ -13,7 +13,7 @@ import (
 	"github.com/sedimentdb/sediment/rpc"
 )
 
-// memPeer is an rpc.Handler over sorted entries that answers scans in pages
+// memPeer is a scanner over sorted entries that answers scans in pages
 // of size entries, counting them.
 type memPeer struct {
 	entries []ingest.Entry
@@ -21,8 +21,6 @@ type memPeer struct {
 	scans   int
 	mark    uint64 // every page's commit mark
 }
-
-func (*memPeer) Apply(context.Context, *ingest.Mutation) error { return nil }
 
 func (m *memPeer) Scan(_ context.Context, r rpc.ScanRequest) (*rpc.Page, error) {
 	m.scans++
