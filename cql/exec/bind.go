@@ -1,0 +1,130 @@
+package exec
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/sedimentdb/sediment/cql/ast"
+	"github.com/sedimentdb/sediment/cql/values"
+	"github.com/sedimentdb/sediment/cqltype"
+)
+
+// bindValues decodes a request's values against a plan's bind receivers:
+// named values are put in marker order, the count must match, and every
+// value that is neither null nor unset must be valid for its receiver's type
+// (Cassandra checks this at bind time, with the marshaller's message).
+func bindValues(specs []ColumnSpec, p *Params) (vals [][]byte, unset []bool, err error) {
+	vals, unset = p.Values, p.Unset
+	if len(p.Names) > 0 {
+		if len(p.Names) != len(p.Values) {
+			return nil, nil, invalidf("Invalid amount of bind variables: %d names for %d values", len(p.Names), len(p.Values))
+		}
+		vals, unset = make([][]byte, len(specs)), make([]bool, len(specs))
+		for i, s := range specs {
+			j := indexOf(p.Names, s.Name)
+			if j < 0 {
+				return nil, nil, invalidf("No value provided for bind variable %s", s.Name)
+			}
+			vals[i] = p.Values[j]
+			unset[i] = j < len(p.Unset) && p.Unset[j]
+		}
+	}
+	if len(vals) != len(specs) {
+		return nil, nil, invalidf("Invalid amount of bind variables: expected %d but got %d", len(specs), len(vals))
+	}
+	if unset == nil {
+		unset = make([]bool, len(vals))
+	}
+	if len(unset) != len(vals) {
+		return nil, nil, serverError(fmt.Errorf("exec: %d unset flags for %d values", len(unset), len(vals)))
+	}
+	for i, v := range vals {
+		if v == nil || unset[i] {
+			continue
+		}
+		if err := cqltype.Validate(specs[i].Type, v); err != nil {
+			var me *cqltype.MarshalError
+			if errors.As(err, &me) {
+				return nil, nil, &Error{Code: CodeInvalid, Message: me.Msg, Cause: err}
+			}
+			return nil, nil, invalidf("Invalid value for %s of type %s: %v", specs[i].Name, specs[i].Type, err)
+		}
+	}
+	return vals, unset, nil
+}
+
+func indexOf(names []string, name string) int {
+	for i, n := range names {
+		if n == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// errUnset marks a term whose bind marker was sent unset.
+var errUnset = errors.New("exec: unset value")
+
+// eval evaluates a term for a receiver of type t named recv (a column, or
+// a derived name such as value(c)): literals and collection literals through
+// cql/values, bind markers from the bound values, type hints, and function
+// calls. It returns nil for null. unset reports a bind marker sent unset as
+// the whole term; an unset value nested in a larger term is an error, as in
+// Cassandra.
+func (x *execCtx) eval(t *cqltype.Type, term ast.Term, recv string) (v []byte, unset bool, err error) {
+	if b, ok := term.(*ast.Bind); ok {
+		v, unset := x.bound(b.Index)
+		return v, unset, nil
+	}
+	v, err = values.Encode(t, term, x.resolver(recv))
+	if err != nil {
+		return nil, false, termError(err, recv)
+	}
+	return v, false, nil
+}
+
+// termError maps an error of evaluating a term for receiver recv.
+func termError(err error, recv string) error {
+	var verr *values.Error
+	if errors.As(err, &verr) {
+		return &Error{Code: CodeInvalid, Message: verr.Message(recv), Cause: err}
+	}
+	if errors.Is(err, errUnset) {
+		return invalidf("Invalid unset value for %s", recv)
+	}
+	return err
+}
+
+// resolver evaluates what values.Encode cannot alone: bind markers, type
+// hints and function calls.
+func (x *execCtx) resolver(recv string) values.Resolver {
+	var resolve values.Resolver
+	resolve = func(t *cqltype.Type, term ast.Term) ([]byte, error) {
+		switch term := term.(type) {
+		case *ast.Bind:
+			v, unset := x.bound(term.Index)
+			if unset {
+				return nil, errUnset
+			}
+			return v, nil
+		case *ast.Hint:
+			ht, err := cqltype.Parse(term.Type, nil)
+			if err != nil {
+				return nil, invalidf("%v", err)
+			}
+			return values.Encode(ht, term.Term, resolve)
+		case *ast.Call:
+			return x.call(t, term, resolve)
+		case *ast.Ident:
+			return nil, invalidf("Undefined name %s in selection clause", term.Name)
+		}
+		return nil, invalidf("Invalid term %T for %s", term, recv)
+	}
+	return resolve
+}
+
+// call evaluates a function call term for a receiver of type t.
+func (x *execCtx) call(t *cqltype.Type, c *ast.Call, resolve values.Resolver) ([]byte, error) {
+	// The native function library (cql/funcs) plugs in here.
+	return nil, invalidf("Unknown function %s called", c.Name)
+}

@@ -1,0 +1,266 @@
+package exec
+
+import (
+	"container/list"
+	"context"
+	"crypto/md5"
+	"errors"
+	"sync"
+
+	"github.com/google/uuid"
+
+	"github.com/sedimentdb/sediment/cql/ast"
+	"github.com/sedimentdb/sediment/cql/parse"
+)
+
+// Prepared is the answer to PREPARE: the statement's id and its metadata.
+type Prepared struct {
+	ID []byte
+	// Binds are the bound variables' receivers, in marker order.
+	Binds []ColumnSpec
+	// PKIndexes are, for each partition key column in key order, the
+	// index of the bind marker that sets it; nil unless every partition
+	// key column has one (token-aware drivers route with them).
+	PKIndexes []uint16
+	// Columns are the result columns, nil for statements without rows.
+	Columns []ColumnSpec
+}
+
+// prepared is a cached prepared statement and its current plan.
+type prepared struct {
+	id       []byte
+	text     string
+	keyspace string // the keyspace names resolve in, fixed at PREPARE
+	stmt     ast.Statement
+
+	mu      sync.Mutex
+	plan    plan
+	version uuid.UUID // the schema version plan was made against
+}
+
+// preparedCache holds prepared statements by id, least recently used
+// first out.
+type preparedCache struct {
+	mu    sync.Mutex
+	max   int
+	byID  map[string]*list.Element // of *prepared
+	order *list.List
+}
+
+func newPreparedCache(max int) *preparedCache {
+	return &preparedCache{max: max, byID: map[string]*list.Element{}, order: list.New()}
+}
+
+func (c *preparedCache) get(id []byte) *prepared {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el := c.byID[string(id)]
+	if el == nil {
+		return nil
+	}
+	c.order.MoveToFront(el)
+	return el.Value.(*prepared)
+}
+
+// put adds p unless its id is cached, and returns the cached one.
+func (c *preparedCache) put(p *prepared) *prepared {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el := c.byID[string(p.id)]; el != nil {
+		c.order.MoveToFront(el)
+		return el.Value.(*prepared)
+	}
+	c.byID[string(p.id)] = c.order.PushFront(p)
+	for c.order.Len() > c.max {
+		old := c.order.Back()
+		c.order.Remove(old)
+		delete(c.byID, string(old.Value.(*prepared).id))
+	}
+	return p
+}
+
+func (c *preparedCache) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.order.Len()
+}
+
+// statementID is a prepared statement's id: the MD5 of the keyspace and the
+// query text, as Cassandra computes it, so that every frontend gives one
+// statement the same id and a driver can EXECUTE it on any of them.
+func statementID(keyspace, text string) []byte {
+	sum := md5.Sum([]byte(keyspace + text))
+	return sum[:]
+}
+
+// parseStatement parses one statement, mapping syntax errors.
+func parseStatement(text string) (ast.Statement, error) {
+	st, err := parse.Statement(text)
+	if err != nil {
+		var pe *parse.Error
+		if errors.As(err, &pe) {
+			return nil, &Error{Code: CodeSyntax, Message: pe.Error(), Cause: err}
+		}
+		return nil, syntaxf("%v", err)
+	}
+	return st, nil
+}
+
+// sessionFor returns the session a statement is planned in: s, or a copy
+// using the request's keyspace.
+func sessionFor(s *Session, keyspace string) *Session {
+	if keyspace == "" {
+		return s
+	}
+	return &Session{keyspace: keyspace}
+}
+
+// Query parses, plans and runs one statement (the QUERY message).
+func (e *Executor) Query(ctx context.Context, s *Session, text string, p *Params) (*Result, error) {
+	e.statements.WithLabelValues("query").Inc()
+	res, err := e.query(ctx, s, text, p)
+	return res, e.failed(err)
+}
+
+func (e *Executor) query(ctx context.Context, s *Session, text string, p *Params) (*Result, error) {
+	st, err := parseStatement(text)
+	if err != nil {
+		return nil, err
+	}
+	ps := sessionFor(s, p.Keyspace)
+	pl, err := e.plan(ps, st)
+	if err != nil {
+		return nil, err
+	}
+	return e.run(ctx, s, pl, p)
+}
+
+// run binds a request's values to a plan and executes it.
+func (e *Executor) run(ctx context.Context, s *Session, pl plan, p *Params) (*Result, error) {
+	vals, unset, err := bindValues(pl.binds(), p)
+	if err != nil {
+		return nil, err
+	}
+	return pl.execute(ctx, e.newExecCtx(s, p, vals, unset))
+}
+
+// failed counts and maps an error for the client.
+func (e *Executor) failed(err error) error {
+	if err == nil {
+		return nil
+	}
+	ce := toError(err)
+	e.errors.WithLabelValues(codeLabel(ce.Code)).Inc()
+	if ce.Code == CodeServer {
+		e.log.Error("statement failed", "err", err)
+	}
+	return ce
+}
+
+func codeLabel(c Code) string {
+	const hex = "0123456789abcdef"
+	return string([]byte{'0', 'x', hex[c>>12&15], hex[c>>8&15], hex[c>>4&15], hex[c&15]})
+}
+
+// Prepare parses and plans a statement and caches it (the PREPARE message).
+// keyspace is the request's keyspace (protocol v5), empty for the
+// session's.
+func (e *Executor) Prepare(ctx context.Context, s *Session, text, keyspace string) (*Prepared, error) {
+	e.statements.WithLabelValues("prepare").Inc()
+	res, err := e.prepare(s, text, keyspace)
+	return res, e.failed(err)
+}
+
+func (e *Executor) prepare(s *Session, text, keyspace string) (*Prepared, error) {
+	if keyspace == "" {
+		keyspace = s.Keyspace()
+	}
+	id := statementID(keyspace, text)
+	p := e.prepared.get(id)
+	if p == nil {
+		st, err := parseStatement(text)
+		if err != nil {
+			return nil, err
+		}
+		p = e.prepared.put(&prepared{id: id, text: text, keyspace: keyspace, stmt: st})
+	}
+	pl, err := e.planOf(p)
+	if err != nil {
+		return nil, err
+	}
+	binds := pl.binds()
+	return &Prepared{ID: id, Binds: binds, PKIndexes: e.pkIndexes(binds), Columns: pl.result()}, nil
+}
+
+// planOf returns p's plan for the current schema, planning it again when
+// the schema changed since: the statement may now mean something else, or
+// nothing (then its planning error is the answer).
+func (e *Executor) planOf(p *prepared) (plan, error) {
+	version := e.view.SchemaVersion()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.plan != nil && p.version == version {
+		return p.plan, nil
+	}
+	pl, err := e.plan(&Session{keyspace: p.keyspace}, p.stmt)
+	if err != nil {
+		return nil, err
+	}
+	p.plan, p.version = pl, version
+	return pl, nil
+}
+
+// pkIndexes returns the markers that set each partition key column of the
+// table the binds belong to, or nil if some column has none.
+func (e *Executor) pkIndexes(binds []ColumnSpec) []uint16 {
+	if len(binds) == 0 || binds[0].Table == "" {
+		return nil
+	}
+	ks := e.view.Keyspace(binds[0].Keyspace)
+	if ks == nil {
+		return nil
+	}
+	t := ks.Tables[binds[0].Table]
+	if t == nil {
+		return nil
+	}
+	l, err := e.layoutOf(ks, t)
+	if err != nil {
+		return nil
+	}
+	idx := make([]uint16, 0, len(l.partition))
+	for _, c := range l.partition {
+		found := false
+		for i, b := range binds {
+			if b.Keyspace == l.keyspace && b.Table == t.Name && b.Name == c.name && b.Type.Equal(c.typ) {
+				idx = append(idx, uint16(i))
+				found = true
+				break
+			}
+		}
+		if !found {
+			return nil
+		}
+	}
+	return idx
+}
+
+// Execute runs a prepared statement (the EXECUTE message). An unknown id is
+// an Unprepared error, on which drivers prepare the statement again.
+func (e *Executor) Execute(ctx context.Context, s *Session, id []byte, p *Params) (*Result, error) {
+	e.statements.WithLabelValues("execute").Inc()
+	res, err := e.execute(ctx, s, id, p)
+	return res, e.failed(err)
+}
+
+func (e *Executor) execute(ctx context.Context, s *Session, id []byte, p *Params) (*Result, error) {
+	ps := e.prepared.get(id)
+	if ps == nil {
+		return nil, unprepared(id)
+	}
+	pl, err := e.planOf(ps)
+	if err != nil {
+		return nil, err
+	}
+	return e.run(ctx, s, pl, p)
+}
