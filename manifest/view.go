@@ -318,6 +318,9 @@ func (v *View) SSTablesRevision() uint64 {
 	return v.sstRev
 }
 
+// Manifest returns the Manifest the view watches, through which changes go.
+func (v *View) Manifest() *Manifest { return v.m }
+
 // Changed returns a channel that is closed at the next change of the view.
 func (v *View) Changed() <-chan struct{} {
 	v.mu.RLock()

@@ -1,0 +1,59 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"github.com/sedimentdb/sediment/ingest"
+	"github.com/sedimentdb/sediment/manifest"
+)
+
+// Truncation has two steps, in this order: the memtables of every ingest
+// node drop the table's entries (ingest.Node.Truncate, durable and
+// honoured by replay; once it returns no flush commits the table's older
+// entries), and then the manifest drops the table's SSTables, putting
+// their objects on the garbage list (manifest.DropSSTables). The other
+// order would let a flush commit old entries after the drop. Both steps
+// are idempotent, so a failed Truncate may be retried.
+
+// Truncate implements Engine.
+func (l *Local) Truncate(ctx context.Context, table uuid.UUID) error {
+	if table == uuid.Nil {
+		return fmt.Errorf("%w: truncate of the nil table", ErrInvalidQuery)
+	}
+	if err := l.node.Truncate(ctx, ingest.TableIDOf(table)); err != nil {
+		return fmt.Errorf("engine: truncate %s: %w", table, err)
+	}
+	return dropSSTables(ctx, l.rp.view, table)
+}
+
+// dropSSTables drops table's SSTables from the manifest, then waits until
+// view lists none of them, nor any it listed before: reads through view
+// after that miss them.
+func dropSSTables(ctx context.Context, view *manifest.View, table uuid.UUID) error {
+	gone := map[string]bool{}
+	for _, s := range view.SSTables(table) {
+		gone[s.Key] = true
+	}
+	dropped, err := view.Manifest().DropSSTables(ctx, table)
+	if err != nil {
+		return fmt.Errorf("engine: truncate %s: %w", table, err)
+	}
+	for _, s := range dropped {
+		gone[s.Key] = true
+	}
+	err = view.WaitFor(ctx, func(v *manifest.View) bool {
+		for _, s := range v.SSTables(table) {
+			if gone[s.Key] {
+				return false
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return fmt.Errorf("engine: truncate %s: waiting for the view to drop its sstables: %w", table, err)
+	}
+	return nil
+}
