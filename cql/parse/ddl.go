@@ -1,0 +1,451 @@
+package parse
+
+import (
+	"strings"
+
+	"github.com/sedimentdb/sediment/cql/ast"
+)
+
+// create dispatches CREATE statements.
+func (p *parser) create() ast.Statement {
+	p.expectKw("create")
+	t := p.tok()
+	switch w := strings.ToLower(t.text); {
+	case t.kind != tIdent:
+	case w == "keyspace" || w == "schema":
+		p.next()
+		s := &ast.CreateKeyspace{IfNotExists: p.ifNotExists(), Name: p.ident()}
+		p.expectKw("with")
+		s.Properties = p.properties()
+		return s
+	case w == "table" || w == "columnfamily":
+		p.next()
+		return p.createTable()
+	case w == "type":
+		p.next()
+		s := &ast.CreateType{IfNotExists: p.ifNotExists(), Name: p.qualifiedName()}
+		p.expectPunct("(")
+		for {
+			s.Fields = append(s.Fields, ast.Field{Name: p.ident(), Type: p.typ()})
+			if !p.acceptPunct(",") {
+				break
+			}
+		}
+		p.expectPunct(")")
+		return s
+	case w == "custom" || w == "index":
+		s := &ast.CreateIndex{Custom: p.acceptKw("custom")}
+		p.expectKw("index")
+		s.IfNotExists = p.ifNotExists()
+		if !p.isKw(p.tok(), "on") {
+			s.Name = p.ident()
+		}
+		p.expectKw("on")
+		s.Table = p.qualifiedName()
+		p.skipRest()
+		return s
+	case w == "materialized":
+		p.next()
+		p.expectKw("view")
+		s := &ast.CreateView{IfNotExists: p.ifNotExists(), Name: p.qualifiedName()}
+		p.expectKw("as")
+		p.skipRest()
+		return s
+	case w == "or" || w == "function" || w == "aggregate":
+		orReplace := false
+		if p.acceptKw("or") {
+			p.expectKw("replace")
+			orReplace = true
+		}
+		t := p.tok()
+		switch {
+		case p.acceptKw("function"):
+			s := &ast.CreateFunction{OrReplace: orReplace, IfNotExists: p.ifNotExists()}
+			s.Name = p.functionTableName()
+			p.skipRest()
+			return s
+		case p.acceptKw("aggregate"):
+			s := &ast.CreateAggregate{OrReplace: orReplace, IfNotExists: p.ifNotExists()}
+			s.Name = p.functionTableName()
+			p.skipRest()
+			return s
+		}
+		p.noViable(t)
+	case w == "trigger":
+		p.next()
+		s := &ast.CreateTrigger{IfNotExists: p.ifNotExists(), Name: p.ident()}
+		p.expectKw("on")
+		s.Table = p.qualifiedName()
+		p.expectKw("using")
+		if p.tok().kind != tString {
+			p.failf(p.tok(), "mismatched input %s expecting STRING_LITERAL", p.quote(p.tok()))
+		}
+		p.next()
+		return s
+	case w == "role":
+		p.next()
+		s := &ast.CreateRole{IfNotExists: p.ifNotExists(), Name: p.roleName()}
+		if p.acceptKw("with") {
+			s.Options = p.roleOptions()
+		}
+		return s
+	case w == "user":
+		p.next()
+		s := &ast.CreateUser{IfNotExists: p.ifNotExists(), Name: p.userName()}
+		s.Password, s.Superuser = p.userOptions()
+		return s
+	}
+	p.noViable(t)
+	return nil
+}
+
+// functionTableName parses the [ks.]name of a function or aggregate.
+func (p *parser) functionTableName() ast.TableName {
+	ks, name := p.functionName()
+	return ast.TableName{Keyspace: ks, Name: name}
+}
+
+// skipRest skips the body of a statement Sediment does not support, up
+// to the end of the statement, so that the executor can name what it
+// rejects. Bodies of functions are strings, so a ';' token ends the
+// statement.
+func (p *parser) skipRest() {
+	for t := p.tok(); t.kind != tEOF && !p.isPunct(t, ";"); t = p.tok() {
+		p.next()
+	}
+}
+
+// createTable parses the rest of
+//
+//	CREATE TABLE [IF NOT EXISTS] t (c type [STATIC] [PRIMARY KEY], ...,
+//	  [PRIMARY KEY ((p, ...), c, ...)]) [WITH option AND ...]
+func (p *parser) createTable() *ast.CreateTable {
+	s := &ast.CreateTable{IfNotExists: p.ifNotExists(), Table: p.qualifiedName()}
+	open := p.tok()
+	p.expectPunct("(")
+	pkSeen := false
+	setPK := func(t token, part, clust []string) {
+		if pkSeen {
+			p.failf(t, "Multiple PRIMARY KEYs specified (exactly one required)")
+		}
+		pkSeen = true
+		s.PartitionKey, s.Clustering = part, clust
+	}
+	for {
+		t := p.tok()
+		if p.isKw(t, "primary") {
+			p.next()
+			p.expectKw("key")
+			p.expectPunct("(")
+			var part []string
+			if p.acceptPunct("(") {
+				part = p.identList()
+				p.expectPunct(")")
+			} else {
+				part = []string{p.ident()}
+			}
+			var clust []string
+			for p.acceptPunct(",") {
+				clust = append(clust, p.ident())
+			}
+			p.expectPunct(")")
+			setPK(t, part, clust)
+		} else {
+			c := ast.ColumnDef{Name: p.ident(), Type: p.typ()}
+			c.Static = p.acceptKw("static")
+			if pk := p.tok(); p.acceptKw("primary") {
+				p.expectKw("key")
+				setPK(pk, []string{c.Name}, nil)
+			}
+			s.Columns = append(s.Columns, c)
+		}
+		if !p.acceptPunct(",") {
+			break
+		}
+		if p.isPunct(p.tok(), ")") {
+			break // a trailing comma, which Cassandra allows
+		}
+	}
+	p.expectPunct(")")
+	if !pkSeen {
+		p.failf(open, "No PRIMARY KEY specified (exactly one required)")
+	}
+	if p.acceptKw("with") {
+		for {
+			t := p.tok()
+			switch {
+			case p.isKw(t, "clustering") && p.isKw(p.peek(1), "order"):
+				p.next()
+				p.next()
+				p.expectKw("by")
+				p.expectPunct("(")
+				s.ClusteringOrder = append(s.ClusteringOrder, p.orderings()...)
+				p.expectPunct(")")
+			case p.isKw(t, "compact") && p.isKw(p.peek(1), "storage"):
+				p.next()
+				p.next()
+				s.CompactStorage = true
+			default:
+				s.Properties = p.property(s.Properties)
+			}
+			if !p.acceptKw("and") {
+				break
+			}
+		}
+	}
+	return s
+}
+
+// properties parses name = value (AND name = value)* .
+func (p *parser) properties() []ast.Property {
+	var list []ast.Property
+	for {
+		list = p.property(list)
+		if !p.acceptKw("and") {
+			return list
+		}
+	}
+}
+
+// property parses one name = value and appends it to list. A value is a
+// constant, an unreserved keyword or a map of constants.
+func (p *parser) property(list []ast.Property) []ast.Property {
+	t := p.tok()
+	name := p.ident()
+	for _, prop := range list {
+		if prop.Name == name {
+			p.failf(t, "Multiple definition for property %s", name)
+		}
+	}
+	p.expectPunct("=")
+	v := p.tok()
+	var value ast.Term
+	switch {
+	case p.isPunct(v, "{"):
+		m := p.braces()
+		pm, ok := m.(*ast.Map)
+		if !ok {
+			p.failf(v, "Invalid property value for property: %s", name)
+		}
+		seen := map[string]bool{}
+		for i, k := range pm.Keys {
+			kl, ok := k.(*ast.Literal)
+			if !ok {
+				p.failf(v, "Invalid property name in %s%s", name, ddlBindHint(k))
+			}
+			if _, ok := pm.Values[i].(*ast.Literal); !ok {
+				p.failf(v, "Invalid property value for property: %s%s", kl.Text, ddlBindHint(pm.Values[i]))
+			}
+			if seen[kl.Text] {
+				p.failf(v, "Multiple definition for property %s", kl.Text)
+			}
+			seen[kl.Text] = true
+		}
+		value = pm
+	case p.isMarker():
+		p.failf(v, "Invalid property value for property: %s (bind variables are not supported in DDL queries)", name)
+	default:
+		if lit := p.literal(); lit != nil {
+			value = lit
+		} else if p.isIdent(v) {
+			value = &ast.Ident{Name: p.ident()}
+		} else {
+			p.noViable(v)
+		}
+	}
+	return append(list, ast.Property{Name: name, Value: value})
+}
+
+func ddlBindHint(t ast.Term) string {
+	if _, ok := t.(*ast.Bind); ok {
+		return " (bind variables are not supported in DDL queries)"
+	}
+	return ""
+}
+
+// alter dispatches ALTER statements.
+func (p *parser) alter() ast.Statement {
+	p.expectKw("alter")
+	t := p.tok()
+	switch w := strings.ToLower(t.text); {
+	case t.kind != tIdent:
+	case w == "keyspace" || w == "schema":
+		p.next()
+		s := &ast.AlterKeyspace{IfExists: p.ifExists(), Name: p.ident()}
+		p.expectKw("with")
+		s.Properties = p.properties()
+		return s
+	case w == "table" || w == "columnfamily":
+		p.next()
+		return p.alterTable()
+	case w == "type":
+		p.next()
+		return p.alterType()
+	case w == "materialized":
+		p.next()
+		p.expectKw("view")
+		s := &ast.AlterView{Name: p.qualifiedName()}
+		p.expectKw("with")
+		p.skipRest()
+		return s
+	case w == "role":
+		p.next()
+		s := &ast.AlterRole{IfExists: p.ifExists(), Name: p.roleName()}
+		p.expectKw("with")
+		s.Options = p.roleOptions()
+		return s
+	case w == "user":
+		p.next()
+		s := &ast.AlterUser{IfExists: p.ifExists(), Name: p.userName()}
+		s.Password, s.Superuser = p.userOptions()
+		return s
+	}
+	p.noViable(t)
+	return nil
+}
+
+// alterTable parses the rest of ALTER TABLE [IF EXISTS] t followed by
+// ALTER c TYPE t, ADD, DROP, RENAME or WITH.
+func (p *parser) alterTable() *ast.AlterTable {
+	s := &ast.AlterTable{IfExists: p.ifExists(), Table: p.qualifiedName()}
+	t := p.tok()
+	switch {
+	case p.acceptKw("alter"):
+		s.Kind = ast.AlterColumnType
+		c := ast.ColumnDef{Name: p.ident()}
+		p.expectKw("type")
+		c.Type = p.typ()
+		s.Add = []ast.ColumnDef{c}
+	case p.acceptKw("add"):
+		s.Kind = ast.AlterAdd
+		s.AddIfNotExists = p.ifNotExists()
+		paren := p.acceptPunct("(")
+		for {
+			c := ast.ColumnDef{Name: p.ident(), Type: p.typ()}
+			c.Static = p.acceptKw("static")
+			s.Add = append(s.Add, c)
+			if !p.acceptPunct(",") {
+				break
+			}
+		}
+		if paren {
+			p.expectPunct(")")
+		}
+	case p.acceptKw("drop"):
+		s.Kind = ast.AlterDrop
+		s.DropIfExists = p.ifExists()
+		if p.acceptPunct("(") {
+			s.Drop = p.identList()
+			p.expectPunct(")")
+		} else {
+			s.Drop = p.identList()
+		}
+		if p.acceptKw("using") {
+			p.expectKw("timestamp")
+			ts := p.tok()
+			if ts.kind != tInteger {
+				p.failf(ts, "mismatched input %s expecting INTEGER", p.quote(ts))
+			}
+			p.next()
+			s.DropTimestamp = &ast.Literal{Kind: ast.LitInteger, Text: ts.text, Pos: ts.pos}
+		}
+	case p.acceptKw("rename"):
+		s.Kind = ast.AlterRename
+		s.RenameIfExists = p.ifExists()
+		s.Renames = p.renames()
+	case p.acceptKw("with"):
+		s.Kind = ast.AlterWith
+		s.Properties = p.properties()
+	default:
+		p.noViable(t)
+	}
+	return s
+}
+
+// renames parses a TO b (AND a TO b)* .
+func (p *parser) renames() []ast.Rename {
+	var list []ast.Rename
+	for {
+		r := ast.Rename{From: p.ident()}
+		p.expectKw("to")
+		r.To = p.ident()
+		list = append(list, r)
+		if !p.acceptKw("and") {
+			return list
+		}
+	}
+}
+
+// alterType parses the rest of ALTER TYPE [IF EXISTS] t followed by
+// ALTER f TYPE t, ADD [IF NOT EXISTS] f type or RENAME [IF EXISTS] ... .
+func (p *parser) alterType() *ast.AlterType {
+	s := &ast.AlterType{IfExists: p.ifExists(), Name: p.qualifiedName()}
+	t := p.tok()
+	switch {
+	case p.acceptKw("alter"):
+		s.Kind = ast.AlterTypeFieldType
+		s.Add.Name = p.ident()
+		p.expectKw("type")
+		s.Add.Type = p.typ()
+	case p.acceptKw("add"):
+		s.Kind = ast.AlterTypeAdd
+		s.AddIfNotExists = p.ifNotExists()
+		s.Add = ast.Field{Name: p.ident(), Type: p.typ()}
+	case p.acceptKw("rename"):
+		s.Kind = ast.AlterTypeRename
+		s.RenameIfExists = p.ifExists()
+		s.Renames = p.renames()
+	default:
+		p.noViable(t)
+	}
+	return s
+}
+
+// drop dispatches DROP statements.
+func (p *parser) drop() ast.Statement {
+	p.expectKw("drop")
+	t := p.tok()
+	switch w := strings.ToLower(t.text); {
+	case t.kind != tIdent:
+	case w == "keyspace" || w == "schema":
+		p.next()
+		return &ast.DropKeyspace{IfExists: p.ifExists(), Name: p.ident()}
+	case w == "table" || w == "columnfamily":
+		p.next()
+		return &ast.DropTable{IfExists: p.ifExists(), Table: p.qualifiedName()}
+	case w == "type":
+		p.next()
+		return &ast.DropType{IfExists: p.ifExists(), Name: p.qualifiedName()}
+	case w == "index":
+		p.next()
+		return &ast.DropIndex{IfExists: p.ifExists(), Name: p.qualifiedName()}
+	case w == "materialized":
+		p.next()
+		p.expectKw("view")
+		return &ast.DropView{IfExists: p.ifExists(), Name: p.qualifiedName()}
+	case w == "function":
+		p.next()
+		s := &ast.DropFunction{IfExists: p.ifExists(), Name: p.functionTableName()}
+		p.skipRest()
+		return s
+	case w == "aggregate":
+		p.next()
+		s := &ast.DropAggregate{IfExists: p.ifExists(), Name: p.functionTableName()}
+		p.skipRest()
+		return s
+	case w == "trigger":
+		p.next()
+		s := &ast.DropTrigger{IfExists: p.ifExists(), Name: p.ident()}
+		p.expectKw("on")
+		s.Table = p.qualifiedName()
+		return s
+	case w == "role":
+		p.next()
+		return &ast.DropRole{IfExists: p.ifExists(), Name: p.roleName()}
+	case w == "user":
+		p.next()
+		return &ast.DropUser{IfExists: p.ifExists(), Name: p.userName()}
+	}
+	p.noViable(t)
+	return nil
+}
