@@ -99,9 +99,12 @@ func parseTime(s string) (int64, error) {
 	return ns, nil
 }
 
-// splitClock reads hh:mm[:ss[.f{1,9}]] from the start of s (seconds
-// required if needSeconds) and returns the nanoseconds since midnight.
-func splitClock(s string, needSeconds bool) (int64, string, bool) {
+// splitClock reads hh:mm[:ss[.f]] from the start of s and returns the
+// nanoseconds since midnight. For a time (isTime), seconds are required
+// and f is a fraction of up to 9 digits. For a timestamp f is a count of
+// milliseconds up to 999, however many digits it has: Cassandra parses it
+// with SimpleDateFormat's SSS, which reads '.5' as 5 ms.
+func splitClock(s string, isTime bool) (int64, string, bool) {
 	two := func(s string) (int64, bool) {
 		if len(s) < 2 || !allDigits(s[:2]) {
 			return 0, false
@@ -119,7 +122,7 @@ func splitClock(s string, needSeconds bool) (int64, string, bool) {
 	ns := (h*60 + m) * 60 * 1e9
 	s = s[5:]
 	if len(s) == 0 || s[0] != ':' {
-		return ns, s, !needSeconds
+		return ns, s, !isTime
 	}
 	sec, ok := two(s[1:])
 	if !ok || sec > 59 {
@@ -136,21 +139,32 @@ func splitClock(s string, needSeconds bool) (int64, string, bool) {
 		if len(frac) == 0 || len(frac) > 9 {
 			return 0, "", false
 		}
-		f, _ := strconv.ParseInt(frac+strings.Repeat("0", 9-len(frac)), 10, 64)
-		ns += f
+		if isTime {
+			f, _ := strconv.ParseInt(frac+strings.Repeat("0", 9-len(frac)), 10, 64)
+			ns += f
+		} else {
+			f, _ := strconv.ParseInt(frac, 10, 64)
+			if f > 999 {
+				return 0, "", false
+			}
+			ns += f * 1e6
+		}
 		s = s[n:]
 	}
 	return ns, s, true
 }
 
 // parseTimestamp parses the formats Cassandra's TimestampSerializer
-// accepts, or milliseconds since the epoch.
+// accepts, milliseconds since the epoch, or "now".
 func parseTimestamp(s string) (int64, error) {
 	bad := errorf(fmt.Sprintf("Unable to coerce '%s' to a formatted date (long)", s))
+	if strings.EqualFold(s, "now") {
+		return time.Now().UnixMilli(), nil
+	}
 	if allDigits(strings.TrimPrefix(s, "-")) {
 		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
-			return 0, errorf(fmt.Sprintf("Unable to make long from '%s'", s))
+			return 0, errorf(fmt.Sprintf("Unable to make long (for date) from: '%s'", s))
 		}
 		return n, nil
 	}
@@ -182,10 +196,24 @@ func parseTimestamp(s string) (int64, error) {
 	return ms, nil
 }
 
-// parseZone parses "", Z, ±hh, ±hhmm or ±hh:mm into seconds east of UTC.
+// parseZone parses "", Z, ±hh, ±hhmm or ±hh:mm into seconds east of UTC;
+// after a space also UTC, GMT and GMT±hh:mm.
 func parseZone(s string) (int64, bool) {
 	if s == "" || s == "Z" {
 		return 0, true
+	}
+	if strings.HasPrefix(s, " ") {
+		s = s[1:]
+		switch {
+		case s == "UTC" || s == "GMT" || s == "Z":
+			return 0, true
+		case strings.HasPrefix(s, "GMT") || strings.HasPrefix(s, "UTC"):
+			s = s[3:]
+		}
+		if s == "" || s[0] == ' ' {
+			return 0, false
+		}
+		return parseZone(s)
 	}
 	if s[0] != '+' && s[0] != '-' {
 		return 0, false
