@@ -16,6 +16,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/sedimentdb/sediment/gc"
 	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/objectstore"
@@ -36,6 +37,7 @@ type Config struct {
 	ObjectStore objectstore.Config `yaml:"objectstore"`
 	Manifest    manifest.Config    `yaml:"manifest"`
 	Ingest      IngestConfig       `yaml:"ingest"`
+	GC          gc.Config          `yaml:"gc"`
 
 	// PrintConfig asks for the effective configuration as YAML, then exit.
 	PrintConfig bool `yaml:"-"`
@@ -52,6 +54,7 @@ func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	c.ObjectStore.RegisterFlags(f)
 	c.Manifest.RegisterFlags(f)
 	c.Ingest.RegisterFlags(f)
+	c.GC.RegisterFlags(f)
 }
 
 // Validate checks every section.
@@ -62,7 +65,7 @@ func (c *Config) Validate() error {
 	if c.DataDir == "" {
 		return errors.New("config: -data.dir must not be empty")
 	}
-	return errors.Join(c.Log.Validate(), c.HTTP.Validate(), c.Node.Validate(), c.ObjectStore.Validate(), c.Manifest.Validate(), c.Ingest.Validate())
+	return errors.Join(c.Log.Validate(), c.HTTP.Validate(), c.Node.Validate(), c.ObjectStore.Validate(), c.Manifest.Validate(), c.Ingest.Validate(), c.GC.Validate())
 }
 
 // Roles returns the roles named by Target.

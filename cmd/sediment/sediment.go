@@ -48,9 +48,9 @@ type Sediment struct {
 	rpcAddr string
 }
 
-// modules registers every module with its dependencies. The frontend and
-// compactor roles start nothing of their own yet; they name what they will
-// need.
+// modules registers every module with its dependencies. The frontend role
+// starts nothing of its own yet; it names what it will need. The compactor
+// role runs the garbage collector (initCompactor).
 func (s *Sediment) modules() *moduleManager {
 	m := newModuleManager()
 	m.register(ObjectStore, s.initObjectStore)
@@ -58,7 +58,7 @@ func (s *Sediment) modules() *moduleManager {
 	m.register(Manifest, s.initManifest, NATS, ObjectStore)
 	m.register(Frontend, nil, Manifest, ObjectStore)
 	m.register(Ingest, s.initIngest, Manifest, ObjectStore)
-	m.register(Compactor, nil, Manifest, ObjectStore)
+	m.register(Compactor, s.initCompactor, Manifest, ObjectStore)
 	return m
 }
 
