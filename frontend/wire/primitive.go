@@ -345,7 +345,7 @@ func (e *encoder) bytesMap(m map[string][]byte) {
 }
 
 func (e *encoder) inet(a netip.AddrPort) {
-	ip := a.Addr().Unmap()
+	ip := a.Addr()
 	if !ip.IsValid() {
 		e.failf("invalid address %v", a)
 		return

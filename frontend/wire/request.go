@@ -89,7 +89,8 @@ type QueryParams struct {
 	// SkipMetadata asks for rows without column metadata: the client
 	// has it from PREPARE.
 	SkipMetadata bool
-	// PageSize is the most rows per page; 0 or less is no paging.
+	// PageSize is the most rows per page; 0 or less is no paging, and 0
+	// is not sent.
 	PageSize int32
 	// PagingState resumes a query where its previous page ended.
 	PagingState []byte
@@ -112,9 +113,11 @@ func (p *QueryParams) decode(d *decoder, v Version) {
 	}
 	if flags&queryValues != 0 {
 		n := d.count(4, "values")
-		p.Values = make([]Value, n)
-		if flags&queryNames != 0 {
-			p.Names = make([]string, n)
+		if n > 0 {
+			p.Values = make([]Value, n)
+			if flags&queryNames != 0 {
+				p.Names = make([]string, n)
+			}
 		}
 		for i := 0; i < n && d.err == nil; i++ {
 			if p.Names != nil {
@@ -163,7 +166,7 @@ func (p *QueryParams) encode(e *encoder, v Version) {
 	if p.SkipMetadata {
 		flags |= querySkipMetadata
 	}
-	if p.PageSize > 0 {
+	if p.PageSize != 0 {
 		flags |= queryPageSize
 	}
 	if p.PagingState != nil {

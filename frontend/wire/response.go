@@ -164,10 +164,10 @@ func (m *Metadata) encode(e *encoder, v Version, bound bool) {
 	if global {
 		flags |= metaGlobalTableSpec
 	}
-	if m.PagingState != nil && !bound {
+	if m.PagingState != nil {
 		flags |= metaHasMorePages
 	}
-	if m.NoMetadata && !bound {
+	if m.NoMetadata {
 		flags |= metaNoMetadata
 	}
 	e.int(flags)
