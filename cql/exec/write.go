@@ -1,0 +1,750 @@
+package exec
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"strings"
+
+	"github.com/sedimentdb/sediment/cql/ast"
+	"github.com/sedimentdb/sediment/cqltype"
+	"github.com/sedimentdb/sediment/engine"
+	"github.com/sedimentdb/sediment/keys"
+	"github.com/sedimentdb/sediment/model"
+)
+
+// Writes: INSERT, UPDATE and DELETE become model entries (see package model)
+// under the storage keys of package keys:
+//
+//	statement                  writes
+//	-------------------------  -----------------------------------------------
+//	INSERT                     row liveness (the row exists) + a cell per value
+//	UPDATE SET                 cells only: the row lives while a cell does
+//	c = null, DELETE c         a cell tombstone (a column deletion for a
+//	                           non-frozen collection or user type)
+//	c = [..] (non-frozen)      a column deletion at ts-1, then one cell per
+//	                           element, so the new elements survive it
+//	DELETE FROM .. full key    row deletion
+//	DELETE FROM .. key prefix  range tombstone in the partition header
+//	or clustering range
+//	DELETE FROM .. WHERE pk    partition deletion
+//	static columns             the static row in the partition header
+//
+// A statement's entries for one partition go to the engine as one mutation,
+// applied atomically; IN on the partition key makes one per key.
+
+// writeKind is the statement a modification plan runs.
+type writeKind uint8
+
+const (
+	writeInsert writeKind = iota
+	writeUpdate
+	writeDelete
+)
+
+func (k writeKind) String() string {
+	return [...]string{"INSERT", "UPDATE", "DELETE"}[k]
+}
+
+// keyRestriction is the value or values (IN) of one primary key column.
+type keyRestriction struct {
+	col *column
+	// terms are the values of = t and IN (t, ...).
+	terms []ast.Term
+	// in is the marker of IN ?: a list of values.
+	in ast.Term
+	// inRel: the values come from IN, even a single one.
+	inRel bool
+}
+
+// sliceBound is one side of a clustering range of a DELETE.
+type sliceBound struct {
+	term      ast.Term
+	inclusive bool
+}
+
+// modPlan is a planned INSERT, UPDATE or DELETE.
+type modPlan struct {
+	kind   writeKind
+	layout *tableLayout
+	pk     []keyRestriction // one per partition key column, in key order
+	ck     []keyRestriction // a prefix of the clustering columns
+	// lower and upper bound the clustering column after ck in a range
+	// DELETE; nil when unbounded on that side.
+	lower, upper *sliceBound
+	ops          []*operation
+	// static: the statement writes only static columns and names no row.
+	static bool
+	// json is INSERT JSON's term and whether absent columns are unset.
+	json         ast.Term
+	jsonUnset    bool
+	ttl, ts      ast.Term
+	counter      bool
+	ifExists     bool
+	ifNotExists  bool
+	conds        []*condition
+	receivers    []ColumnSpec
+	readsCurrent bool
+}
+
+// planWrite plans INSERT, UPDATE, DELETE and BATCH.
+func (e *Executor) planWrite(s *Session, st ast.Statement) (plan, error) {
+	if b, ok := st.(*ast.Batch); ok {
+		return e.planBatch(s, b)
+	}
+	return e.planModification(s, st, len(ast.Binds(st)))
+}
+
+// planModification plans an INSERT, UPDATE or DELETE whose markers are
+// numbered among nbinds (a batch numbers them across its statements).
+func (e *Executor) planModification(s *Session, st ast.Statement, nbinds int) (*modPlan, error) {
+	switch st := st.(type) {
+	case *ast.Insert:
+		return e.planInsert(s, st, nbinds)
+	case *ast.Update:
+		return e.planUpdate(s, st, nbinds)
+	case *ast.Delete:
+		return e.planDelete(s, st, nbinds)
+	}
+	return nil, invalidf("Invalid statement in batch: only UPDATE, INSERT and DELETE statements are allowed.")
+}
+
+func newModPlan(kind writeKind, l *tableLayout, binds int) *modPlan {
+	return &modPlan{kind: kind, layout: l, counter: l.isCounter(), receivers: make([]ColumnSpec, binds)}
+}
+
+// spec is the receiver of a value assigned to or compared with name.
+func (p *modPlan) spec(name string, t *cqltype.Type) ColumnSpec {
+	return ColumnSpec{Keyspace: p.layout.keyspace, Table: p.layout.name(), Name: name, Type: t}
+}
+
+// recv records the receivers of the markers in term, assigned to a value
+// of type t named name: the whole term's, or those of the elements of a
+// collection, tuple or user-type literal.
+func (p *modPlan) recv(term ast.Term, name string, t *cqltype.Type) {
+	switch x := term.(type) {
+	case *ast.Bind:
+		if x.Index >= 0 && x.Index < len(p.receivers) {
+			if x.Name != "" {
+				name = x.Name
+			}
+			p.receivers[x.Index] = p.spec(name, t)
+		}
+	case *ast.List:
+		if t.Kind == cqltype.List || t.Kind == cqltype.Set {
+			for _, el := range x.Elems {
+				p.recv(el, "value("+name+")", t.Elems[0])
+			}
+		}
+	case *ast.Set:
+		if t.Kind == cqltype.Set || t.Kind == cqltype.List {
+			for _, el := range x.Elems {
+				p.recv(el, "value("+name+")", t.Elems[0])
+			}
+		}
+	case *ast.Map:
+		switch t.Kind {
+		case cqltype.Map:
+			for i := range x.Keys {
+				p.recv(x.Keys[i], "key("+name+")", t.Elems[0])
+				p.recv(x.Values[i], "value("+name+")", t.Elems[1])
+			}
+		case cqltype.UDT:
+			for i, k := range x.Keys {
+				id, ok := k.(*ast.Ident)
+				if !ok {
+					continue
+				}
+				for j, f := range t.Fields {
+					if f == id.Name {
+						p.recv(x.Values[i], name+"."+f, t.Elems[j])
+					}
+				}
+			}
+		}
+	case *ast.Tuple:
+		if t.Kind == cqltype.Tuple {
+			for i, el := range x.Elems {
+				if i < len(t.Elems) {
+					p.recv(el, fmt.Sprintf("%s[%d]", name, i), t.Elems[i])
+				}
+			}
+		}
+	case *ast.Hint:
+		p.recv(x.Term, name, t)
+	}
+}
+
+// column resolves a column name of the statement's table.
+func (p *modPlan) column(name string) (*column, error) {
+	c := p.layout.column(name)
+	if c == nil {
+		return nil, invalidf("Undefined column name %s", name)
+	}
+	return c, nil
+}
+
+// where plans the restrictions of a WHERE clause (INSERT passes its key
+// values as = relations).
+func (p *modPlan) where(rels []ast.Relation) error {
+	var nonKey []string
+	byCol := map[*column]*keyRestriction{}
+	type slice struct{ lower, upper *sliceBound }
+	slices := map[*column]*slice{}
+	for _, r := range rels {
+		if r.Token {
+			return invalidf("The token function cannot be used in WHERE clauses for %s statements", p.kind)
+		}
+		if r.Multi {
+			if r.Op != ast.OpEq {
+				return invalidf("Multi-column relations other than = are not supported in %s statements by Sediment", p.kind)
+			}
+			tup, ok := r.Value.(*ast.Tuple)
+			if !ok || len(tup.Elems) != len(r.Columns) {
+				return invalidf("Multi-column relations with a bound tuple are not supported in %s statements by Sediment", p.kind)
+			}
+			for i, name := range r.Columns {
+				c, err := p.column(name)
+				if err != nil {
+					return err
+				}
+				if c.kind != kindClustering {
+					return invalidf("Multi-column relations can only be applied to clustering columns but was applied to: %s", name)
+				}
+				if byCol[c] != nil {
+					return invalidf("%s cannot be restricted by more than one relation if it includes an Equal", name)
+				}
+				byCol[c] = &keyRestriction{col: c, terms: []ast.Term{tup.Elems[i]}}
+				p.recv(tup.Elems[i], c.name, c.typ)
+			}
+			continue
+		}
+		name := r.Columns[0]
+		c, err := p.column(name)
+		if err != nil {
+			return err
+		}
+		if c.kind != kindPartition && c.kind != kindClustering {
+			nonKey = append(nonKey, name)
+			continue
+		}
+		if r.MapKey != nil {
+			return invalidf("Invalid restriction on primary key column %s", name)
+		}
+		switch r.Op {
+		case ast.OpEq, ast.OpIn:
+			if byCol[c] != nil || slices[c] != nil {
+				if r.Op == ast.OpIn {
+					return invalidf("%s cannot be restricted by more than one relation if it includes a IN", name)
+				}
+				return invalidf("%s cannot be restricted by more than one relation if it includes an Equal", name)
+			}
+			kr := &keyRestriction{col: c, inRel: r.Op == ast.OpIn}
+			switch {
+			case r.Op == ast.OpEq:
+				kr.terms = []ast.Term{r.Value}
+				p.recv(r.Value, c.name, c.typ)
+			default:
+				if tup, ok := r.Value.(*ast.Tuple); ok {
+					kr.terms = tup.Elems
+					for _, t := range tup.Elems {
+						p.recv(t, c.name, c.typ)
+					}
+				} else {
+					kr.in = r.Value
+					p.recv(r.Value, "in("+c.name+")", cqltype.ListOf(c.typ, false))
+				}
+			}
+			byCol[c] = kr
+		case ast.OpLt, ast.OpLte, ast.OpGt, ast.OpGte:
+			if c.kind == kindPartition {
+				return invalidf("Only EQ and IN relation are supported on the partition key (unless you use the token() function)")
+			}
+			if p.kind != writeDelete {
+				return invalidf("Slice restrictions are not supported on the clustering columns in %s statements", p.kind)
+			}
+			if byCol[c] != nil {
+				return invalidf("Column \"%s\" cannot be restricted by both an equality and an inequality relation", name)
+			}
+			s := slices[c]
+			if s == nil {
+				s = &slice{}
+				slices[c] = s
+			}
+			b := &sliceBound{term: r.Value, inclusive: r.Op == ast.OpLte || r.Op == ast.OpGte}
+			// On a DESC column, a bound on values is the opposite bound on
+			// the stored order.
+			lower := (r.Op == ast.OpGt || r.Op == ast.OpGte) != c.desc
+			if lower {
+				if s.lower != nil {
+					return invalidf("More than one restriction was found for the start bound on %s", name)
+				}
+				s.lower = b
+			} else {
+				if s.upper != nil {
+					return invalidf("More than one restriction was found for the end bound on %s", name)
+				}
+				s.upper = b
+			}
+			p.recv(r.Value, c.name, c.typ)
+		default:
+			if c.kind == kindPartition {
+				return invalidf("Only EQ and IN relation are supported on the partition key (unless you use the token() function)")
+			}
+			return invalidf("Unsupported \"%s\" relation on clustering column %s in %s statements", r.Op, name, p.kind)
+		}
+	}
+	if len(nonKey) > 0 {
+		return invalidf("Non PRIMARY KEY columns found in where clause: %s", strings.Join(nonKey, ", "))
+	}
+	var missing []string
+	for _, c := range p.layout.partition {
+		kr := byCol[c]
+		if kr == nil {
+			missing = append(missing, c.name)
+			continue
+		}
+		p.pk = append(p.pk, *kr)
+	}
+	if len(missing) > 0 {
+		return invalidf("Some partition key parts are missing: %s", strings.Join(missing, ", "))
+	}
+	// The clustering restrictions must be = or IN on a prefix, then at most
+	// one range.
+	cl := p.layout.clustering
+	for i, c := range cl {
+		kr, s := byCol[c], slices[c]
+		if kr != nil {
+			p.ck = append(p.ck, *kr)
+			continue
+		}
+		for _, d := range cl[i+1:] {
+			if byCol[d] == nil && slices[d] == nil {
+				continue
+			}
+			if s != nil {
+				return invalidf("Clustering column \"%s\" cannot be restricted (preceding column \"%s\" is restricted by a non-EQ relation)", d.name, c.name)
+			}
+			return invalidf("PRIMARY KEY column \"%s\" cannot be restricted as preceding column \"%s\" is not restricted", d.name, c.name)
+		}
+		if s != nil {
+			p.lower, p.upper = s.lower, s.upper
+		}
+		break
+	}
+	return nil
+}
+
+// hasRange reports whether a DELETE has a clustering range.
+func (p *modPlan) hasRange() bool { return p.lower != nil || p.upper != nil }
+
+// checkClustering enforces Cassandra's rules on the clustering of a write,
+// once the operations are known.
+func (p *modPlan) checkClustering() error {
+	n := len(p.layout.clustering)
+	staticOnly := len(p.ops) > 0
+	for _, o := range p.ops {
+		if o.col.kind != kindStatic {
+			staticOnly = false
+		}
+	}
+	restricted := len(p.ck) > 0 || p.hasRange()
+	switch {
+	case staticOnly && !restricted:
+		p.static = true
+	case staticOnly && p.kind != writeInsert:
+		return invalidf("Invalid restrictions on clustering columns since the %s statement modifies only static columns", p.kind)
+	case p.kind == writeDelete && len(p.ops) == 0:
+		// Rows, ranges or the whole partition.
+	case p.kind == writeDelete && (p.hasRange() || len(p.ck) < n):
+		if p.hasRange() {
+			return invalidf("Range deletions are not supported for specific columns")
+		}
+		for _, o := range p.ops {
+			if o.col.kind == kindRegular {
+				return invalidf("Primary key column '%s' must be specified in order to delete column '%s'", p.layout.clustering[len(p.ck)].name, o.col.name)
+			}
+		}
+	case len(p.ck) < n:
+		var missing []string
+		for _, c := range p.layout.clustering[len(p.ck):] {
+			missing = append(missing, c.name)
+		}
+		return invalidf("Some clustering keys are missing: %s", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// using plans the USING clause.
+func (p *modPlan) using(u ast.Using) error {
+	if u.TTL != nil {
+		if p.kind == writeDelete {
+			return invalidf("TTL is not supported on DELETE statements")
+		}
+		p.ttl = u.TTL
+		p.recv(u.TTL, "[ttl]", cqltype.IntType)
+	}
+	if u.Timestamp != nil {
+		p.ts = u.Timestamp
+		p.recv(u.Timestamp, "[timestamp]", cqltype.BigintType)
+	}
+	if p.counter && p.ts != nil {
+		return invalidf("Cannot provide custom timestamp for counter updates")
+	}
+	if p.counter && p.ttl != nil {
+		return invalidf("Cannot provide custom TTL for counter updates")
+	}
+	return nil
+}
+
+// times evaluates the statement's write times: USING TIMESTAMP or the
+// statement's, USING TTL or the table's default_time_to_live.
+func (p *modPlan) times(eval termEval, def writeTimes) (writeTimes, error) {
+	w := def
+	if p.ts != nil {
+		v, unset, err := eval(p.ts, cqltype.BigintType, "[timestamp]")
+		if err != nil {
+			return w, err
+		}
+		switch {
+		case unset:
+		case v == nil:
+			return w, invalidf("Invalid null value of timestamp")
+		case len(v) != 8:
+			return w, invalidf("Invalid timestamp value: expected 8 bytes, got %d", len(v))
+		default:
+			w.ts = int64(binary.BigEndian.Uint64(v))
+		}
+	}
+	w.ttl = 0
+	if p.kind == writeDelete || p.counter {
+		return w, nil
+	}
+	w.ttl = p.layout.table.Options.DefaultTTL
+	if p.ttl != nil {
+		v, unset, err := eval(p.ttl, cqltype.IntType, "[ttl]")
+		if err != nil {
+			return w, err
+		}
+		switch {
+		case unset:
+		case v == nil:
+			w.ttl = 0
+		case len(v) != 4:
+			return w, invalidf("Invalid TTL value: expected 4 bytes, got %d", len(v))
+		default:
+			ttl := int32(binary.BigEndian.Uint32(v))
+			if ttl < 0 {
+				return w, invalidf("A TTL must be greater or equal to 0, but was %d", ttl)
+			}
+			if ttl > maxTTL {
+				return w, invalidf("ttl is too large. requested (%d) maximum (%d)", ttl, maxTTL)
+			}
+			w.ttl = ttl
+		}
+	}
+	return w, nil
+}
+
+// keyValues evaluates a key restriction: one value, or several for IN.
+func keyValues(eval termEval, kr *keyRestriction) ([][]byte, error) {
+	if kr.in != nil {
+		v, unset, err := eval(kr.in, cqltype.ListOf(kr.col.typ, false), "in("+kr.col.name+")")
+		if err != nil {
+			return nil, err
+		}
+		if unset {
+			return nil, invalidf("Invalid unset value for column %s", kr.col.name)
+		}
+		if v == nil {
+			return nil, invalidf("Invalid null value for column %s", kr.col.name)
+		}
+		elems, err := splitCollection(v, false)
+		if err != nil {
+			return nil, err
+		}
+		return dedupValues(kr.col.typ, elems), nil
+	}
+	vals := make([][]byte, 0, len(kr.terms))
+	for _, t := range kr.terms {
+		v, unset, err := eval(t, kr.col.typ, kr.col.name)
+		if err != nil {
+			return nil, err
+		}
+		if unset {
+			return nil, invalidf("Invalid unset value for column %s", kr.col.name)
+		}
+		if v == nil {
+			return nil, invalidf("Invalid null value in condition for column %s", kr.col.name)
+		}
+		vals = append(vals, v)
+	}
+	return dedupValues(kr.col.typ, vals), nil
+}
+
+// dedupValues drops repeated IN values, keeping the first, so that a key
+// named twice is written once.
+func dedupValues(t *cqltype.Type, vals [][]byte) [][]byte {
+	out := vals[:0:0]
+	for _, v := range vals {
+		dup := false
+		for _, o := range out {
+			if cqltype.Compare(t, o, v) == 0 {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// product returns every combination of one value per column.
+func product(cols [][][]byte) [][][]byte {
+	out := [][][]byte{nil}
+	for _, vals := range cols {
+		next := make([][][]byte, 0, len(out)*len(vals))
+		for _, prefix := range out {
+			for _, v := range vals {
+				next = append(next, append(prefix[:len(prefix):len(prefix)], v))
+			}
+		}
+		out = next
+	}
+	return out
+}
+
+// partitions evaluates the partition keys the statement writes.
+func (p *modPlan) partitions(eval termEval) ([]*partitionWrite, error) {
+	cols := make([][][]byte, len(p.pk))
+	for i := range p.pk {
+		vals, err := keyValues(eval, &p.pk[i])
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range vals {
+			if err := cqltype.Validate(p.pk[i].col.typ, v); err != nil {
+				return nil, toError(err)
+			}
+		}
+		cols[i] = vals
+	}
+	var out []*partitionWrite
+	for _, vals := range product(cols) {
+		pk, tok, err := p.layout.partitionKey(vals)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, &partitionWrite{layout: p.layout, tok: tok, pk: pk})
+	}
+	return out, nil
+}
+
+// clusterings evaluates the clustering prefixes the statement names.
+func (p *modPlan) clusterings(eval termEval) ([][][]byte, error) {
+	cols := make([][][]byte, len(p.ck))
+	for i := range p.ck {
+		vals, err := keyValues(eval, &p.ck[i])
+		if err != nil {
+			return nil, err
+		}
+		for j, v := range vals {
+			if err := cqltype.Validate(p.ck[i].col.typ, v); err != nil {
+				return nil, toError(err)
+			}
+			if vals[j], err = cqltype.Normalize(p.ck[i].col.typ, v); err != nil {
+				return nil, toError(err)
+			}
+		}
+		cols[i] = vals
+	}
+	return product(cols), nil
+}
+
+// build evaluates the statement and returns what it writes, partition by
+// partition. read returns the live view of a row (nil clustering: the
+// static row) for operations that read before they write.
+func (p *modPlan) build(ctx context.Context, eval termEval, w writeTimes, read rowReader) ([]*partitionWrite, error) {
+	if p.json != nil {
+		var err error
+		if eval, err = p.jsonEval(eval); err != nil {
+			return nil, err
+		}
+	}
+	w, err := p.times(eval, w)
+	if err != nil {
+		return nil, err
+	}
+	parts, err := p.partitions(eval)
+	if err != nil {
+		return nil, err
+	}
+	var cks [][][]byte
+	if !p.static {
+		if cks, err = p.clusterings(eval); err != nil {
+			return nil, err
+		}
+	}
+	for _, part := range parts {
+		if err := p.buildPartition(ctx, eval, w, read, part, cks); err != nil {
+			return nil, err
+		}
+	}
+	return parts, nil
+}
+
+// rowReader reads the live view of a row of a partition for a
+// read-before-write: clustering nil reads the static row.
+type rowReader func(ctx context.Context, part *partitionWrite, clustering [][]byte) (*model.Row, error)
+
+func (p *modPlan) buildPartition(ctx context.Context, eval termEval, w writeTimes, read rowReader, part *partitionWrite, cks [][][]byte) error {
+	if p.kind == writeDelete && len(p.ops) == 0 {
+		return p.deleteRows(eval, w, part, cks)
+	}
+	if p.static {
+		return p.applyOps(ctx, eval, w, read, part, nil, &part.header.Static)
+	}
+	for _, ck := range cks {
+		r, err := part.row(ck)
+		if err != nil {
+			return err
+		}
+		if p.kind == writeInsert {
+			r.row.Liveness = w.liveness()
+		}
+		if err := p.applyOps(ctx, eval, w, read, part, ck, &r.row); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// applyOps applies the operations to the row with clustering ck (or the
+// static row) of part: regular columns to dst, static ones to the header's
+// static row.
+func (p *modPlan) applyOps(ctx context.Context, eval termEval, w writeTimes, read rowReader, part *partitionWrite, ck [][]byte, dst *model.Row) error {
+	var cur, curStatic *model.Row
+	readDone, staticDone := false, false
+	for _, o := range p.ops {
+		target, current := dst, &cur
+		isStatic := o.col.kind == kindStatic
+		if isStatic {
+			target, current = &part.header.Static, &curStatic
+		}
+		if o.needsRead() {
+			if isStatic && !staticDone {
+				r, err := read(ctx, part, nil)
+				if err != nil {
+					return err
+				}
+				curStatic, staticDone = r, true
+			} else if !isStatic && !readDone {
+				r, err := read(ctx, part, ck)
+				if err != nil {
+					return err
+				}
+				cur, readDone = r, true
+			}
+		}
+		if err := o.apply(eval, w, target, *current); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deleteRows writes a DELETE without columns: a row deletion for a full
+// clustering, a range tombstone for a prefix or a range, a partition
+// deletion when only the partition key is given.
+func (p *modPlan) deleteRows(eval termEval, w writeTimes, part *partitionWrite, cks [][][]byte) error {
+	n := len(p.layout.clustering)
+	prefix := p.layout.prefix(part.tok, part.pk)
+	for _, ck := range cks {
+		switch {
+		case len(ck) == n && n > 0 && !p.hasRange():
+			r, err := part.row(ck)
+			if err != nil {
+				return err
+			}
+			r.row.Deletion = w.deletion()
+		case len(ck) == 0 && !p.hasRange():
+			part.header.Deletion = w.deletion()
+		default:
+			rt, ok, err := p.rangeTombstone(eval, prefix, ck, w)
+			if err != nil {
+				return err
+			}
+			if ok {
+				part.header.RangeTombstones = append(part.header.RangeTombstones, rt)
+			}
+		}
+	}
+	return nil
+}
+
+// rangeTombstone returns the range tombstone deleting the rows under the
+// clustering prefix ck, within the DELETE's range on the next column. ok is
+// false for a range that holds no row.
+func (p *modPlan) rangeTombstone(eval termEval, prefix []byte, ck [][]byte, w writeTimes) (model.RangeTombstone, bool, error) {
+	var rt model.RangeTombstone
+	startVals, endVals := ck, ck
+	startKind, endKind := keys.Before, keys.After
+	next := len(ck)
+	bound := func(b *sliceBound) ([][]byte, error) {
+		c := p.layout.clustering[next]
+		v, unset, err := eval(b.term, c.typ, c.name)
+		if err != nil {
+			return nil, err
+		}
+		if unset {
+			return nil, invalidf("Invalid unset value for column %s", c.name)
+		}
+		if v == nil {
+			return nil, invalidf("Invalid null value in condition for column %s", c.name)
+		}
+		if err := cqltype.Validate(c.typ, v); err != nil {
+			return nil, toError(err)
+		}
+		return append(ck[:len(ck):len(ck)], v), nil
+	}
+	var err error
+	if p.lower != nil {
+		if startVals, err = bound(p.lower); err != nil {
+			return rt, false, err
+		}
+		if !p.lower.inclusive {
+			startKind = keys.After
+		}
+	}
+	if p.upper != nil {
+		if endVals, err = bound(p.upper); err != nil {
+			return rt, false, err
+		}
+		if p.upper.inclusive {
+			endKind = keys.After
+		} else {
+			endKind = keys.Before
+		}
+	}
+	start, err := p.layout.bound(prefix, startVals, startKind)
+	if err != nil {
+		return rt, false, toError(err)
+	}
+	end, err := p.layout.bound(prefix, endVals, endKind)
+	if err != nil {
+		return rt, false, toError(err)
+	}
+	if rt.Start, err = engine.ClusteringOf(start); err != nil {
+		return rt, false, err
+	}
+	if rt.End, err = engine.ClusteringOf(end); err != nil {
+		return rt, false, err
+	}
+	if string(rt.Start) >= string(rt.End) {
+		return rt, false, nil
+	}
+	rt.Deletion = w.deletion()
+	return rt, true, nil
+}
