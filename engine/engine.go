@@ -98,6 +98,19 @@ type Engine interface {
 	Read(ctx context.Context, s Slice) (*Partition, error)
 	// Scan returns the next page of a token range scan.
 	Scan(ctx context.Context, s Scan) (*Page, error)
+	// Truncate removes every row of table: first from the memtables of
+	// every ingest node, durably (a restarted node does not bring them
+	// back), then its SSTables from the manifest, whose objects are
+	// deleted after a grace period (package gc). Writes acknowledged
+	// before Truncate was called are gone once it returns, for reads
+	// through this engine too; writes concurrent with it may or may not
+	// survive; later writes are kept. If a node cannot be reached it
+	// fails; retrying is safe, for every step is idempotent.
+	//
+	// DROP TABLE is manifest.DropTable, then Truncate of the table, so
+	// that its data goes too; DROP KEYSPACE drops the keyspace, then
+	// truncates each of its tables.
+	Truncate(ctx context.Context, table uuid.UUID) error
 }
 
 // ClusteringOf returns the clustering part of a row key or of a bound:

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/manifest"
+	"github.com/sedimentdb/sediment/rpc"
 )
 
 // Truncation has two steps, in this order: the memtables of every ingest
@@ -27,6 +28,20 @@ func (l *Local) Truncate(ctx context.Context, table uuid.UUID) error {
 		return fmt.Errorf("engine: truncate %s: %w", table, err)
 	}
 	return dropSSTables(ctx, l.rp.view, table)
+}
+
+// Truncate implements Engine: every node that owns a token range truncates
+// its memtables over RPC, all at once; a node that cannot be reached fails
+// the call before any SSTable is dropped.
+func (r *Remote) Truncate(ctx context.Context, table uuid.UUID) error {
+	if table == uuid.Nil {
+		return fmt.Errorf("%w: truncate of the nil table", ErrInvalidQuery)
+	}
+	id := ingest.TableIDOf(table)
+	if err := r.eachNode(ctx, func(c *rpc.Client) error { return c.Truncate(ctx, id) }); err != nil {
+		return fmt.Errorf("engine: truncate %s: %w", table, err)
+	}
+	return dropSSTables(ctx, r.view, table)
 }
 
 // dropSSTables drops table's SSTables from the manifest, then waits until

@@ -18,12 +18,6 @@ import (
 	"github.com/sedimentdb/sediment/objectstore"
 )
 
-// truncater is an engine that can truncate.
-type truncater interface {
-	Engine
-	Truncate(ctx context.Context, table uuid.UUID) error
-}
-
 // readAll returns the partitions of a whole-ring scan of table, with each
 // row's value, as pk -> ck -> v.
 func readAll(t testing.TB, ctx context.Context, e Engine, table uuid.UUID, now int64) map[string]map[int64]string {
@@ -181,28 +175,67 @@ func TestTruncateLocal(t *testing.T) {
 	}
 }
 
-// TestTruncateSurvivesRestart truncates, then restarts the ingest node
-// cleanly and by a crash: replay honours the truncation, and the writes
-// made after it stay.
+// TestTruncateSurvivesRestart truncates, then restarts the ingest nodes
+// cleanly and by a crash, under Local and under Remote: replay honours the
+// truncation, and the writes made after it stay.
 func TestTruncateSurvivesRestart(t *testing.T) {
-	e := newRestartEnv(t, false)
+	for _, remote := range []bool{false, true} {
+		t.Run(fmt.Sprintf("remote=%v", remote), func(t *testing.T) {
+			e := newRestartEnv(t, remote)
+			now := time.Now().Unix()
+			flushed := fillTable(t, e.ctx, e.engine(), e.view, e.table, e.flush, now)
+			if err := e.engine().Truncate(e.ctx, e.table); err != nil {
+				t.Fatal(err)
+			}
+			slices.Sort(flushed)
+			if got := garbageKeys(t, e.ctx, e.m, e.table); !slices.Equal(got, flushed) {
+				t.Fatalf("garbage %v, want %v", got, flushed)
+			}
+			want := map[string]map[int64]string{}
+			for _, pk := range []string{"p1", "p4"} {
+				if err := e.engine().Apply(e.ctx, &Mutation{Table: e.table, Entries: []Entry{insert(pk, 50, 3, "new", 0, now)}}); err != nil {
+					t.Fatal(err)
+				}
+				want[pk] = map[int64]string{50: "new"}
+			}
+			checkAll(t, e.ctx, e.engine(), e.table, now, want, "p0")
+			for _, n := range e.nodes {
+				e.restart(n, false)
+			}
+			checkAll(t, e.ctx, e.engine(), e.table, now, want, "p0")
+			for _, n := range e.nodes {
+				e.crash(n)
+			}
+			checkAll(t, e.ctx, e.engine(), e.table, now, want, "p0")
+			for _, n := range e.nodes {
+				e.restart(n, true)
+			}
+			checkAll(t, e.ctx, e.engine(), e.table, now, want, "p0")
+		})
+	}
+}
+
+// TestRemoteTruncateNeedsEveryNode: a Truncate that cannot reach a node
+// fails, drops no SSTable, and succeeds once retried with the node back.
+func TestRemoteTruncateNeedsEveryNode(t *testing.T) {
+	e := newRestartEnv(t, true)
 	now := time.Now().Unix()
-	fillTable(t, e.ctx, e.engine(), e.view, e.table, e.flush, now)
-	if err := e.engine().(truncater).Truncate(e.ctx, e.table); err != nil {
+	flushed := fillTable(t, e.ctx, e.engine(), e.view, e.table, e.flush, now)
+	down := e.nodes[1]
+	e.stop(down)
+	ctx, cancel := context.WithTimeout(e.ctx, 5*time.Second)
+	defer cancel()
+	if err := e.engine().Truncate(ctx, e.table); err == nil {
+		t.Fatal("truncate succeeded with a node down")
+	}
+	if live := e.view.SSTables(e.table); len(live) != len(flushed) {
+		t.Fatalf("a failed truncate dropped sstables: %d live of %d", len(live), len(flushed))
+	}
+	e.start(down)
+	if err := e.engine().Truncate(e.ctx, e.table); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.engine().Apply(e.ctx, &Mutation{Table: e.table, Entries: []Entry{insert("p1", 50, 3, "new", 0, now)}}); err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]map[int64]string{"p1": {50: "new"}}
-	checkAll(t, e.ctx, e.engine(), e.table, now, want, "p0")
-	n := e.nodes[0]
-	e.restart(n, false)
-	checkAll(t, e.ctx, e.engine(), e.table, now, want, "p0")
-	e.crash(n)
-	checkAll(t, e.ctx, e.engine(), e.table, now, want, "p0")
-	e.restart(n, true)
-	checkAll(t, e.ctx, e.engine(), e.table, now, want, "p0")
+	checkAll(t, e.ctx, e.engine(), e.table, now, map[string]map[int64]string{}, "p0", "p1", "p2")
 }
 
 // TestDropTableSequence runs DROP TABLE as the CQL layer does: the schema
