@@ -14,8 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promauto"
 
 	"github.com/sedimentdb/sediment/cql/ast"
-	"github.com/sedimentdb/sediment/cqltype"
 	"github.com/sedimentdb/sediment/engine"
+	"github.com/sedimentdb/sediment/frontend/wire"
 	"github.com/sedimentdb/sediment/manifest"
 )
 
@@ -129,12 +129,8 @@ func New(cfg Config) (*Executor, error) {
 	}, nil
 }
 
-// ColumnSpec is one column of a statement's bound variables or results:
-// the protocol's column specification.
-type ColumnSpec struct {
-	Keyspace, Table, Name string
-	Type                  *cqltype.Type
-}
+// ColumnSpec is one column of a statement's bound variables or results.
+type ColumnSpec = wire.ColumnSpec
 
 // ResultKind is the kind of a RESULT message.
 type ResultKind uint8
@@ -279,8 +275,31 @@ func (e *Executor) plan(s *Session, st ast.Statement) (plan, error) {
 	switch st := st.(type) {
 	case *ast.Use:
 		return e.planUse(st)
+	case *ast.CreateKeyspace:
+		return e.planCreateKeyspace(st)
+	case *ast.AlterKeyspace:
+		return e.planAlterKeyspace(st)
+	case *ast.DropKeyspace:
+		return e.planDropKeyspace(st)
+	case *ast.CreateTable:
+		return e.planCreateTable(s, st)
+	case *ast.AlterTable:
+		return e.planAlterTable(s, st)
+	case *ast.DropTable:
+		return e.planDropTable(s, st)
+	case *ast.Truncate:
+		return e.planTruncate(s, st)
+	case *ast.CreateType:
+		return e.planCreateType(s, st)
+	case *ast.AlterType:
+		return e.planAlterType(s, st)
+	case *ast.DropType:
+		return e.planDropType(s, st)
 	case *ast.Select:
-		// X3: return e.planSelect(s, st)
+		if p, ok, err := e.planSystemSelect(s, st); ok {
+			return p, err
+		}
+		return e.planSelect(s, st)
 	// X2: case *ast.Insert / *ast.Update / *ast.Delete / *ast.Batch
 	case *ast.CreateIndex:
 		return nil, invalidf("Secondary indexes are not supported by Sediment")

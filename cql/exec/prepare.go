@@ -112,7 +112,7 @@ func sessionFor(s *Session, keyspace string) *Session {
 	if keyspace == "" {
 		return s
 	}
-	return &Session{keyspace: keyspace}
+	return sessionIn(keyspace)
 }
 
 // Query parses, plans and runs one statement (the QUERY message).
@@ -202,7 +202,7 @@ func (e *Executor) planOf(p *prepared) (plan, error) {
 	if p.plan != nil && p.version == version {
 		return p.plan, nil
 	}
-	pl, err := e.plan(&Session{keyspace: p.keyspace}, p.stmt)
+	pl, err := e.plan(sessionIn(p.keyspace), p.stmt)
 	if err != nil {
 		return nil, err
 	}
@@ -263,4 +263,77 @@ func (e *Executor) execute(ctx context.Context, s *Session, id []byte, p *Params
 		return nil, err
 	}
 	return e.run(ctx, s, pl, p)
+}
+
+// BatchRequest is a BATCH message: statements given as text or prepared
+// ids, each with its own values, run as one batch.
+type BatchRequest struct {
+	Type     ast.BatchType
+	Children []BatchChild
+	// Timestamp is the client's default timestamp (µs); 0 for the
+	// server's clock.
+	Timestamp                      int64
+	Consistency, SerialConsistency uint16
+}
+
+// BatchChild is one statement of a BatchRequest: prepared when ID is set,
+// else the text Query.
+type BatchChild struct {
+	Query  string
+	ID     []byte
+	Values [][]byte
+	Unset  []bool
+}
+
+// batchChild is one planned and bound statement of a BATCH message.
+type batchChild struct {
+	plan   plan
+	values [][]byte
+	unset  []bool
+}
+
+// Batch runs a BATCH message: every child is planned (from the prepared
+// cache or its text) and bound, then the batch plan runs them together
+// (executeBatch, batch.go).
+func (e *Executor) Batch(ctx context.Context, s *Session, b *BatchRequest) (*Result, error) {
+	e.statements.WithLabelValues("batch").Inc()
+	res, err := e.batch(ctx, s, b)
+	return res, e.failed(err)
+}
+
+func (e *Executor) batch(ctx context.Context, s *Session, b *BatchRequest) (*Result, error) {
+	children := make([]batchChild, 0, len(b.Children))
+	for _, c := range b.Children {
+		var pl plan
+		if c.ID != nil {
+			ps := e.prepared.get(c.ID)
+			if ps == nil {
+				return nil, unprepared(c.ID)
+			}
+			var err error
+			if pl, err = e.planOf(ps); err != nil {
+				return nil, err
+			}
+		} else {
+			st, err := parseStatement(c.Query)
+			if err != nil {
+				return nil, err
+			}
+			switch st.(type) {
+			case *ast.Insert, *ast.Update, *ast.Delete:
+			default:
+				return nil, invalidf("Invalid statement in batch: only UPDATE, INSERT and DELETE statements are allowed.")
+			}
+			if pl, err = e.plan(s, st); err != nil {
+				return nil, err
+			}
+		}
+		vals, unset, err := bindValues(pl.binds(), &Params{Values: c.Values, Unset: c.Unset})
+		if err != nil {
+			return nil, err
+		}
+		children = append(children, batchChild{plan: pl, values: vals, unset: unset})
+	}
+	p := &Params{Timestamp: b.Timestamp, Consistency: b.Consistency, SerialConsistency: b.SerialConsistency}
+	return e.executeBatch(ctx, s, b.Type, children, p)
 }

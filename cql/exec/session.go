@@ -2,33 +2,24 @@ package exec
 
 import (
 	"context"
-	"sync"
 
 	"github.com/sedimentdb/sediment/cql/ast"
+	"github.com/sedimentdb/sediment/frontend"
 )
 
-// Session is the state of one client connection: its current keyspace
-// (USE). The server makes one per connection.
-type Session struct {
-	mu       sync.Mutex
-	keyspace string
-}
+// Session is the state of one client connection the statements see: the
+// server's, whose keyspace USE sets.
+type Session = frontend.Session
 
-// NewSession returns a session without a keyspace.
+// NewSession returns a session without a keyspace, as a connection starts.
 func NewSession() *Session { return &Session{} }
 
-// Keyspace returns the session's current keyspace, empty before USE.
-func (s *Session) Keyspace() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.keyspace
-}
-
-// SetKeyspace sets the session's current keyspace, as USE does.
-func (s *Session) SetKeyspace(ks string) {
-	s.mu.Lock()
-	s.keyspace = ks
-	s.mu.Unlock()
+// sessionIn returns a session whose keyspace is ks, for planning a
+// statement in a keyspace that is not the connection's current one.
+func sessionIn(ks string) *Session {
+	s := &Session{}
+	s.SetKeyspace(ks)
+	return s
 }
 
 // usePlan is USE keyspace: it checks the keyspace exists when it runs, so a

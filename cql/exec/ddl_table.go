@@ -1,0 +1,786 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/sedimentdb/sediment/cql/ast"
+	"github.com/sedimentdb/sediment/cqltype"
+	"github.com/sedimentdb/sediment/manifest"
+)
+
+// Table options.
+//
+// The manifest stores default_time_to_live, gc_grace_seconds, compaction,
+// compression and comment. Cassandra's other table options are accepted with
+// their default values, which system_schema.tables shows; the manifest has no
+// place for other values yet, so those are refused rather than dropped.
+
+// maxTTL is Cassandra's Attributes.MAX_TTL: 20 years.
+const maxTTL = 630720000
+
+// unstoredDefaults are the table options Sediment accepts only with their
+// Cassandra 4 default, as CQL text compares them.
+var unstoredDefaults = map[string]string{
+	"bloom_filter_fp_chance":      "0.01",
+	"crc_check_chance":            "1.0",
+	"max_index_interval":          "2048",
+	"min_index_interval":          "128",
+	"memtable_flush_period_in_ms": "0",
+	"speculative_retry":           "99p",
+	"additional_write_policy":     "99p",
+	"read_repair":                 "BLOCKING",
+	"cdc":                         "false",
+}
+
+// defaultCaching is the caching option's default.
+var defaultCaching = map[string]string{"keys": "ALL", "rows_per_partition": "NONE"}
+
+// Compaction strategies and compressors Cassandra 4 knows, by short name.
+var (
+	compactionClasses = []string{"SizeTieredCompactionStrategy", "LeveledCompactionStrategy", "TimeWindowCompactionStrategy"}
+	compressorClasses = []string{"LZ4Compressor", "SnappyCompressor", "DeflateCompressor", "ZstdCompressor", "NoopCompressor"}
+)
+
+const (
+	compactionPackage  = "org.apache.cassandra.db.compaction."
+	compressionPackage = "org.apache.cassandra.io.compress."
+)
+
+// applyTableProps applies WITH options to o. counter says the table has
+// counter columns.
+func applyTableProps(o *manifest.TableOptions, props []ast.Property, counter bool) error {
+	if err := checkDuplicates(props); err != nil {
+		return err
+	}
+	for _, p := range props {
+		switch p.Name {
+		case "default_time_to_live":
+			n, err := propInt(p)
+			if err != nil {
+				return err
+			}
+			if n < 0 {
+				return configf("default_time_to_live must be greater than or equal to 0 (got %d)", n)
+			}
+			if n > maxTTL {
+				return configf("default_time_to_live must be less than or equal to %d (got %d)", maxTTL, n)
+			}
+			if n > 0 && counter {
+				return invalidf("Cannot set default_time_to_live on a table with counters")
+			}
+			o.DefaultTTL = int32(n)
+		case "gc_grace_seconds":
+			n, err := propInt(p)
+			if err != nil {
+				return err
+			}
+			if n < 0 {
+				return configf("gc_grace_seconds must be greater than or equal to 0 (got %d)", n)
+			}
+			o.GCGraceSeconds = int32(n)
+		case "comment":
+			s, err := propString(p)
+			if err != nil {
+				return err
+			}
+			o.Comment = s
+		case "compaction":
+			m, err := propMap(p)
+			if err != nil {
+				return err
+			}
+			if o.Compaction, err = validCompaction(m); err != nil {
+				return err
+			}
+		case "compression":
+			m, err := propMap(p)
+			if err != nil {
+				return err
+			}
+			if o.Compression, err = validCompression(m); err != nil {
+				return err
+			}
+		case "caching":
+			m, err := propMap(p)
+			if err != nil {
+				return err
+			}
+			if !maps.Equal(m, defaultCaching) {
+				return unstored(p.Name)
+			}
+		case "extensions":
+			m, err := propMap(p)
+			if err != nil {
+				return err
+			}
+			if len(m) > 0 {
+				return unstored(p.Name)
+			}
+		case "dclocal_read_repair_chance", "read_repair_chance":
+			// Obsolete since 4.0; accepted and ignored, as Cassandra does.
+			if _, err := propDouble(p); err != nil {
+				return err
+			}
+		case "bloom_filter_fp_chance", "crc_check_chance":
+			f, err := propDouble(p)
+			if err != nil {
+				return err
+			}
+			if p.Name == "bloom_filter_fp_chance" && (f <= 0 || f > 1) {
+				return configf("bloom_filter_fp_chance must be larger than 0.0 and less than or equal to 1.0 (got %v)", f)
+			}
+			if p.Name == "crc_check_chance" && (f < 0 || f > 1) {
+				return configf("crc_check_chance should be between 0.0 and 1.0")
+			}
+			def, _ := strconv.ParseFloat(unstoredDefaults[p.Name], 64)
+			if f != def {
+				return unstored(p.Name)
+			}
+		case "max_index_interval", "min_index_interval", "memtable_flush_period_in_ms":
+			n, err := propInt(p)
+			if err != nil {
+				return err
+			}
+			if n < 0 {
+				return configf("%s must be greater than or equal to 0 (got %d)", p.Name, n)
+			}
+			if strconv.FormatInt(n, 10) != unstoredDefaults[p.Name] {
+				return unstored(p.Name)
+			}
+		case "cdc":
+			b, err := propBool(p)
+			if err != nil {
+				return err
+			}
+			if b {
+				return unstored(p.Name)
+			}
+		case "speculative_retry", "additional_write_policy", "read_repair":
+			s, err := propString(p)
+			if err != nil {
+				return err
+			}
+			if !strings.EqualFold(s, unstoredDefaults[p.Name]) {
+				return unstored(p.Name)
+			}
+		case "id":
+			return configf("Cannot alter table id.")
+		default:
+			return syntaxf("Unknown property '%s'", p.Name)
+		}
+	}
+	return nil
+}
+
+func unstored(option string) *Error {
+	return invalidf("Sediment keeps table option '%s' at its default value; other values are not supported", option)
+}
+
+// validCompaction checks a compaction map and stores its class by short
+// name.
+func validCompaction(m map[string]string) (map[string]string, error) {
+	class, ok := m["class"]
+	if !ok {
+		return nil, configf("Missing sub-option 'class' for the 'compaction' option.")
+	}
+	short := strings.TrimPrefix(class, compactionPackage)
+	if !slices.Contains(compactionClasses, short) {
+		return nil, configf("Unable to find compaction strategy class '%s'", class)
+	}
+	out := maps.Clone(m)
+	out["class"] = short
+	return out, nil
+}
+
+// validCompression checks a compression map and stores its class by short
+// name.
+func validCompression(m map[string]string) (map[string]string, error) {
+	out := maps.Clone(m)
+	if c, ok := out["sstable_compression"]; ok {
+		delete(out, "sstable_compression")
+		out["class"] = c
+	}
+	if kb, ok := out["chunk_length_kb"]; ok {
+		delete(out, "chunk_length_kb")
+		out["chunk_length_in_kb"] = kb
+	}
+	if en, ok := out["enabled"]; ok {
+		if strings.EqualFold(en, "false") {
+			return map[string]string{"enabled": "false"}, nil
+		}
+		delete(out, "enabled")
+	}
+	class, ok := out["class"]
+	if !ok {
+		return nil, configf("Missing sub-option 'class' for the 'compression' option.")
+	}
+	short := strings.TrimPrefix(class, compressionPackage)
+	if !slices.Contains(compressorClasses, short) {
+		return nil, configf("Could not create Compression for type %s", class)
+	}
+	out["class"] = short
+	for k, v := range out {
+		switch k {
+		case "class":
+		case "chunk_length_in_kb":
+			n, err := strconv.Atoi(v)
+			if err != nil || n <= 0 {
+				return nil, configf("Invalid negative or null chunk_length_in_kb")
+			}
+			if n&(n-1) != 0 {
+				return nil, configf("chunk_length_in_kb must be a power of 2")
+			}
+		case "min_compress_ratio", "crc_check_chance", "compression_level":
+		default:
+			return nil, configf("Unknown compression options %s", k)
+		}
+	}
+	return out, nil
+}
+
+// ---- CREATE TABLE -------------------------------------------------------
+
+func (e *Executor) planCreateTable(s *Session, st *ast.CreateTable) (plan, error) {
+	ksName, err := e.keyspaceOf(s, st.Table)
+	if err != nil {
+		return nil, err
+	}
+	if isSystemKeyspace(ksName) {
+		return nil, unauthorizedf("%s keyspace is not user-modifiable.", ksName)
+	}
+	if err := validName("Table", st.Table.Name); err != nil {
+		return nil, err
+	}
+	if st.CompactStorage {
+		return nil, invalidf("Compact tables are not allowed in Cassandra starting with 4.0 version.")
+	}
+	ks := e.view.Keyspace(ksName)
+	if ks == nil {
+		return nil, invalidf("Keyspace '%s' doesn't exist", ksName)
+	}
+	spec, err := tableSpec(ks, st)
+	if err != nil {
+		return nil, err
+	}
+	sc := SchemaChange{Change: ChangeCreated, Target: TargetTable, Keyspace: ksName, Name: st.Table.Name}
+	return &ddlPlan{keyspace: ksName, change: func(ctx context.Context, x *execCtx) (SchemaChange, bool, error) {
+		_, err := x.e.manifest.CreateTable(ctx, spec)
+		switch {
+		case errors.Is(err, manifest.ErrExists):
+			if st.IfNotExists {
+				return sc, false, nil
+			}
+			return sc, false, alreadyExists(ksName, st.Table.Name)
+		case errors.Is(err, manifest.ErrNotFound):
+			return sc, false, invalidf("Keyspace '%s' doesn't exist", ksName)
+		case err != nil:
+			return sc, false, manifestError(err)
+		}
+		return sc, true, nil
+	}}, nil
+}
+
+// tableSpec checks a CREATE TABLE against Cassandra's rules and returns what
+// the manifest creates.
+func tableSpec(ks *manifest.Keyspace, st *ast.CreateTable) (manifest.TableSpec, error) {
+	spec := manifest.TableSpec{Keyspace: ks.Name, Name: st.Table.Name}
+	types := map[string]*cqltype.Type{}
+	static := map[string]bool{}
+	resolve := udtResolver(ks)
+	counters := 0
+	for _, c := range st.Columns {
+		if _, dup := types[c.Name]; dup {
+			return spec, invalidf("Duplicate column '%s' declaration for table '%s'", c.Name, st.Table.Name)
+		}
+		t, err := cqltype.Parse(c.Type, resolve)
+		if err != nil {
+			return spec, invalidf("%s", typeError(err))
+		}
+		types[c.Name] = t
+		static[c.Name] = c.Static
+		if t.Kind == cqltype.Counter {
+			counters++
+		}
+		spec.Columns = append(spec.Columns, manifest.ColumnSpec{Name: c.Name, Type: t.String(), Static: c.Static})
+	}
+	inKey := map[string]bool{}
+	keyColumn := func(name string) error {
+		t, ok := types[name]
+		if !ok {
+			return invalidf("Unknown definition %s referenced in PRIMARY KEY", name)
+		}
+		if inKey[name] {
+			return invalidf("Multiple definition of identifier %s", name)
+		}
+		inKey[name] = true
+		if static[name] {
+			return invalidf("Static column %s cannot be part of the PRIMARY KEY", name)
+		}
+		return keyType(name, t)
+	}
+	for _, name := range st.PartitionKey {
+		if err := keyColumn(name); err != nil {
+			return spec, err
+		}
+	}
+	for _, name := range st.Clustering {
+		if err := keyColumn(name); err != nil {
+			return spec, err
+		}
+	}
+	spec.PartitionKey = slices.Clone(st.PartitionKey)
+	if len(spec.PartitionKey) == 0 {
+		return spec, invalidf("No PRIMARY KEY specifed for table '%s' (exactly one required)", st.Table.Name)
+	}
+	desc, err := clusteringOrder(st)
+	if err != nil {
+		return spec, err
+	}
+	for i, name := range st.Clustering {
+		spec.Clustering = append(spec.Clustering, manifest.ClusteringSpec{Name: name, Desc: desc[i]})
+	}
+	regular := 0
+	for _, c := range st.Columns {
+		if inKey[c.Name] {
+			continue
+		}
+		regular++
+		if c.Static && len(st.Clustering) == 0 {
+			return spec, invalidf("Static columns are only useful (and thus allowed) if the table has at least one clustering column")
+		}
+	}
+	if counters > 0 && counters != regular {
+		return spec, invalidf("Cannot mix counter and non counter columns in the same table")
+	}
+	opts := manifest.DefaultTableOptions()
+	if err := applyTableProps(&opts, st.Properties, counters > 0); err != nil {
+		return spec, err
+	}
+	spec.Options = &opts
+	return spec, nil
+}
+
+// typeError words a cqltype.Parse error for the client.
+func typeError(err error) string {
+	return strings.TrimPrefix(strings.TrimPrefix(err.Error(), "cqltype: syntax error: "), "cqltype: ")
+}
+
+// keyType checks that a primary key column's type can be part of a key.
+func keyType(name string, t *cqltype.Type) error {
+	switch {
+	case t.Kind == cqltype.Counter:
+		return invalidf("counter type is not supported for PRIMARY KEY column '%s'", name)
+	case t.Kind == cqltype.Duration:
+		return invalidf("duration type is not supported for PRIMARY KEY column '%s'", name)
+	case t.IsCollection() && !t.Frozen:
+		return invalidf("Invalid non-frozen collection type %s for PRIMARY KEY component %s", t, name)
+	case t.Kind == cqltype.UDT && !t.Frozen:
+		return invalidf("Invalid non-frozen user-defined type \"%s\" for PRIMARY KEY column '%s'", t, name)
+	case containsDuration(t):
+		return invalidf("duration type is not supported for PRIMARY KEY column '%s'", name)
+	}
+	return nil
+}
+
+func containsDuration(t *cqltype.Type) bool {
+	if t.Kind == cqltype.Duration {
+		return true
+	}
+	for _, el := range t.Elems {
+		if containsDuration(el) {
+			return true
+		}
+	}
+	return false
+}
+
+// clusteringOrder checks CLUSTERING ORDER BY and returns whether each
+// clustering column is DESC.
+func clusteringOrder(st *ast.CreateTable) ([]bool, error) {
+	desc := make([]bool, len(st.Clustering))
+	if len(st.ClusteringOrder) == 0 {
+		return desc, nil
+	}
+	for i, o := range st.ClusteringOrder {
+		j := slices.Index(st.Clustering, o.Column)
+		if j < 0 {
+			return nil, invalidf("Only clustering key columns can be defined in CLUSTERING ORDER directive: %s is not a clustering column", o.Column)
+		}
+		if j != i {
+			if i < len(st.Clustering) && j > i {
+				return nil, invalidf("The order of columns in the CLUSTERING ORDER directive must match that of the clustering columns (%s must appear before %s)", st.Clustering[i], o.Column)
+			}
+			return nil, invalidf("Multiple definition of identifier %s in CLUSTERING ORDER", o.Column)
+		}
+		desc[j] = o.Desc
+	}
+	if len(st.ClusteringOrder) < len(st.Clustering) {
+		return nil, invalidf("Missing CLUSTERING ORDER for column %s", st.Clustering[len(st.ClusteringOrder)])
+	}
+	return desc, nil
+}
+
+// ---- ALTER TABLE --------------------------------------------------------
+
+func (e *Executor) planAlterTable(s *Session, st *ast.AlterTable) (plan, error) {
+	ksName, err := e.keyspaceOf(s, st.Table)
+	if err != nil {
+		return nil, err
+	}
+	if isSystemKeyspace(ksName) {
+		return nil, unauthorizedf("%s keyspace is not user-modifiable.", ksName)
+	}
+	name := st.Table.Name
+	sc := SchemaChange{Change: ChangeUpdated, Target: TargetTable, Keyspace: ksName, Name: name}
+	if st.Kind == ast.AlterColumnType {
+		return nil, invalidf("Altering column types is no longer supported")
+	}
+	return &ddlPlan{keyspace: ksName, change: func(ctx context.Context, x *execCtx) (SchemaChange, bool, error) {
+		ks := x.e.view.Keyspace(ksName)
+		if ks == nil {
+			return sc, false, invalidf("Keyspace '%s' doesn't exist", ksName)
+		}
+		if ks.Tables[name] == nil {
+			if st.IfExists {
+				return sc, false, nil
+			}
+			return sc, false, invalidf("Table '%s.%s' doesn't exist", ksName, name)
+		}
+		changed := false
+		dropAt := x.timestamp
+		if st.DropTimestamp != nil {
+			v, _, err := x.eval(cqltype.BigintType, st.DropTimestamp, "timestamp")
+			if err != nil {
+				return sc, false, err
+			}
+			if len(v) != 8 {
+				return sc, false, invalidf("Invalid null value of timestamp")
+			}
+			dropAt = int64(uint64(v[0])<<56 | uint64(v[1])<<48 | uint64(v[2])<<40 | uint64(v[3])<<32 | uint64(v[4])<<24 | uint64(v[5])<<16 | uint64(v[6])<<8 | uint64(v[7]))
+		}
+		err := x.e.manifest.AlterTable(ctx, ksName, name, func(t *manifest.Table) error {
+			var err error
+			changed, err = alterTable(ks, t, st, dropAt)
+			return err
+		})
+		switch {
+		case errors.Is(err, manifest.ErrNotFound) && st.IfExists:
+			return sc, false, nil
+		case errors.Is(err, manifest.ErrNotFound):
+			return sc, false, invalidf("Table '%s.%s' doesn't exist", ksName, name)
+		case err != nil:
+			return sc, false, manifestError(err)
+		}
+		return sc, changed, nil
+	}}, nil
+}
+
+// alterTable applies an ALTER TABLE to t; it reports whether anything
+// changed (IF [NOT] EXISTS on columns may make it a no-op).
+func alterTable(ks *manifest.Keyspace, t *manifest.Table, st *ast.AlterTable, dropAt int64) (bool, error) {
+	counter := tableHasCounters(t)
+	switch st.Kind {
+	case ast.AlterAdd:
+		changed := false
+		for _, c := range st.Add {
+			if _, ok := t.Column(c.Name); ok {
+				if st.AddIfNotExists {
+					continue
+				}
+				return false, invalidf("Column with name '%s' already exists", c.Name)
+			}
+			typ, err := cqltype.Parse(c.Type, udtResolver(ks))
+			if err != nil {
+				return false, invalidf("%s", typeError(err))
+			}
+			if c.Static && len(t.Clustering) == 0 {
+				return false, invalidf("Static columns are only useful (and thus allowed) if the table has at least one clustering column")
+			}
+			isCounter := typ.Kind == cqltype.Counter
+			switch {
+			case isCounter && !counter:
+				return false, invalidf("Cannot add a counter column (%s) in a non counter table", c.Name)
+			case !isCounter && counter:
+				return false, invalidf("Cannot add a non counter column (%s) in a counter table", c.Name)
+			}
+			for _, d := range t.Dropped {
+				if d.Name == c.Name && d.Type != typ.String() {
+					return false, invalidf("Cannot re-add previously dropped column '%s' of type %s, incompatible with previous type %s", c.Name, typ, d.Type)
+				}
+			}
+			if err := t.AddColumn(c.Name, typ.String(), c.Static); err != nil {
+				return false, manifestError(err)
+			}
+			changed = true
+		}
+		return changed, nil
+	case ast.AlterDrop:
+		changed := false
+		for _, name := range st.Drop {
+			c, ok := t.Column(name)
+			if !ok {
+				if st.DropIfExists {
+					continue
+				}
+				return false, invalidf("Column %s was not found in table %s", name, t.Name)
+			}
+			if c.Kind == manifest.KindPartitionKey || c.Kind == manifest.KindClustering {
+				return false, invalidf("Cannot drop PRIMARY KEY column %s", name)
+			}
+			if err := t.DropColumn(name, dropAt); err != nil {
+				return false, manifestError(err)
+			}
+			changed = true
+		}
+		return changed, nil
+	case ast.AlterRename:
+		for _, r := range st.Renames {
+			i := slices.IndexFunc(t.Columns, func(c manifest.Column) bool { return c.Name == r.From })
+			if i < 0 {
+				return false, invalidf("Column %s was not found in table %s", r.From, t.Name)
+			}
+			if k := t.Columns[i].Kind; k != manifest.KindPartitionKey && k != manifest.KindClustering {
+				return false, invalidf("Cannot rename non PRIMARY KEY column %s", r.From)
+			}
+			if _, ok := t.Column(r.To); ok {
+				return false, invalidf("Cannot rename column %s to %s in table '%s'; another column with that name already exists", r.From, r.To, t.Name)
+			}
+			t.Columns[i].Name = r.To
+		}
+		return len(st.Renames) > 0, nil
+	case ast.AlterWith:
+		if err := applyTableProps(&t.Options, st.Properties, counter); err != nil {
+			return false, err
+		}
+		return true, nil
+	}
+	return false, invalidf("Unsupported ALTER TABLE")
+}
+
+func tableHasCounters(t *manifest.Table) bool {
+	for _, c := range t.Columns {
+		if c.Type == "counter" {
+			return true
+		}
+	}
+	return false
+}
+
+// ---- DROP TABLE, TRUNCATE -----------------------------------------------
+
+func (e *Executor) planDropTable(s *Session, st *ast.DropTable) (plan, error) {
+	ksName, err := e.keyspaceOf(s, st.Table)
+	if err != nil {
+		return nil, err
+	}
+	if isSystemKeyspace(ksName) {
+		return nil, unauthorizedf("%s keyspace is not user-modifiable.", ksName)
+	}
+	name := st.Table.Name
+	sc := SchemaChange{Change: ChangeDropped, Target: TargetTable, Keyspace: ksName, Name: name}
+	return &ddlPlan{keyspace: ksName, change: func(ctx context.Context, x *execCtx) (SchemaChange, bool, error) {
+		missing := func() (SchemaChange, bool, error) {
+			if st.IfExists {
+				return sc, false, nil
+			}
+			if x.e.view.Keyspace(ksName) == nil {
+				return sc, false, invalidf("Keyspace '%s' doesn't exist", ksName)
+			}
+			return sc, false, invalidf("Table '%s.%s' doesn't exist", ksName, name)
+		}
+		ks, err := x.e.manifest.Keyspace(ctx, ksName)
+		if errors.Is(err, manifest.ErrNotFound) {
+			return missing()
+		}
+		if err != nil {
+			return sc, false, manifestError(err)
+		}
+		t := ks.Tables[name]
+		if t == nil {
+			return missing()
+		}
+		err = x.e.manifest.DropTable(ctx, ksName, name)
+		if errors.Is(err, manifest.ErrNotFound) {
+			return missing()
+		}
+		if err != nil {
+			return sc, false, manifestError(err)
+		}
+		if err := x.e.truncate(ctx, t.ID); err != nil {
+			return sc, false, err
+		}
+		return sc, true, nil
+	}}, nil
+}
+
+// truncatePlan is TRUNCATE: the table's data goes, its schema stays.
+type truncatePlan struct{ keyspace, table string }
+
+func (e *Executor) planTruncate(s *Session, st *ast.Truncate) (plan, error) {
+	ksName, err := e.keyspaceOf(s, st.Table)
+	if err != nil {
+		return nil, err
+	}
+	if isSystemKeyspace(ksName) {
+		return nil, unauthorizedf("%s keyspace is not user-modifiable.", ksName)
+	}
+	if _, err := e.table(s, ast.TableName{Keyspace: ksName, Name: st.Table.Name}); err != nil {
+		return nil, err
+	}
+	return &truncatePlan{keyspace: ksName, table: st.Table.Name}, nil
+}
+
+func (*truncatePlan) binds() []ColumnSpec  { return nil }
+func (*truncatePlan) result() []ColumnSpec { return nil }
+
+func (p *truncatePlan) execute(ctx context.Context, x *execCtx) (*Result, error) {
+	t := x.e.view.Table(p.keyspace, p.table)
+	if t == nil {
+		return nil, invalidf("unconfigured table %s", p.table)
+	}
+	if err := x.e.truncate(ctx, t.ID); err != nil {
+		return nil, err
+	}
+	return voidResult, nil
+}
+
+// ---- Types --------------------------------------------------------------
+
+func (e *Executor) planCreateType(s *Session, st *ast.CreateType) (plan, error) {
+	ksName, err := e.keyspaceOf(s, st.Name)
+	if err != nil {
+		return nil, err
+	}
+	if isSystemKeyspace(ksName) {
+		return nil, unauthorizedf("%s keyspace is not user-modifiable.", ksName)
+	}
+	if err := validName("Type", st.Name.Name); err != nil {
+		return nil, err
+	}
+	ks := e.view.Keyspace(ksName)
+	if ks == nil {
+		return nil, invalidf("Keyspace '%s' doesn't exist", ksName)
+	}
+	if nativeTypeName(st.Name.Name) {
+		return nil, invalidf("User defined type name %s is reserved", st.Name.Name)
+	}
+	u := manifest.UserType{Name: st.Name.Name}
+	seen := map[string]bool{}
+	for _, f := range st.Fields {
+		if seen[f.Name] {
+			return nil, invalidf("Duplicate field name %s in type %s", f.Name, st.Name.Name)
+		}
+		seen[f.Name] = true
+		t, err := cqltype.Parse(f.Type, udtResolver(ks))
+		if err != nil {
+			return nil, invalidf("%s", typeError(err))
+		}
+		if t.Kind == cqltype.Counter {
+			return nil, invalidf("A user type cannot contain counters")
+		}
+		u.Fields = append(u.Fields, manifest.Field{Name: f.Name, Type: cqltype.Freeze(t).String()})
+	}
+	sc := SchemaChange{Change: ChangeCreated, Target: TargetType, Keyspace: ksName, Name: u.Name}
+	return &ddlPlan{keyspace: ksName, change: func(ctx context.Context, x *execCtx) (SchemaChange, bool, error) {
+		err := x.e.manifest.CreateType(ctx, ksName, u)
+		switch {
+		case errors.Is(err, manifest.ErrExists):
+			if st.IfNotExists {
+				return sc, false, nil
+			}
+			return sc, false, invalidf("A user type with name '%s' already exists", u.Name)
+		case errors.Is(err, manifest.ErrNotFound):
+			return sc, false, invalidf("Keyspace '%s' doesn't exist", ksName)
+		case err != nil:
+			return sc, false, manifestError(err)
+		}
+		return sc, true, nil
+	}}, nil
+}
+
+// nativeTypeName reports whether name is a native type's name, which a
+// user type may not take.
+func nativeTypeName(name string) bool {
+	t, err := cqltype.Parse(name, func(string) (*cqltype.Type, error) { return nil, errors.New("not native") })
+	return err == nil && t.Kind.Native()
+}
+
+func (e *Executor) planAlterType(s *Session, st *ast.AlterType) (plan, error) {
+	// The manifest has no change of a user type yet: a type's fields are
+	// fixed at creation (manifest.CreateType, DropType).
+	return nil, invalidf("ALTER TYPE is not supported by Sediment yet: drop the type and create it again")
+}
+
+func (e *Executor) planDropType(s *Session, st *ast.DropType) (plan, error) {
+	ksName, err := e.keyspaceOf(s, st.Name)
+	if err != nil {
+		return nil, err
+	}
+	if isSystemKeyspace(ksName) {
+		return nil, unauthorizedf("%s keyspace is not user-modifiable.", ksName)
+	}
+	name := st.Name.Name
+	sc := SchemaChange{Change: ChangeDropped, Target: TargetType, Keyspace: ksName, Name: name}
+	return &ddlPlan{keyspace: ksName, change: func(ctx context.Context, x *execCtx) (SchemaChange, bool, error) {
+		if ks := x.e.view.Keyspace(ksName); ks != nil && ks.Types[name] != nil {
+			if user := typeUser(ks, name); user != "" {
+				return sc, false, invalidf("Cannot drop user type '%s.%s' as it is still used by %s", ksName, name, user)
+			}
+		}
+		err := x.e.manifest.DropType(ctx, ksName, name)
+		switch {
+		case errors.Is(err, manifest.ErrNotFound):
+			if st.IfExists {
+				return sc, false, nil
+			}
+			return sc, false, invalidf("Type '%s.%s' doesn't exist", ksName, name)
+		case err != nil:
+			return sc, false, manifestError(err)
+		}
+		return sc, true, nil
+	}}, nil
+}
+
+// typeUser names a table or type of ks that uses type name, or "".
+func typeUser(ks *manifest.Keyspace, name string) string {
+	uses := func(typ string) bool {
+		t, err := cqltype.Parse(typ, udtResolver(ks))
+		return err == nil && usesType(t, name)
+	}
+	for _, tn := range slices.Sorted(maps.Keys(ks.Tables)) {
+		for _, c := range ks.Tables[tn].Columns {
+			if uses(c.Type) {
+				return fmt.Sprintf("table %s.%s", ks.Name, tn)
+			}
+		}
+	}
+	for _, un := range slices.Sorted(maps.Keys(ks.Types)) {
+		if un == name {
+			continue
+		}
+		for _, f := range ks.Types[un].Fields {
+			if uses(f.Type) {
+				return fmt.Sprintf("user type %s.%s", ks.Name, un)
+			}
+		}
+	}
+	return ""
+}
+
+func usesType(t *cqltype.Type, name string) bool {
+	if t.Kind == cqltype.UDT && t.Name == name {
+		return true
+	}
+	for _, el := range t.Elems {
+		if usesType(el, name) {
+			return true
+		}
+	}
+	return false
+}
