@@ -1,0 +1,553 @@
+package exec
+
+import (
+	"encoding/binary"
+	"fmt"
+	"strings"
+
+	"github.com/sedimentdb/sediment/cql/ast"
+	"github.com/sedimentdb/sediment/cql/funcs"
+	"github.com/sedimentdb/sediment/cql/values"
+	"github.com/sedimentdb/sediment/cqltype"
+)
+
+// selection is what a SELECT returns of each row: one selector per result
+// column, or, with aggregates, one accumulator per column for each group.
+type selection struct {
+	columns   []ColumnSpec // the result columns ([json] for SELECT JSON)
+	items     []selector
+	names     []string // the selectors' names, the keys of SELECT JSON
+	aggregate bool
+	json      bool
+	// staticOnly: every column selected is a partition key or static
+	// column, so a partition yields its static row whatever its rows.
+	staticOnly bool
+}
+
+// selector computes one result column of a row.
+type selector interface {
+	eval(x *execCtx, r *rowCtx) ([]byte, error)
+	typ() *cqltype.Type
+}
+
+// aggSelector is a selector of an aggregate query: it folds every row of a
+// group into one value.
+type aggSelector interface {
+	selector
+	// start returns a fresh accumulator for a group.
+	start() accumulator
+}
+
+// accumulator folds a group's rows.
+type accumulator interface {
+	add(x *execCtx, r *rowCtx) error
+	result() ([]byte, error)
+}
+
+// planSelection compiles the select clause.
+func (p *selectPlan) planSelection(st *ast.Select) (*selection, error) {
+	sel := &selection{json: st.JSON}
+	if len(st.Selectors) == 0 {
+		for _, c := range p.t.columns {
+			sel.add(&columnSelector{c: c}, c.name)
+		}
+	}
+	for _, s := range st.Selectors {
+		sl, name, err := p.selector(s.Expr, true)
+		if err != nil {
+			return nil, err
+		}
+		if s.Alias != "" {
+			name = s.Alias
+		}
+		sel.add(sl, name)
+	}
+	sel.staticOnly = true
+	for _, it := range sel.items {
+		if _, ok := it.(aggSelector); ok {
+			sel.aggregate = true
+		}
+	}
+	for _, c := range p.t.columns {
+		if (c.kind == kindClustering || c.kind == kindRegular) && sel.uses(c) {
+			sel.staticOnly = false
+		}
+	}
+	if sel.aggregate {
+		for i, it := range sel.items {
+			if _, ok := it.(aggSelector); !ok {
+				sel.items[i] = &firstSelector{selector: it}
+			}
+		}
+	}
+	if st.Distinct {
+		if err := p.checkDistinct(sel); err != nil {
+			return nil, err
+		}
+	}
+	if len(st.GroupBy) > 0 {
+		if err := p.planGroupBy(sel, st.GroupBy); err != nil {
+			return nil, err
+		}
+	}
+	ks, table := p.t.keyspace, p.t.name()
+	if sel.json {
+		sel.columns = []ColumnSpec{{Keyspace: ks, Table: table, Name: "[json]", Type: cqltype.TextType}}
+		return sel, nil
+	}
+	for i, it := range sel.items {
+		sel.columns = append(sel.columns, ColumnSpec{Keyspace: ks, Table: table, Name: sel.names[i], Type: it.typ()})
+	}
+	return sel, nil
+}
+
+func (s *selection) add(sl selector, name string) {
+	s.items = append(s.items, sl)
+	s.names = append(s.names, name)
+}
+
+// uses reports whether any selector reads column c.
+func (s *selection) uses(c *column) bool {
+	for _, it := range s.items {
+		if selectorUses(it, c) {
+			return true
+		}
+	}
+	return false
+}
+
+func selectorUses(s selector, c *column) bool {
+	switch s := s.(type) {
+	case *columnSelector:
+		return s.c == c
+	case *cellSelector:
+		return s.c == c
+	case *funcSelector:
+		for _, a := range s.args {
+			if selectorUses(a, c) {
+				return true
+			}
+		}
+	case *aggFuncSelector:
+		for _, a := range s.args {
+			if selectorUses(a, c) {
+				return true
+			}
+		}
+	case *firstSelector:
+		return selectorUses(s.selector, c)
+	case *partSelector:
+		return selectorUses(s.arg, c)
+	}
+	return false
+}
+
+// checkDistinct applies Cassandra's rules: only partition key and static
+// columns, and all of the partition key.
+func (p *selectPlan) checkDistinct(sel *selection) error {
+	for _, c := range p.t.columns {
+		if (c.kind == kindClustering || c.kind == kindRegular) && sel.uses(c) {
+			return invalidf("SELECT DISTINCT queries must only request partition key columns and/or static columns (not %s)", c.name)
+		}
+	}
+	for _, c := range p.t.partition {
+		if !sel.uses(c) {
+			return invalidf("SELECT DISTINCT queries must request all the partition key columns (missing %s)", c.name)
+		}
+	}
+	return nil
+}
+
+// selector compiles one selectable; top is false inside function arguments,
+// where aggregates cannot nest.
+func (p *selectPlan) selector(s ast.Selectable, top bool) (selector, string, error) {
+	switch s := s.(type) {
+	case *ast.ColumnSel:
+		c := p.t.column(s.Name)
+		if c == nil {
+			return nil, "", invalidf("Undefined column name %s in selection clause", s.Name)
+		}
+		return &columnSelector{c: c}, c.name, nil
+	case *ast.WriteTimeSel, *ast.TTLSel:
+		name, kind := "", "writetime"
+		if w, ok := s.(*ast.WriteTimeSel); ok {
+			name = w.Column
+		} else {
+			name, kind = s.(*ast.TTLSel).Column, "ttl"
+		}
+		c := p.t.column(name)
+		if c == nil {
+			return nil, "", invalidf("Undefined column name %s in selection clause", name)
+		}
+		if c.kind == kindPartition || c.kind == kindClustering {
+			return nil, "", invalidf("Cannot use selection function %s on PRIMARY KEY part %s", kindName(kind), c.name)
+		}
+		if c.typ.MultiCell() {
+			return nil, "", invalidf("Cannot use selection function %s on non-frozen %s %s", kindName(kind), collectionWord(c.typ), c.name)
+		}
+		return &cellSelector{c: c, ttl: kind == "ttl"}, kind + "(" + c.name + ")", nil
+	case *ast.CountRows:
+		if !top {
+			return nil, "", invalidf("aggregate functions cannot be used as arguments of aggregate functions")
+		}
+		f, err := funcs.Lookup("", "countrows", nil)
+		if err != nil {
+			return nil, "", invalidf("%v", err)
+		}
+		return &aggFuncSelector{f: f}, "count", nil
+	case *ast.FuncSel:
+		return p.funcSelector(s, top)
+	case *ast.CastSel:
+		arg, argName, err := p.selector(s.Arg, false)
+		if err != nil {
+			return nil, "", err
+		}
+		to, err := cqltype.Parse(s.Type, nil)
+		if err != nil {
+			return nil, "", invalidf("%v", err)
+		}
+		f, err := funcs.Cast(arg.typ(), to)
+		if err != nil {
+			return nil, "", funcError(err)
+		}
+		name := "cast(" + argName + " as " + to.String() + ")"
+		if f == nil {
+			return arg, name, nil
+		}
+		return &funcSelector{f: f, args: []selector{arg}}, name, nil
+	case *ast.TermSel:
+		t, err := termType(s.Term)
+		if err != nil {
+			return nil, "", err
+		}
+		p.receive(s.Term, "[selection]", t)
+		return &termSelector{term: s.Term, t: t}, termName(s.Term), nil
+	case *ast.FieldSel:
+		arg, argName, err := p.selector(s.Arg, false)
+		if err != nil {
+			return nil, "", err
+		}
+		t := arg.typ()
+		if t.Kind != cqltype.UDT {
+			return nil, "", invalidf("Invalid field selection: %s of type %s is not a user type", argName, t)
+		}
+		for i, f := range t.Fields {
+			if f == s.Field {
+				return &partSelector{arg: arg, field: i, t: t.Elems[i]}, argName + "." + s.Field, nil
+			}
+		}
+		return nil, "", invalidf("%s of type %s has no field %s", argName, t, s.Field)
+	case *ast.ElemSel:
+		arg, argName, err := p.selector(s.Arg, false)
+		if err != nil {
+			return nil, "", err
+		}
+		t := arg.typ()
+		switch t.Kind {
+		case cqltype.Map, cqltype.Set:
+			p.receive(s.Key, "key("+argName+")", t.Elems[0])
+			et := t.Elems[len(t.Elems)-1]
+			return &partSelector{arg: arg, key: s.Key, keyType: t.Elems[0], t: et}, argName + "[" + termName(s.Key) + "]", nil
+		}
+		return nil, "", invalidf("Element selection is only allowed on sets and maps, but %s is a %s", argName, t)
+	}
+	return nil, "", invalidf("Unsupported selector %T", s)
+}
+
+// funcSelector compiles a function call: an aggregate at the top level, or
+// a scalar function of other selectors.
+func (p *selectPlan) funcSelector(s *ast.FuncSel, top bool) (selector, string, error) {
+	args := make([]selector, len(s.Args))
+	types := make([]*cqltype.Type, len(s.Args))
+	names := make([]string, len(s.Args))
+	for i, a := range s.Args {
+		sl, name, err := p.selector(a, false)
+		if err != nil {
+			return nil, "", err
+		}
+		args[i], types[i], names[i] = sl, sl.typ(), name
+	}
+	if s.Name == "tojson" && (s.Keyspace == "" || s.Keyspace == "system") && len(args) == 1 {
+		return &jsonSelector{arg: args[0]}, "system.tojson(" + names[0] + ")", nil
+	}
+	f, err := funcs.Lookup(s.Keyspace, s.Name, types)
+	if err != nil {
+		return nil, "", funcError(err)
+	}
+	name := "system." + s.Name + "(" + strings.Join(names, ", ") + ")"
+	if f.IsAggregate() {
+		if !top {
+			return nil, "", invalidf("aggregate functions cannot be used as arguments of aggregate functions")
+		}
+		return &aggFuncSelector{f: f, args: args}, name, nil
+	}
+	return &funcSelector{f: f, args: args}, name, nil
+}
+
+// planGroupBy checks GROUP BY: a prefix of the primary key columns.
+func (p *selectPlan) planGroupBy(sel *selection, cols []string) error {
+	pkey := append(append([]*column(nil), p.t.partition...), p.t.clustering...)
+	for i, name := range cols {
+		c := p.t.column(name)
+		if c == nil {
+			return invalidf("Undefined column name %s", name)
+		}
+		if i >= len(pkey) || pkey[i] != c {
+			return invalidf("Group by currently only support groups of columns following their declared order in the PRIMARY KEY")
+		}
+	}
+	p.groupBy = len(cols)
+	if !sel.aggregate {
+		// GROUP BY without aggregates returns the first row of each group.
+		sel.aggregate = true
+		for i, it := range sel.items {
+			sel.items[i] = &firstSelector{selector: it}
+		}
+	}
+	return nil
+}
+
+func kindName(kind string) string {
+	if kind == "ttl" {
+		return "ttl"
+	}
+	return "writeTime"
+}
+
+func collectionWord(t *cqltype.Type) string {
+	if t.Kind == cqltype.UDT {
+		return "user type"
+	}
+	return "collection"
+}
+
+// funcError maps an error of cql/funcs for the client.
+func funcError(err error) error {
+	if fe, ok := err.(*funcs.Error); ok {
+		return &Error{Code: CodeInvalid, Message: fe.Msg, Cause: err}
+	}
+	return invalidf("%v", err)
+}
+
+// termType infers the type of a term selector: its hint, or its literal's
+// kind.
+func termType(t ast.Term) (*cqltype.Type, error) {
+	switch t := t.(type) {
+	case *ast.Hint:
+		ht, err := cqltype.Parse(t.Type, nil)
+		if err != nil {
+			return nil, invalidf("%v", err)
+		}
+		return ht, nil
+	case *ast.Literal:
+		switch t.Kind {
+		case ast.LitString:
+			return cqltype.TextType, nil
+		case ast.LitInteger:
+			return cqltype.IntType, nil
+		case ast.LitFloat:
+			return cqltype.DoubleType, nil
+		case ast.LitBoolean:
+			return cqltype.BooleanType, nil
+		case ast.LitUUID:
+			return cqltype.UUIDType, nil
+		case ast.LitBlob:
+			return cqltype.BlobType, nil
+		case ast.LitDuration:
+			return cqltype.DurationType, nil
+		}
+	}
+	return nil, invalidf("Cannot infer type for term %s in selection clause (try using a cast to force a type)", termName(t))
+}
+
+// termName names a term selector as Cassandra shows it.
+func termName(t ast.Term) string {
+	switch t := t.(type) {
+	case *ast.Literal:
+		if t.Kind == ast.LitString {
+			return "'" + strings.ReplaceAll(t.Text, "'", "''") + "'"
+		}
+		return t.Text
+	case *ast.Bind:
+		if t.Name != "" {
+			return ":" + t.Name
+		}
+		return "?"
+	case *ast.Hint:
+		return "(" + t.Type + ")" + termName(t.Term)
+	}
+	return fmt.Sprintf("%T", t)
+}
+
+// columnSelector selects a column.
+type columnSelector struct{ c *column }
+
+func (s *columnSelector) typ() *cqltype.Type { return s.c.typ }
+func (s *columnSelector) eval(_ *execCtx, r *rowCtx) ([]byte, error) {
+	return r.value(s.c)
+}
+
+// cellSelector is WRITETIME(c) or TTL(c).
+type cellSelector struct {
+	c   *column
+	ttl bool
+}
+
+func (s *cellSelector) typ() *cqltype.Type {
+	if s.ttl {
+		return cqltype.IntType
+	}
+	return cqltype.BigintType
+}
+
+func (s *cellSelector) eval(x *execCtx, r *rowCtx) ([]byte, error) {
+	cell := r.cell(s.c)
+	if cell == nil {
+		return nil, nil
+	}
+	if !s.ttl {
+		return binary.BigEndian.AppendUint64(nil, uint64(cell.Timestamp)), nil
+	}
+	if cell.TTL <= 0 {
+		return nil, nil
+	}
+	return binary.BigEndian.AppendUint32(nil, uint32(max(cell.LocalDeletionTime-x.nowSec, 0))), nil
+}
+
+// funcSelector is a scalar function of selectors.
+type funcSelector struct {
+	f    *funcs.Function
+	args []selector
+}
+
+func (s *funcSelector) typ() *cqltype.Type { return s.f.Return }
+func (s *funcSelector) eval(x *execCtx, r *rowCtx) ([]byte, error) {
+	args := make([][]byte, len(s.args))
+	for i, a := range s.args {
+		v, err := a.eval(x, r)
+		if err != nil {
+			return nil, err
+		}
+		args[i] = v
+	}
+	v, err := s.f.Call(args)
+	if err != nil {
+		return nil, funcError(err)
+	}
+	return v, nil
+}
+
+// jsonSelector is toJson(x).
+type jsonSelector struct{ arg selector }
+
+func (s *jsonSelector) typ() *cqltype.Type { return cqltype.TextType }
+func (s *jsonSelector) eval(x *execCtx, r *rowCtx) ([]byte, error) {
+	v, err := s.arg.eval(x, r)
+	if err != nil {
+		return nil, err
+	}
+	j, err := values.ToJSON(s.arg.typ(), v)
+	if err != nil {
+		return nil, serverError(err)
+	}
+	return j, nil
+}
+
+// termSelector is a constant or a bound value.
+type termSelector struct {
+	term ast.Term
+	t    *cqltype.Type
+}
+
+func (s *termSelector) typ() *cqltype.Type { return s.t }
+func (s *termSelector) eval(x *execCtx, _ *rowCtx) ([]byte, error) {
+	v, _, err := x.eval(s.t, s.term, "[selection]")
+	return v, err
+}
+
+// partSelector selects a field of a user-type value (field >= 0 when key
+// is nil) or an element of a set or map (by key).
+type partSelector struct {
+	arg     selector
+	field   int
+	key     ast.Term
+	keyType *cqltype.Type
+	t       *cqltype.Type
+}
+
+func (s *partSelector) typ() *cqltype.Type { return s.t }
+func (s *partSelector) eval(x *execCtx, r *rowCtx) ([]byte, error) {
+	v, err := s.arg.eval(x, r)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	if s.key == nil {
+		fields, err := splitUDT(s.arg.typ(), v)
+		if err != nil {
+			return nil, err
+		}
+		return fields[s.field], nil
+	}
+	k, _, err := x.eval(s.keyType, s.key, "key")
+	if err != nil || k == nil {
+		return nil, err
+	}
+	return collectionElement(s.arg.typ(), v, k)
+}
+
+// firstSelector turns a plain selector of an aggregate query into one that
+// keeps its value of the group's first row.
+type firstSelector struct{ selector }
+
+func (s *firstSelector) start() accumulator { return &firstAcc{s: s.selector} }
+
+type firstAcc struct {
+	s   selector
+	set bool
+	v   []byte
+}
+
+func (a *firstAcc) add(x *execCtx, r *rowCtx) error {
+	if a.set {
+		return nil
+	}
+	v, err := a.s.eval(x, r)
+	a.v, a.set = v, err == nil
+	return err
+}
+
+func (a *firstAcc) result() ([]byte, error) { return a.v, nil }
+
+// aggFuncSelector is an aggregate function of selectors.
+type aggFuncSelector struct {
+	f    *funcs.Function
+	args []selector
+}
+
+func (s *aggFuncSelector) typ() *cqltype.Type { return s.f.Return }
+func (s *aggFuncSelector) eval(*execCtx, *rowCtx) ([]byte, error) {
+	return nil, serverError(fmt.Errorf("exec: aggregate %s evaluated per row", s.f))
+}
+func (s *aggFuncSelector) start() accumulator { return &aggAcc{s: s, acc: s.f.New()} }
+
+type aggAcc struct {
+	s   *aggFuncSelector
+	acc funcs.Acc
+}
+
+// add feeds the aggregate's argument (none for COUNT(*)) of one row.
+func (a *aggAcc) add(x *execCtx, r *rowCtx) error {
+	var v []byte
+	if len(a.s.args) > 0 {
+		var err error
+		if v, err = a.s.args[0].eval(x, r); err != nil {
+			return err
+		}
+	}
+	if err := a.acc.Add(v); err != nil {
+		return serverError(err)
+	}
+	return nil
+}
+
+func (a *aggAcc) result() ([]byte, error) { return a.acc.Result(), nil }

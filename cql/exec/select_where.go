@@ -1,0 +1,335 @@
+package exec
+
+import (
+	"strings"
+
+	"github.com/sedimentdb/sediment/cql/ast"
+	"github.com/sedimentdb/sediment/cqltype"
+)
+
+const filteringMessage = "Cannot execute this query as it might involve data filtering and thus may have unpredictable performance. If you want to execute this query despite the performance unpredictability, use ALLOW FILTERING"
+
+// planWhere sorts the WHERE relations into what selects partitions, what
+// selects rows within them and what filters rows, with Cassandra's rules on
+// which shapes need ALLOW FILTERING.
+func (p *selectPlan) planWhere(st *ast.Select) error {
+	pk := make([]*restriction, len(p.t.partition))
+	ck := make([][]*restriction, len(p.t.clustering)) // by first column
+	var others []*restriction
+	for i := range st.Where {
+		rel := &st.Where[i]
+		if rel.Token {
+			if err := p.planToken(rel); err != nil {
+				return err
+			}
+			continue
+		}
+		r, err := p.bindRelation(rel)
+		if err != nil {
+			return err
+		}
+		c := r.cols[0]
+		switch {
+		case c.kind == kindPartition && !rel.Multi:
+			if r.op != ast.OpEq && r.op != ast.OpIn {
+				if r.op == ast.OpContains || r.op == ast.OpContainsKey || r.op == ast.OpLike || r.op == ast.OpNe {
+					return invalidf("%s restriction is not supported on partition key column %s", r.op, c.name)
+				}
+				return invalidf("Only EQ and IN relation are supported on the partition key (unless you use the token() function)")
+			}
+			if pk[c.pos] != nil {
+				return invalidf("%s cannot be restricted by more than one relation if it includes an Equal", c.name)
+			}
+			pk[c.pos] = r
+		case c.kind == kindClustering:
+			p.clusteringRestricted = true
+			ck[c.pos] = append(ck[c.pos], r)
+		default:
+			if rel.Multi {
+				return invalidf("Multi-column relations can only be applied to clustering columns but was applied to: %s", c.name)
+			}
+			others = append(others, r)
+		}
+	}
+	if err := p.planPartition(st, pk, &others); err != nil {
+		return err
+	}
+	if err := p.planClustering(st, ck, &others); err != nil {
+		return err
+	}
+	for _, r := range others {
+		if r.op == ast.OpLike {
+			return invalidf("LIKE restriction is only supported on properly indexed columns. %s is not valid.", r.cols[0].name)
+		}
+		if r.op == ast.OpNe {
+			return invalidf("Unsupported \"!=\" relation: %s != ...", r.cols[0].name)
+		}
+	}
+	if len(others) > 0 && !st.AllowFiltering {
+		return invalidf(filteringMessage)
+	}
+	p.filters = others
+	return nil
+}
+
+// bindRelation resolves a relation's columns and records the receivers of
+// its markers.
+func (p *selectPlan) bindRelation(rel *ast.Relation) (*restriction, error) {
+	r := &restriction{op: rel.Op, mapKey: rel.MapKey, multi: rel.Multi}
+	for _, name := range rel.Columns {
+		c := p.t.column(name)
+		if c == nil {
+			return nil, invalidf("Undefined column name %s in table %s.%s", name, p.t.keyspace, p.t.name())
+		}
+		r.cols = append(r.cols, c)
+	}
+	if len(r.cols) == 0 {
+		return nil, invalidf("Relation without a column")
+	}
+	c := r.cols[0]
+	typ, name := c.typ, c.name
+	if rel.Multi {
+		types := make([]*cqltype.Type, len(r.cols))
+		names := make([]string, len(r.cols))
+		for i, c := range r.cols {
+			if c.kind != kindClustering {
+				return nil, invalidf("Multi-column relations can only be applied to clustering columns but was applied to: %s", c.name)
+			}
+			if i > 0 && c.pos != r.cols[i-1].pos+1 {
+				return nil, invalidf("Clustering columns must appear in the PRIMARY KEY order in multi-column relations: (%s)", strings.Join(rel.Columns, ", "))
+			}
+			types[i], names[i] = c.typ, c.name
+		}
+		typ, name = cqltype.TupleOf(types...), "("+strings.Join(names, ",")+")"
+	}
+	switch rel.Op {
+	case ast.OpContains:
+		if c.typ.Kind != cqltype.List && c.typ.Kind != cqltype.Set && c.typ.Kind != cqltype.Map {
+			return nil, invalidf("Cannot use CONTAINS on non-collection column %s", c.name)
+		}
+		typ, name = c.typ.Elems[len(c.typ.Elems)-1], "value("+c.name+")"
+	case ast.OpContainsKey:
+		if c.typ.Kind != cqltype.Map {
+			return nil, invalidf("Cannot use CONTAINS KEY on non-map column %s", c.name)
+		}
+		typ, name = c.typ.Elems[0], "key("+c.name+")"
+	case ast.OpIsNotNull:
+		return nil, invalidf("Unsupported restriction: %s IS NOT NULL", c.name)
+	}
+	if rel.MapKey != nil {
+		if c.typ.Kind != cqltype.Map {
+			return nil, invalidf("Column %s cannot be used as a map", c.name)
+		}
+		p.receive(rel.MapKey, "key("+c.name+")", c.typ.Elems[0])
+		typ, name = c.typ.Elems[1], "value("+c.name+")"
+	}
+	if rel.Op == ast.OpIn {
+		switch v := rel.Value.(type) {
+		case *ast.Tuple:
+			r.in = v.Elems
+			for _, e := range v.Elems {
+				p.receive(e, name, typ)
+			}
+		case *ast.Bind:
+			r.value = v
+			p.receive(v, "in("+name+")", cqltype.ListOf(typ, false))
+		default:
+			return nil, invalidf("Invalid IN relation on %s", name)
+		}
+		return r, nil
+	}
+	r.value = rel.Value
+	p.receive(rel.Value, name, typ)
+	return r, nil
+}
+
+// planToken takes a token(pk...) relation: the columns must be the whole
+// partition key in order.
+func (p *selectPlan) planToken(rel *ast.Relation) error {
+	if len(rel.Columns) != len(p.t.partition) {
+		return invalidf("The token() function must be applied to all partition key components or none of them")
+	}
+	for i, name := range rel.Columns {
+		if p.t.partition[i].name != name {
+			return invalidf("The token function arguments must be in the partition key order: %s", p.partitionNames())
+		}
+	}
+	if c, ok := rel.Value.(*ast.Call); ok && c.Name == "token" {
+		// token(k) > token(?): the token of the bound key values.
+		return invalidf("token() of values on the right side of a relation is not supported; compare with a bigint token")
+	}
+	b := &tokenBound{value: rel.Value}
+	p.receive(rel.Value, "partition key token", cqltype.BigintType)
+	switch rel.Op {
+	case ast.OpGt, ast.OpGte:
+		if p.tokenLower != nil {
+			return invalidf("More than one restriction was found for the start bound on %s", p.partitionNames())
+		}
+		b.inclusive = rel.Op == ast.OpGte
+		p.tokenLower = b
+	case ast.OpLt, ast.OpLte:
+		if p.tokenUpper != nil {
+			return invalidf("More than one restriction was found for the end bound on %s", p.partitionNames())
+		}
+		b.inclusive = rel.Op == ast.OpLte
+		p.tokenUpper = b
+	case ast.OpEq:
+		if p.tokenLower != nil || p.tokenUpper != nil {
+			return invalidf("Columns %s cannot be restricted by both an equality and an inequality relation", p.partitionNames())
+		}
+		b.inclusive = true
+		p.tokenLower, p.tokenUpper = b, b
+	default:
+		return invalidf("%s cannot be used with the token function", rel.Op)
+	}
+	return nil
+}
+
+func (p *selectPlan) partitionNames() string {
+	names := make([]string, len(p.t.partition))
+	for i, c := range p.t.partition {
+		names[i] = c.name
+	}
+	return "token(" + strings.Join(names, ", ") + ")"
+}
+
+// planPartition decides how partitions are found: by key when every
+// partition key column has = or IN, by token range, or by a scan of the
+// ring. A partial key restriction becomes a filter (ALLOW FILTERING).
+func (p *selectPlan) planPartition(st *ast.Select, pk []*restriction, others *[]*restriction) error {
+	n := 0
+	for _, r := range pk {
+		if r != nil {
+			n++
+		}
+	}
+	switch {
+	case n == len(pk) && (p.tokenLower != nil || p.tokenUpper != nil):
+		return invalidf("Columns %s cannot be restricted by both a normal relation and a token relation", p.partitionNames())
+	case n == len(pk):
+		p.keys = pk
+	case n > 0:
+		if !st.AllowFiltering {
+			return invalidf(filteringMessage)
+		}
+		for _, r := range pk {
+			if r != nil {
+				*others = append(*others, r)
+			}
+		}
+	}
+	return nil
+}
+
+// planClustering takes the longest = / IN prefix of the clustering columns
+// and at most one slice after it; whatever else restricts a clustering
+// column filters rows.
+func (p *selectPlan) planClustering(st *ast.Select, ck [][]*restriction, others *[]*restriction) error {
+	pos := 0
+	used := map[*restriction]bool{}
+	for pos < len(ck) && p.slice == nil {
+		rs := ck[pos]
+		if len(rs) == 0 {
+			break
+		}
+		var eq *restriction
+		var sl []*restriction
+		for _, r := range rs {
+			switch r.op {
+			case ast.OpEq, ast.OpIn:
+				if eq != nil {
+					return invalidf("%s cannot be restricted by more than one relation if it includes an Equal", r.cols[0].name)
+				}
+				eq = r
+			case ast.OpGt, ast.OpGte, ast.OpLt, ast.OpLte:
+				sl = append(sl, r)
+			}
+		}
+		if eq != nil {
+			if len(sl) > 0 {
+				return invalidf("%s cannot be restricted by both an equality and an inequality relation", eq.cols[0].name)
+			}
+			if eq.mapKey != nil {
+				break
+			}
+			used[eq] = true
+			p.prefix = append(p.prefix, eq)
+			pos += len(eq.cols)
+			continue
+		}
+		if len(sl) == 0 {
+			break
+		}
+		s, err := p.planSlice(sl)
+		if err != nil {
+			return err
+		}
+		for _, r := range sl {
+			used[r] = true
+		}
+		p.slice = s
+		pos += s.width()
+	}
+	for i, rs := range ck {
+		for _, r := range rs {
+			if used[r] {
+				continue
+			}
+			if !st.AllowFiltering && r.op != ast.OpContains && r.op != ast.OpContainsKey {
+				prev := p.t.clustering[max(i-1, 0)]
+				if i > 0 && len(ck[i-1]) == 0 {
+					return invalidf("PRIMARY KEY column \"%s\" cannot be restricted as preceding column \"%s\" is not restricted", r.cols[0].name, prev.name)
+				}
+				return invalidf("Clustering column \"%s\" cannot be restricted (preceding column \"%s\" is restricted by a non-EQ relation)", r.cols[0].name, prev.name)
+			}
+			*others = append(*others, r)
+		}
+	}
+	return nil
+}
+
+// planSlice combines the range relations on one clustering position into a
+// slice: at most one lower and one upper bound. The two may have different
+// widths, as in (a, b) > (1, 2) AND a < 5.
+func (p *selectPlan) planSlice(rs []*restriction) (*slice, error) {
+	s := &slice{}
+	for _, r := range rs {
+		switch r.op {
+		case ast.OpGt, ast.OpGte:
+			if s.lower != nil {
+				return nil, invalidf("More than one restriction was found for the start bound on %s", r.cols[0].name)
+			}
+			s.lower = r
+		case ast.OpLt, ast.OpLte:
+			if s.upper != nil {
+				return nil, invalidf("More than one restriction was found for the end bound on %s", r.cols[0].name)
+			}
+			s.upper = r
+		}
+		for _, c := range r.cols[1:] {
+			if c.desc != r.cols[0].desc {
+				return nil, invalidf("Multi-column slices over clustering columns of mixed orders are not supported by Sediment: (%s)", columnNames(r.cols))
+			}
+		}
+	}
+	return s, nil
+}
+
+// width returns how many clustering columns the slice bounds.
+func (s *slice) width() int {
+	n := 0
+	for _, r := range []*restriction{s.lower, s.upper} {
+		if r != nil {
+			n = max(n, len(r.cols))
+		}
+	}
+	return n
+}
+
+func columnNames(cols []*column) string {
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = c.name
+	}
+	return strings.Join(names, ", ")
+}
