@@ -28,7 +28,7 @@ func (v Version) Supported() bool { return v >= MinVersion && v <= MaxVersion }
 // headerSize returns the length of v's frame header: v1 and v2 had a
 // one-byte stream ID.
 func (v Version) headerSize() int {
-	if v < V3 {
+	if v == 1 || v == 2 {
 		return 8
 	}
 	return HeaderSize
@@ -224,7 +224,7 @@ func AppendHeader(dst []byte, h Header) []byte {
 	if h.Response {
 		b |= directionBit
 	}
-	if h.Version < V3 {
+	if h.Version.headerSize() == 8 {
 		dst = append(dst, b, byte(h.Flags), byte(int8(h.Stream)), byte(h.Opcode))
 	} else {
 		dst = append(dst, b, byte(h.Flags))
