@@ -13,7 +13,7 @@ func (p *parser) roleName() string {
 		p.next()
 		return t.text
 	}
-	return p.ident()
+	return p.name("role")
 }
 
 // userName parses the name of the legacy USER statements. As in
@@ -183,7 +183,7 @@ func (p *parser) resource() ast.Resource {
 		return r
 	case p.isKw(t, "keyspace"):
 		p.next()
-		return ast.Resource{Kind: ast.ResKeyspace, Keyspace: p.ident()}
+		return ast.Resource{Kind: ast.ResKeyspace, Keyspace: p.name("keyspace")}
 	case p.isKw(t, "role") && p.startsName(n):
 		p.next()
 		return ast.Resource{Kind: ast.ResRole, Name: p.roleName()}
@@ -209,7 +209,7 @@ func (p *parser) resource() ast.Resource {
 	if p.isKw(t, "table") || p.isKw(t, "columnfamily") {
 		p.next()
 	}
-	name := p.qualifiedName()
+	name := p.qualifiedName("table")
 	return ast.Resource{Kind: ast.ResTable, Keyspace: name.Keyspace, Name: name.Name}
 }
 

@@ -14,7 +14,7 @@ func (p *parser) create() ast.Statement {
 	case t.kind != tIdent:
 	case w == "keyspace" || w == "schema":
 		p.next()
-		s := &ast.CreateKeyspace{IfNotExists: p.ifNotExists(), Name: p.ident()}
+		s := &ast.CreateKeyspace{IfNotExists: p.ifNotExists(), Name: p.name("keyspace")}
 		p.expectKw("with")
 		s.Properties = p.properties()
 		return s
@@ -23,7 +23,7 @@ func (p *parser) create() ast.Statement {
 		return p.createTable()
 	case w == "type":
 		p.next()
-		s := &ast.CreateType{IfNotExists: p.ifNotExists(), Name: p.qualifiedName()}
+		s := &ast.CreateType{IfNotExists: p.ifNotExists(), Name: p.qualifiedName("type")}
 		p.expectPunct("(")
 		for {
 			s.Fields = append(s.Fields, ast.Field{Name: p.ident(), Type: p.typ()})
@@ -41,13 +41,13 @@ func (p *parser) create() ast.Statement {
 			s.Name = p.ident()
 		}
 		p.expectKw("on")
-		s.Table = p.qualifiedName()
+		s.Table = p.qualifiedName("table")
 		p.skipRest()
 		return s
 	case w == "materialized":
 		p.next()
 		p.expectKw("view")
-		s := &ast.CreateView{IfNotExists: p.ifNotExists(), Name: p.qualifiedName()}
+		s := &ast.CreateView{IfNotExists: p.ifNotExists(), Name: p.qualifiedName("view")}
 		p.expectKw("as")
 		p.skipRest()
 		return s
@@ -75,7 +75,7 @@ func (p *parser) create() ast.Statement {
 		p.next()
 		s := &ast.CreateTrigger{IfNotExists: p.ifNotExists(), Name: p.ident()}
 		p.expectKw("on")
-		s.Table = p.qualifiedName()
+		s.Table = p.qualifiedName("table")
 		p.expectKw("using")
 		if p.tok().kind != tString {
 			p.failf(p.tok(), "mismatched input %s expecting STRING_LITERAL", p.quote(p.tok()))
@@ -120,7 +120,7 @@ func (p *parser) skipRest() {
 //	CREATE TABLE [IF NOT EXISTS] t (c type [STATIC] [PRIMARY KEY], ...,
 //	  [PRIMARY KEY ((p, ...), c, ...)]) [WITH option AND ...]
 func (p *parser) createTable() *ast.CreateTable {
-	s := &ast.CreateTable{IfNotExists: p.ifNotExists(), Table: p.qualifiedName()}
+	s := &ast.CreateTable{IfNotExists: p.ifNotExists(), Table: p.qualifiedName("table")}
 	open := p.tok()
 	p.expectPunct("(")
 	pkSeen := false
@@ -271,7 +271,7 @@ func (p *parser) alter() ast.Statement {
 	case t.kind != tIdent:
 	case w == "keyspace" || w == "schema":
 		p.next()
-		s := &ast.AlterKeyspace{IfExists: p.ifExists(), Name: p.ident()}
+		s := &ast.AlterKeyspace{IfExists: p.ifExists(), Name: p.name("keyspace")}
 		p.expectKw("with")
 		s.Properties = p.properties()
 		return s
@@ -284,7 +284,7 @@ func (p *parser) alter() ast.Statement {
 	case w == "materialized":
 		p.next()
 		p.expectKw("view")
-		s := &ast.AlterView{Name: p.qualifiedName()}
+		s := &ast.AlterView{Name: p.qualifiedName("view")}
 		p.expectKw("with")
 		p.skipRest()
 		return s
@@ -307,7 +307,7 @@ func (p *parser) alter() ast.Statement {
 // alterTable parses the rest of ALTER TABLE [IF EXISTS] t followed by
 // ALTER c TYPE t, ADD, DROP, RENAME or WITH.
 func (p *parser) alterTable() *ast.AlterTable {
-	s := &ast.AlterTable{IfExists: p.ifExists(), Table: p.qualifiedName()}
+	s := &ast.AlterTable{IfExists: p.ifExists(), Table: p.qualifiedName("table")}
 	t := p.tok()
 	switch {
 	case p.acceptKw("alter"):
@@ -379,7 +379,7 @@ func (p *parser) renames() []ast.Rename {
 // alterType parses the rest of ALTER TYPE [IF EXISTS] t followed by
 // ALTER f TYPE t, ADD [IF NOT EXISTS] f type or RENAME [IF EXISTS] ... .
 func (p *parser) alterType() *ast.AlterType {
-	s := &ast.AlterType{IfExists: p.ifExists(), Name: p.qualifiedName()}
+	s := &ast.AlterType{IfExists: p.ifExists(), Name: p.qualifiedName("type")}
 	t := p.tok()
 	switch {
 	case p.acceptKw("alter"):
@@ -409,20 +409,20 @@ func (p *parser) drop() ast.Statement {
 	case t.kind != tIdent:
 	case w == "keyspace" || w == "schema":
 		p.next()
-		return &ast.DropKeyspace{IfExists: p.ifExists(), Name: p.ident()}
+		return &ast.DropKeyspace{IfExists: p.ifExists(), Name: p.name("keyspace")}
 	case w == "table" || w == "columnfamily":
 		p.next()
-		return &ast.DropTable{IfExists: p.ifExists(), Table: p.qualifiedName()}
+		return &ast.DropTable{IfExists: p.ifExists(), Table: p.qualifiedName("table")}
 	case w == "type":
 		p.next()
-		return &ast.DropType{IfExists: p.ifExists(), Name: p.qualifiedName()}
+		return &ast.DropType{IfExists: p.ifExists(), Name: p.qualifiedName("type")}
 	case w == "index":
 		p.next()
-		return &ast.DropIndex{IfExists: p.ifExists(), Name: p.qualifiedName()}
+		return &ast.DropIndex{IfExists: p.ifExists(), Name: p.qualifiedName("index")}
 	case w == "materialized":
 		p.next()
 		p.expectKw("view")
-		return &ast.DropView{IfExists: p.ifExists(), Name: p.qualifiedName()}
+		return &ast.DropView{IfExists: p.ifExists(), Name: p.qualifiedName("view")}
 	case w == "function":
 		p.next()
 		s := &ast.DropFunction{IfExists: p.ifExists(), Name: p.functionTableName()}
@@ -437,7 +437,7 @@ func (p *parser) drop() ast.Statement {
 		p.next()
 		s := &ast.DropTrigger{IfExists: p.ifExists(), Name: p.ident()}
 		p.expectKw("on")
-		s.Table = p.qualifiedName()
+		s.Table = p.qualifiedName("table")
 		return s
 	case w == "role":
 		p.next()

@@ -33,7 +33,7 @@ func (p *parser) selectStmt() *ast.Select {
 		}
 	}
 	p.expectKw("from")
-	s.Table = p.qualifiedName()
+	s.Table = p.qualifiedName("table")
 	if p.acceptKw("where") {
 		s.Where = p.relations()
 	}
@@ -399,7 +399,7 @@ func (p *parser) using(u *ast.Using, timestampOnly bool) {
 func (p *parser) insert() *ast.Insert {
 	p.expectKw("insert")
 	p.expectKw("into")
-	s := &ast.Insert{Table: p.qualifiedName()}
+	s := &ast.Insert{Table: p.qualifiedName("table")}
 	if p.acceptKw("json") {
 		t := p.tok()
 		switch {
@@ -447,7 +447,7 @@ func (p *parser) insert() *ast.Insert {
 //	  [IF EXISTS | IF condition AND ...]
 func (p *parser) update() *ast.Update {
 	p.expectKw("update")
-	s := &ast.Update{Table: p.qualifiedName()}
+	s := &ast.Update{Table: p.qualifiedName("table")}
 	if p.isKw(p.tok(), "using") {
 		p.using(&s.Using, false)
 	}
@@ -602,7 +602,7 @@ func (p *parser) deleteStmt() *ast.Delete {
 		}
 	}
 	p.expectKw("from")
-	s.Table = p.qualifiedName()
+	s.Table = p.qualifiedName("table")
 	if p.isKw(p.tok(), "using") {
 		p.using(&s.Using, true)
 	}

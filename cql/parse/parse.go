@@ -302,11 +302,15 @@ func (p *parser) isIdent(t token) bool {
 
 // ident parses an identifier: a non-reserved word folded to lower case,
 // or a quoted name as written.
-func (p *parser) ident() string {
+func (p *parser) ident() string { return p.name("") }
+
+// name parses an identifier that names a schema object of the given kind
+// (keyspace, table, ...), which tells a marker in its place apart.
+func (p *parser) name(kind string) string {
 	t := p.tok()
 	if !p.isIdent(t) {
-		if t.kind == tPunct && (t.text == "?" || t.text == ":") {
-			p.failf(t, "Bind variables cannot be used for names")
+		if kind != "" && t.kind == tPunct && (t.text == "?" || t.text == ":") {
+			p.failf(t, "Bind variables cannot be used for %s names", kind)
 		}
 		p.noViable(t)
 	}
@@ -326,13 +330,14 @@ func (p *parser) identList() []string {
 	return list
 }
 
-// qualifiedName parses [keyspace.]name.
-func (p *parser) qualifiedName() ast.TableName {
-	first := p.ident()
-	if p.acceptPunct(".") {
-		return ast.TableName{Keyspace: first, Name: p.ident()}
+// qualifiedName parses [keyspace.]name, where kind names what name is.
+func (p *parser) qualifiedName(kind string) ast.TableName {
+	if p.isPunct(p.peek(1), ".") {
+		ks := p.name("keyspace")
+		p.next()
+		return ast.TableName{Keyspace: ks, Name: p.name(kind)}
 	}
-	return ast.TableName{Name: first}
+	return ast.TableName{Name: p.name(kind)}
 }
 
 // ifNotExists parses an optional IF NOT EXISTS.
@@ -376,13 +381,13 @@ func (p *parser) statement() ast.Statement {
 		return p.batch()
 	case "use":
 		p.next()
-		return &ast.Use{Keyspace: p.ident()}
+		return &ast.Use{Keyspace: p.name("keyspace")}
 	case "truncate":
 		p.next()
 		if !p.acceptKw("table") {
 			p.acceptKw("columnfamily")
 		}
-		return &ast.Truncate{Table: p.qualifiedName()}
+		return &ast.Truncate{Table: p.qualifiedName("table")}
 	case "create":
 		return p.create()
 	case "alter":

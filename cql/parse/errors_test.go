@@ -1,0 +1,197 @@
+package parse
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/sedimentdb/sediment/cql/ast"
+)
+
+// errorCases pin the position and the wording of syntax errors; msg is
+// the whole of Error(), as the client sees it.
+var errorCases = []struct {
+	text string
+	line int
+	col  int
+	msg  string
+}{
+	{"SELECT * FORM t", 1, 9, "line 1:9 mismatched input 'FORM' expecting K_FROM (SELECT * [FORM] t)"},
+	{"SELECT a, b, c FORM t", 1, 15, "line 1:15 mismatched input 'FORM' expecting K_FROM (...a, b, c [FORM] t)"},
+	{"SELEC * FROM t", 1, 0, "line 1:0 no viable alternative at input 'SELEC' ([SELEC] *...)"},
+	{"SELECT * FROM t WHERE", 1, 21, "line 1:21 no viable alternative at input '<EOF>'"},
+	{"SELECT * FROM t t2", 1, 16, "line 1:16 mismatched input 't2' expecting EOF (SELECT * FROM t [t2])"},
+	{"SELECT * FROM select", 1, 14, "line 1:14 no viable alternative at input 'select' (SELECT * FROM [select])"},
+	{"SELECT * FROM t; SELECT * FROM u", 1, 17, "line 1:17 mismatched input 'SELECT' expecting EOF (SELECT * FROM t; [SELECT] *...)"},
+	{"SELECT * FROM t\nWHERE a = 1 AND\n  b = @", 3, 6, "line 3:6 no viable alternative at character '@'"},
+	{"SELECT * FROM t\nWHERE a = 1 AND\n  b => 1", 3, 5, "line 3:5 no viable alternative at input '>' (...= 1 AND  b =[>] 1)"},
+	{"SELECT * FROM t WHERE a = 1 LIMIT 1 ALLOW", 1, 41, "line 1:41 mismatched input '<EOF>' expecting K_FILTERING"},
+	{"SELECT * FROM t LIMIT 'a'", 1, 22, "line 1:22 no viable alternative at input ''a'' (SELECT * FROM t LIMIT ['a'])"},
+	{"SELECT \"\" FROM t", 1, 7, `line 1:7 no viable alternative at input '""' (SELECT [""] FROM...)`},
+	{"SELECT 'é' + FROM t", 1, 11, "line 1:11 mismatched input '+' expecting K_FROM (SELECT 'é' [+] FROM...)"},
+	{"", 1, 0, "line 1:0 no viable alternative at input '<EOF>'"},
+	{";", 1, 0, "line 1:0 no viable alternative at input ';' ([;])"},
+	{"INSERT INTO t (a, b) VALUES (1)", 1, 14, "line 1:14 Unmatched column names/values (INSERT INTO t [(]a...)"},
+	{"INSERT INTO t (a) VALUES ('abc", 1, 30, "line 1:30 mismatched character '<EOF>' expecting '''"},
+	{`INSERT INTO t (a) VALUES ("abc`, 1, 30, `line 1:30 mismatched character '<EOF>' expecting '"'`},
+	{"INSERT INTO t (a) VALUES ($$abc", 1, 31, "line 1:31 mismatched character '<EOF>' expecting '$'"},
+	{"SELECT * FROM t /* unterminated", 1, 31, "line 1:31 mismatched character '<EOF>' expecting '*'"},
+	{"INSERT INTO t (a) VALUES (1) USING TTL 1 AND TTL 2", 1, 45, "line 1:45 Multiple definitions of TTL in USING (...) USING TTL 1 AND [TTL] 2)"},
+	{"DELETE FROM t USING TTL 5 WHERE k = 0", 1, 20, "line 1:20 mismatched input 'TTL' expecting K_TIMESTAMP (DELETE FROM t USING [TTL] 5...)"},
+	{"UPDATE t SET a = b + 1 WHERE k = 0", 1, 17, "line 1:17 Only expressions of the form X = X +/- <value> are supported. (UPDATE t SET a = [b] +...)"},
+	{"UPDATE t SET a = 1 + b WHERE k = 0", 1, 21, "line 1:21 Only expressions of the form X = <value> + X are supported. (...SET a = 1 + [b] WHERE...)"},
+	{"UPDATE t SET a = a * 2 WHERE k = 0", 1, 19, "line 1:19 mismatched input '*' expecting '+' or '-' (...t SET a = a [*] 2...)"},
+	{"UPDATE t SET a = 1", 1, 18, "line 1:18 mismatched input '<EOF>' expecting K_WHERE"},
+	{"BEGIN BATCH SELECT * FROM t APPLY BATCH", 1, 12, "line 1:12 mismatched input 'SELECT' expecting K_APPLY (BEGIN BATCH [SELECT] *...)"},
+	{"CREATE TABLE t (a int)", 1, 15, "line 1:15 No PRIMARY KEY specified (exactly one required) (CREATE TABLE t [(]a...)"},
+	{"CREATE TABLE t (a int PRIMARY KEY, b int, PRIMARY KEY (b))", 1, 42, "line 1:42 Multiple PRIMARY KEYs specified (exactly one required) (...KEY, b int, [PRIMARY] KEY...)"},
+	{"CREATE TABLE t (a int PRIMARY KEY, b list<int)", 1, 37, "line 1:37 no viable alternative at input 'list' (...int PRIMARY KEY, b [list]<...)"},
+	{"CREATE KEYSPACE k WITH a = 1 AND a = 2", 1, 33, "line 1:33 Multiple definition for property a (...WITH a = 1 AND [a] =...)"},
+	{"CREATE KEYSPACE k WITH replication = {'class': ?}", 1, 37, "line 1:37 Invalid property value for property: class (bind variables are not supported in DDL queries) (...KEYSPACE k WITH replication = [{]'class'...)"},
+	{"CREATE KEYSPACE k WITH durable_writes = ?", 1, 40, "line 1:40 Invalid property value for property: durable_writes (bind variables are not supported in DDL queries) (...KEYSPACE k WITH durable_writes = [?])"},
+	{"CREATE ROLE r WITH password = 'a' AND password = 'b'", 1, 38, "line 1:38 Multiple definition for property PASSWORD (...WITH password = 'a' AND [password] =...)"},
+	{"CREATE ROLE r WITH login = 'yes'", 1, 27, "line 1:27 mismatched input ''yes'' expecting BOOLEAN (...ROLE r WITH login = ['yes'])"},
+	{"CREATE USER \"bob\"", 1, 12, "line 1:12 Quoted strings are are not supported for user names and USER is deprecated, please use ROLE (CREATE USER [\"bob\"])"},
+	{"USE ?", 1, 4, "line 1:4 Bind variables cannot be used for keyspace names (USE [?])"},
+	{"SELECT * FROM ks.?", 1, 17, "line 1:17 Bind variables cannot be used for table names (SELECT * FROM ks.[?])"},
+	{"DROP ROLE :r", 1, 10, "line 1:10 Bind variables cannot be used for role names (DROP ROLE [:]r)"},
+	{"SELECT * FROM t WHERE a = " + deep(300), 1, 281, "line 1:281 statement nested too deeply (more than 256 levels) (...[[[[[[[][...)"},
+	{"SELECT * FROM t WHERE a = 1 \x80", 1, 28, "line 1:28 invalid UTF-8 in statement"},
+	{"INSERT INTO t (a) VALUES ('\xff')", 1, 26, "line 1:26 invalid UTF-8 in string literal"},
+}
+
+// deep is a list literal nested n levels.
+func deep(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+
+func TestErrors(t *testing.T) {
+	for _, c := range errorCases {
+		s, err := Statement(c.text)
+		if err == nil {
+			t.Errorf("Statement(%q) = %T, want an error", c.text, s)
+			continue
+		}
+		var pe *Error
+		if !errors.As(err, &pe) {
+			t.Errorf("Statement(%q): error %T %v, want *Error", c.text, err, err)
+			continue
+		}
+		if pe.Line != c.line || pe.Col != c.col {
+			t.Errorf("Statement(%q): error at %d:%d, want %d:%d (%v)", c.text, pe.Line, pe.Col, c.line, c.col, err)
+		}
+		if c.msg != "" && err.Error() != c.msg {
+			t.Errorf("Statement(%q):\n got %s\nwant %s", c.text, err, c.msg)
+		}
+	}
+}
+
+func TestDepthLimit(t *testing.T) {
+	// Nesting within the limit parses; past it, an error instead of a
+	// blown stack.
+	if _, err := Statement("SELECT * FROM t WHERE a = " + deep(200)); err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{
+		"SELECT * FROM t WHERE a = " + deep(20000),
+		"SELECT " + strings.Repeat("f(", 20000) + " FROM t",
+		"CREATE TABLE t (k " + strings.Repeat("frozen<", 20000) + " PRIMARY KEY)",
+		"SELECT * FROM t WHERE " + strings.Repeat("(", 20000) + "a = 1",
+		"INSERT INTO t (a) VALUES (" + strings.Repeat("(int)", 20000) + "1)",
+	} {
+		if _, err := Statement(text); err == nil {
+			t.Errorf("Statement(%.40q...) succeeded", text)
+		}
+	}
+}
+
+// TestPositions checks the byte offsets of literals and markers, which
+// the executor uses to point at a bad value.
+func TestPositions(t *testing.T) {
+	const text = "INSERT INTO t (a, b, c) VALUES (?, 'x', :n)"
+	s, err := Statement(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := s.(*ast.Insert)
+	if b := in.Values[0].(*ast.Bind); text[b.Pos:b.Pos+1] != "?" {
+		t.Errorf("marker at %d", b.Pos)
+	}
+	if l := in.Values[1].(*ast.Literal); text[l.Pos:l.Pos+3] != "'x'" {
+		t.Errorf("literal at %d", l.Pos)
+	}
+	if b := in.Values[2].(*ast.Bind); text[b.Pos:b.Pos+2] != ":n" {
+		t.Errorf("named marker at %d", b.Pos)
+	}
+}
+
+func TestStatements(t *testing.T) {
+	script := `
+		-- a script
+		CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
+		USE ks;;
+		CREATE TABLE t (k int PRIMARY KEY, v text);
+		INSERT INTO t (k, v) VALUES (?, ?);
+		CREATE FUNCTION f (a int) RETURNS int LANGUAGE java AS $$ return a; $$;
+		UPDATE t SET v = ? WHERE k = ?
+	`
+	list, err := Statements(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 6 {
+		t.Fatalf("%d statements, want 6", len(list))
+	}
+	if _, ok := list[4].(*ast.CreateFunction); !ok {
+		t.Errorf("statement 4 is %T", list[4])
+	}
+	// Each statement numbers its markers from 0.
+	up := list[5].(*ast.Update)
+	if len(up.Binds) != 2 || up.Binds[0].Index != 0 || up.Binds[1].Index != 1 {
+		t.Errorf("update binds %+v", up.Binds)
+	}
+	if got := len(ast.Binds(list[3])); got != 2 {
+		t.Errorf("insert has %d binds", got)
+	}
+	if ast.Binds(list[0]) != nil {
+		t.Errorf("CREATE KEYSPACE has binds")
+	}
+
+	for _, empty := range []string{"", " ;; ", "-- only a comment\n"} {
+		list, err := Statements(empty)
+		if err != nil || len(list) != 0 {
+			t.Errorf("Statements(%q) = %v, %v", empty, list, err)
+		}
+	}
+	_, err = Statements("USE a; USE b c; USE d")
+	var pe *Error
+	if !errors.As(err, &pe) || pe.Col != 13 {
+		t.Errorf("error %v, want one at column 13", err)
+	}
+}
+
+// TestPrefixes parses every prefix of every test statement: each must
+// give a statement or an error, never a panic.
+func TestPrefixes(t *testing.T) {
+	for _, text := range allTestStatements() {
+		for i := range text {
+			s, err := Statement(text[:i])
+			if (s == nil) == (err == nil) {
+				t.Fatalf("Statement(%q) = %v, %v", text[:i], s, err)
+			}
+		}
+	}
+}
+
+func allTestStatements() []string {
+	var list []string
+	for _, cases := range [][]parseCase{selectCases, termCases, insertCases, updateCases, deleteCases, batchCases, ddlCases, authCases} {
+		for _, c := range cases {
+			list = append(list, c.text)
+		}
+	}
+	for _, c := range errorCases {
+		if len(c.text) < 1000 {
+			list = append(list, c.text)
+		}
+	}
+	return list
+}
