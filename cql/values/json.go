@@ -119,7 +119,7 @@ func appendJSON(dst []byte, t *cqltype.Type, v []byte) []byte {
 		}
 		return append(dst, end)
 	}
-	if len(v) == 0 {
+	if len(v) == 0 && t.Kind != cqltype.Blob {
 		return append(dst, `""`...)
 	}
 	switch t.Kind {
@@ -222,11 +222,8 @@ func decodeValue(dec *json.Decoder, data []byte, depth int) (any, error) {
 	if depth > maxJSONDepth {
 		return nil, errors.New("too deeply nested")
 	}
-	tok, err := dec.Token()
+	tok, err := token(dec)
 	if err != nil {
-		if err == io.EOF {
-			return nil, errors.New("unexpected end of input")
-		}
 		return nil, err
 	}
 	switch tok := tok.(type) {
@@ -241,14 +238,14 @@ func decodeValue(dec *json.Decoder, data []byte, depth int) (any, error) {
 				}
 				list = append(list, e)
 			}
-			if _, err := dec.Token(); err != nil {
+			if _, err := token(dec); err != nil {
 				return nil, err
 			}
 			return list, nil
 		case '{':
 			obj := jsonObject{}
 			for dec.More() {
-				kt, err := dec.Token()
+				kt, err := token(dec)
 				if err != nil {
 					return nil, err
 				}
@@ -264,7 +261,7 @@ func decodeValue(dec *json.Decoder, data []byte, depth int) (any, error) {
 				raw := bytes.TrimSpace(data[start:dec.InputOffset()])
 				obj = append(obj, jsonMember{key: key, val: val, raw: json.RawMessage(raw)})
 			}
-			if _, err := dec.Token(); err != nil {
+			if _, err := token(dec); err != nil {
 				return nil, err
 			}
 			return obj, nil
@@ -272,6 +269,15 @@ func decodeValue(dec *json.Decoder, data []byte, depth int) (any, error) {
 		return nil, fmt.Errorf("unexpected %v", tok)
 	}
 	return tok, nil
+}
+
+// token reads the next token, calling a premature end what it is.
+func token(dec *json.Decoder) (json.Token, error) {
+	tok, err := dec.Token()
+	if err == io.EOF {
+		return nil, errors.New("unexpected end of input")
+	}
+	return tok, err
 }
 
 // skipSpace skips JSON white space and the colon after an object key.

@@ -205,8 +205,8 @@ func parseDecimal(s string) ([]byte, bool) {
 	}
 	scale := int64(len(frac))
 	if exp != "" {
-		e, err := strconv.ParseInt(exp, 10, 32)
-		if err != nil || exp[0] == '+' && len(exp) == 1 {
+		e, err := strconv.ParseInt(exp, 10, 64)
+		if err != nil || e > 1<<40 || e < -1<<40 {
 			return nil, false
 		}
 		scale -= e

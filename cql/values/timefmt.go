@@ -3,6 +3,7 @@ package values
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"strconv"
 	"strings"
 	"time"
@@ -187,13 +188,19 @@ func parseTimestamp(s string) (int64, error) {
 	if !ok {
 		return 0, bad
 	}
-	// Keep days*86400e3 within int64; the clock and zone add under a day.
-	const maxDays = math.MaxInt64/86400000 - 1
-	if days > maxDays || days < -maxDays {
+	ms, ok := mulAdd(days, 86400e3, clock/1e6-offset*1e3)
+	if !ok {
 		return 0, bad
 	}
-	ms := days*86400e3 + clock/1e6 - offset*1e3
 	return ms, nil
+}
+
+// mulAdd returns a*b+c, reporting whether it fits an int64 (the product
+// alone may not, as for the day of math.MinInt64 ms).
+func mulAdd(a, b, c int64) (int64, bool) {
+	r := new(big.Int).Mul(big.NewInt(a), big.NewInt(b))
+	r.Add(r, big.NewInt(c))
+	return r.Int64(), r.IsInt64()
 }
 
 // parseZone parses "", Z, ±hh, ±hhmm or ±hh:mm into seconds east of UTC;
@@ -264,8 +271,13 @@ func formatYMD(t time.Time) string {
 	return fmt.Sprintf("%s%04d-%02d-%02d", sign, y, int(t.Month()), t.Day())
 }
 
-// formatTime writes nanoseconds since midnight as hh:mm:ss.fffffffff.
+// formatTime writes nanoseconds since midnight as hh:mm:ss.fffffffff, or
+// as the bare number when it is not within a day (such values validate, as
+// in Cassandra, but have no clock form).
 func formatTime(ns int64) string {
+	if ns < 0 || ns >= nanosPerDay {
+		return strconv.FormatInt(ns, 10)
+	}
 	return fmt.Sprintf("%02d:%02d:%02d.%09d", ns/3600e9, ns/60e9%60, ns/1e9%60, ns%1e9)
 }
 
