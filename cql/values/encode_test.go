@@ -14,10 +14,10 @@ import (
 
 func lit(k ast.LitKind, text string) *ast.Literal { return &ast.Literal{Kind: k, Text: text} }
 
-func str(s string) *ast.Literal  { return lit(ast.LitString, s) }
-func num(s string) *ast.Literal  { return lit(ast.LitInteger, s) }
-func flt(s string) *ast.Literal  { return lit(ast.LitFloat, s) }
-func null() *ast.Literal         { return lit(ast.LitNull, "null") }
+func str(s string) *ast.Literal { return lit(ast.LitString, s) }
+func num(s string) *ast.Literal { return lit(ast.LitInteger, s) }
+func flt(s string) *ast.Literal { return lit(ast.LitFloat, s) }
+func null() *ast.Literal        { return lit(ast.LitNull, "null") }
 func unhex(s string) []byte {
 	b, err := hex.DecodeString(strings.ReplaceAll(s, " ", ""))
 	if err != nil {

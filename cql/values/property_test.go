@@ -81,7 +81,7 @@ func fitsText(t *cqltype.Type, v []byte, inJSON bool) bool {
 
 // termOf writes a value as the term a statement would hold: literals
 // from the value's text form, and bind markers (resolved to the bytes
-// themselves) for empty values, which no literal but '' can express.
+// themselves) for empty values, which no literal but ” can express.
 func termOf(t *cqltype.Type, v []byte, binds *[][]byte) ast.Term {
 	if v == nil {
 		return null()
