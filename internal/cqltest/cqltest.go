@@ -1,0 +1,250 @@
+// Package cqltest starts a whole Sediment in process for tests of the CQL
+// layer: an embedded NATS with the manifest and its View, a file bucket, an
+// ingest node flushing through the manifest, engine.Local, the executor and
+// the CQL server on 127.0.0.1, and connects real drivers to it.
+//
+//	srv := cqltest.Start(t, cqltest.Options{})
+//	s := srv.Session(t, "ks") // a *gocql.Session, keyspace created if missing
+//
+// Every part stops when the test ends.
+package cqltest
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/gocql/gocql"
+	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sedimentdb/sediment/cql/exec"
+	"github.com/sedimentdb/sediment/engine"
+	"github.com/sedimentdb/sediment/frontend"
+	"github.com/sedimentdb/sediment/ingest"
+	"github.com/sedimentdb/sediment/manifest"
+	"github.com/sedimentdb/sediment/manifest/manifesttest"
+	"github.com/sedimentdb/sediment/objectstore"
+	"github.com/sedimentdb/sediment/vfs"
+)
+
+// Options tune a test server. The zero value is a small, quick one.
+type Options struct {
+	// Shards of the ingest node (default 2).
+	Shards int
+	// MemtableSize per shard (default 4 MiB).
+	MemtableSize int64
+	// Ranges the ring is cut into (default 4).
+	Ranges int
+	// Now is the executor's clock (default time.Now).
+	Now func() time.Time
+	// Frontend adjusts the CQL server's configuration.
+	Frontend func(*frontend.Config)
+}
+
+// Server is a running in-process Sediment.
+type Server struct {
+	// Addr is the CQL address, 127.0.0.1:port.
+	Addr     string
+	Manifest *manifest.Manifest
+	View     *manifest.View
+	Store    objectstore.Store
+	Node     *ingest.Node
+	Engine   *engine.Local
+	Executor *exec.Executor
+	CQL      *frontend.Server
+}
+
+// Start starts a server for the test t.
+func Start(t testing.TB, o Options) *Server {
+	t.Helper()
+	if o.Shards == 0 {
+		o.Shards = 2
+	}
+	if o.MemtableSize == 0 {
+		o.MemtableSize = 4 << 20
+	}
+	if o.Ranges == 0 {
+		o.Ranges = 4
+	}
+	ctx := context.Background()
+	js, _ := manifesttest.JetStream(t)
+	store, err := objectstore.NewFile(vfs.Default, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := manifest.Open(ctx, js, store, "test", manifest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.InitRanges(ctx, o.Ranges); err != nil {
+		t.Fatal(err)
+	}
+	view, err := m.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(view.Close)
+	mc := ingest.NewManifestCommitter(m, store, "n1")
+	if err := mc.ClaimAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cfg := ingest.DefaultConfig()
+	cfg.Shards = o.Shards
+	cfg.MemtableSize = o.MemtableSize
+	cfg.MemoryLimit = 4 * o.MemtableSize * int64(o.Shards)
+	cfg.FlushAge = time.Hour
+	cfg.WriteTimeout = 10 * time.Second
+	cfg.Commitlog.Dir = "commitlog"
+	node, err := ingest.OpenNode(ctx, cfg, ingest.Deps{
+		FS:        vfs.NewMem(),
+		Store:     store,
+		Committer: engine.NewViewCommitter(mc, view),
+		Reader:    mc,
+		ChunkSize: 64 << 10,
+		Ranges:    o.Ranges,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { node.Close() })
+	eng, err := engine.NewLocal(engine.LocalConfig{Node: node, View: view, Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var srv *frontend.Server
+	x, err := exec.New(exec.Config{
+		Engine:     eng,
+		Manifest:   m,
+		View:       view,
+		Local:      exec.Node{HostID: uuid.New(), Addr: ln.Addr().String()},
+		Now:        o.Now,
+		Registerer: prometheus.NewRegistry(),
+		OnSchemaChange: func(c exec.SchemaChange) {
+			if srv != nil {
+				srv.Publish(exec.SchemaEvent(c))
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fc frontend.Config
+	fc.RegisterFlags(flag.NewFlagSet("cql", flag.ContinueOnError))
+	fc.ListenAddress = ln.Addr().String()
+	if o.Frontend != nil {
+		o.Frontend(&fc)
+	}
+	srv, err = frontend.New(fc, x.Handler(), frontend.Options{Registerer: prometheus.NewRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		srv.Serve(ln)
+	}()
+	t.Cleanup(func() {
+		srv.Close()
+		<-done
+	})
+	return &Server{
+		Addr: ln.Addr().String(), Manifest: m, View: view, Store: store,
+		Node: node, Engine: eng, Executor: x, CQL: srv,
+	}
+}
+
+// Cluster returns a gocql cluster configuration for the server.
+func (s *Server) Cluster() *gocql.ClusterConfig {
+	host, port, _ := net.SplitHostPort(s.Addr)
+	c := gocql.NewCluster(host)
+	c.Port, _ = strconv.Atoi(port)
+	c.Consistency = gocql.One
+	c.Timeout = 20 * time.Second
+	c.ConnectTimeout = 10 * time.Second
+	c.NumConns = 1
+	return c
+}
+
+// Session connects gocql to the server. With a keyspace, it is created
+// (SimpleStrategy, replication factor 1) unless it exists, and the session
+// uses it.
+func (s *Server) Session(t testing.TB, keyspace string) *gocql.Session {
+	t.Helper()
+	if keyspace != "" {
+		admin := s.connect(t, s.Cluster())
+		stmt := fmt.Sprintf("CREATE KEYSPACE IF NOT EXISTS %s WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}", keyspace)
+		if err := admin.Query(stmt).Exec(); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+		admin.Close()
+	}
+	c := s.Cluster()
+	c.Keyspace = keyspace
+	return s.connect(t, c)
+}
+
+func (s *Server) connect(t testing.TB, c *gocql.ClusterConfig) *gocql.Session {
+	t.Helper()
+	sess, err := c.CreateSession()
+	if err != nil {
+		t.Fatalf("connecting gocql to %s: %v", s.Addr, err)
+	}
+	t.Cleanup(sess.Close)
+	return sess
+}
+
+// Exec runs statements on a session and fails the test on the first error.
+func Exec(t testing.TB, s *gocql.Session, stmts ...string) {
+	t.Helper()
+	for _, st := range stmts {
+		if err := s.Query(st).Exec(); err != nil {
+			t.Fatalf("%s: %v", st, err)
+		}
+	}
+}
+
+// Flush moves every memtable entry into SSTables in the bucket and waits
+// until no memtable holds any entry of the table: reads of it then come
+// from SSTables only.
+func (s *Server) Flush(t testing.TB, keyspace, table string) {
+	t.Helper()
+	ctx := context.Background()
+	tbl := s.View.Table(keyspace, table)
+	if tbl == nil {
+		t.Fatalf("no table %s.%s", keyspace, table)
+	}
+	// Truncating a table that holds nothing starts new memtables and
+	// queues the others for flush.
+	const other ingest.TableID = 0xfffffff0
+	for i := range s.Node.Shards() {
+		if err := s.Node.Shard(i).Truncate(ctx, other); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		it := s.Node.NewIter(ingest.TableIDOf(tbl.ID), nil, nil)
+		empty := !it.First()
+		err := it.Error()
+		it.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if empty {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("memtables not flushed after 20s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
