@@ -246,8 +246,11 @@ func (c *ManifestCommitter) Recorded(ctx context.Context, t SSTable) (SSTable, b
 
 // Flushed implements FlushCommitter: the Through of the newest flush of the
 // shard whose SSTables are all live. It reads every SSTable of the schema's
-// tables. SSTables of dropped tables no longer count, which can only make
-// it go back: safe, as replayed records merge idempotently.
+// tables. SSTables of dropped tables, or dropped from the manifest by a
+// truncation (manifest.DropSSTables), no longer count, which can only make
+// it go back: safe, as replayed records merge idempotently, and a
+// truncation's log record is released only with every record before it,
+// so replay never meets a truncated entry without its truncation.
 func (c *ManifestCommitter) Flushed(ctx context.Context, shard uint32) (commitlog.Position, error) {
 	done, _, err := c.flushes(ctx, shard)
 	return done, err
