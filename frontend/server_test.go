@@ -26,7 +26,9 @@ import (
 // testHandler answers a few made-up statements, enough to drive the
 // server: the executor's statements are tested with the executor.
 //
-//	ECHO          one int column per bound value, echoing them
+//	ECHO, SELECT  one int column per bound value, echoing them (gocql
+//	              prepares only statements that look like DML); prepared
+//	              with BLOB in the text, the columns are blobs
 //	WAIT name     blocks until the test releases name (or the request is canceled)
 //	USE ks        sets the keyspace
 //	WHO           the session's keyspace and user
@@ -109,10 +111,10 @@ func systemRows(table string, names []string) *wire.Rows {
 
 func intBytes(n int) []byte { return binary.BigEndian.AppendUint32(nil, uint32(n)) }
 
-func echo(values []wire.Value, noMetadata bool) *wire.Rows {
+func echo(values []wire.Value, noMetadata bool, typ *cqltype.Type) *wire.Rows {
 	r := &wire.Rows{Rows: [][][]byte{make([][]byte, len(values))}}
 	for i, v := range values {
-		r.Metadata.Columns = append(r.Metadata.Columns, wire.ColumnSpec{Keyspace: "ks", Table: "t", Name: fmt.Sprintf("c%d", i), Type: cqltype.IntType})
+		r.Metadata.Columns = append(r.Metadata.Columns, wire.ColumnSpec{Keyspace: "ks", Table: "t", Name: fmt.Sprintf("c%d", i), Type: typ})
 		if v.Kind == wire.Bytes {
 			r.Rows[0][i] = v.Bytes
 		}
@@ -141,8 +143,8 @@ func (h *testHandler) Query(ctx context.Context, s *Session, q *wire.Query) (wir
 		return systemRows("peers", peerColumns), nil
 	}
 	switch word {
-	case "ECHO":
-		return echo(q.Params.Values, false), nil
+	case "ECHO", "SELECT":
+		return echo(q.Params.Values, false, cqltype.IntType), nil
 	case "WAIT":
 		h.started <- arg
 		select {
@@ -153,7 +155,7 @@ func (h *testHandler) Query(ctx context.Context, s *Session, q *wire.Query) (wir
 		return &wire.Rows{Metadata: wire.Metadata{Columns: []wire.ColumnSpec{{Keyspace: "ks", Table: "t", Name: "name", Type: cqltype.TextType}}},
 			Rows: [][][]byte{{[]byte(arg)}}}, nil
 	case "USE":
-		return &wire.SetKeyspace{Keyspace: arg}, nil
+		return &wire.SetKeyspace{Keyspace: strings.Trim(arg, `"`)}, nil
 	case "WHO":
 		return &wire.Rows{Metadata: wire.Metadata{Columns: []wire.ColumnSpec{
 			{Keyspace: "ks", Table: "t", Name: "keyspace", Type: cqltype.TextType},
@@ -184,7 +186,11 @@ func (h *testHandler) Prepare(ctx context.Context, s *Session, p *wire.Prepare) 
 	h.prepares.Add(1)
 	n := strings.Count(p.Query, "?")
 	vals := make([]wire.Value, n)
-	res := &wire.Prepared{ID: preparedID(p.Query), Bound: echo(vals, false).Metadata, Result: echo(vals, false).Metadata}
+	typ := cqltype.IntType
+	if strings.Contains(p.Query, "BLOB") {
+		typ = cqltype.BlobType
+	}
+	res := &wire.Prepared{ID: preparedID(p.Query), Bound: echo(vals, false, typ).Metadata, Result: echo(vals, false, typ).Metadata}
 	if n > 0 {
 		res.Bound.PKIndexes = []uint16{0}
 	}
@@ -195,7 +201,7 @@ func (h *testHandler) Execute(ctx context.Context, s *Session, e *wire.Execute) 
 	if h.forget.CompareAndSwap(true, false) {
 		return nil, &wire.Error{Code: wire.CodeUnprepared, Message: "Prepared query not found", ID: e.ID}
 	}
-	return echo(e.Params.Values, e.Params.SkipMetadata), nil
+	return echo(e.Params.Values, e.Params.SkipMetadata, cqltype.IntType), nil
 }
 
 func (h *testHandler) Batch(ctx context.Context, s *Session, b *wire.Batch) (wire.Result, error) {
