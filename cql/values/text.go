@@ -94,7 +94,11 @@ func writeLiteral(b *strings.Builder, t *cqltype.Type, v []byte) {
 		b.WriteString(end)
 	default:
 		if len(v) == 0 {
-			b.WriteString("''")
+			if t.Kind == cqltype.Blob {
+				b.WriteString("0x")
+			} else {
+				b.WriteString("''")
+			}
 			return
 		}
 		s := nativeText(t, v)
