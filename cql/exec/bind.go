@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/sedimentdb/sediment/cql/ast"
+	"github.com/sedimentdb/sediment/cql/funcs"
 	"github.com/sedimentdb/sediment/cql/values"
 	"github.com/sedimentdb/sediment/cqltype"
 )
@@ -123,8 +124,61 @@ func (x *execCtx) resolver(recv string) values.Resolver {
 	return resolve
 }
 
-// call evaluates a function call term for a receiver of type t.
+// call evaluates a function call term for a receiver of type t: the
+// native function is found by its arguments, its result must fit t, and its
+// arguments are evaluated for its parameter types.
 func (x *execCtx) call(t *cqltype.Type, c *ast.Call, resolve values.Resolver) ([]byte, error) {
-	// The native function library (cql/funcs) plugs in here.
-	return nil, invalidf("Unknown function %s called", c.Name)
+	f, err := funcs.LookupTerms(c.Keyspace, c.Name, c.Args, hintType)
+	if err != nil {
+		return nil, funcCallError(err)
+	}
+	if t != nil && !resultFits(f.Return, t) {
+		return nil, invalidf("Type error: cannot assign result of function %s (type %s) to a receiver of type %s", f.Name, f.Return, t)
+	}
+	args := make([][]byte, len(c.Args))
+	for i, a := range c.Args {
+		if args[i], err = values.Encode(f.Args[i], a, resolve); err != nil {
+			return nil, err
+		}
+	}
+	v, err := f.Call(args)
+	if err != nil {
+		return nil, funcCallError(err)
+	}
+	return v, nil
+}
+
+// hintType is the type a term states by itself: a type hint's.
+func hintType(t ast.Term) *cqltype.Type {
+	if h, ok := t.(*ast.Hint); ok {
+		if typ, err := cqltype.Parse(h.Type, nil); err == nil {
+			return typ
+		}
+	}
+	return nil
+}
+
+// resultFits reports whether a function result of type r may be assigned
+// to a receiver of type t: the same type, or one whose values t accepts.
+func resultFits(r, t *cqltype.Type) bool {
+	switch {
+	case r.Equal(t):
+		return true
+	case t.Kind == cqltype.Text && r.Kind == cqltype.Ascii:
+		return true
+	case t.Kind == cqltype.UUID && r.Kind == cqltype.Timeuuid:
+		return true
+	case t.Kind == cqltype.Blob:
+		return true
+	}
+	return false
+}
+
+// funcCallError maps an error of cql/funcs.
+func funcCallError(err error) error {
+	var fe *funcs.Error
+	if errors.As(err, &fe) {
+		return &Error{Code: CodeInvalid, Message: fe.Msg, Cause: err}
+	}
+	return err
 }
