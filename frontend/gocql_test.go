@@ -13,7 +13,7 @@ import (
 )
 
 // gocqlSession connects the gocql driver to addr.
-func gocqlSession(t *testing.T, addr string, tune func(*gocql.ClusterConfig)) (*gocql.Session, error) {
+func gocqlSession(t testing.TB, addr string, tune func(*gocql.ClusterConfig)) (*gocql.Session, error) {
 	t.Helper()
 	host, port, _ := net.SplitHostPort(addr)
 	cluster := gocql.NewCluster(host)

@@ -3,6 +3,7 @@ package wire
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/klauspost/compress/snappy"
 	"github.com/pierrec/lz4/v4"
@@ -47,7 +48,7 @@ func (lz4Compressor) Compress(dst, src []byte) []byte {
 	start := len(dst)
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(src)))
 	bound := lz4.CompressBlockBound(len(src))
-	dst = append(dst, make([]byte, bound)...)
+	dst = slices.Grow(dst, bound)[:start+4+bound]
 	n, err := lz4.CompressBlock(src, dst[start+4:], nil)
 	if err != nil || (n == 0 && len(src) > 0) {
 		// Incompressible: an LZ4 block of literals only is still valid.
@@ -78,7 +79,7 @@ func (lz4Compressor) Decompress(dst, src []byte, max int) ([]byte, error) {
 		return nil, Errorf(CodeProtocol, "Decompressed length %d exceeds the maximum frame size %d", n, max)
 	}
 	start := len(dst)
-	dst = append(dst, make([]byte, n)...)
+	dst = slices.Grow(dst, int(n))[:start+int(n)]
 	if n == 0 {
 		return dst, nil
 	}
@@ -95,8 +96,8 @@ func (snappyCompressor) Name() string { return "snappy" }
 
 func (snappyCompressor) Compress(dst, src []byte) []byte {
 	start := len(dst)
-	dst = append(dst, make([]byte, snappy.MaxEncodedLen(len(src)))...)
-	out := snappy.Encode(dst[start:], src)
+	dst = slices.Grow(dst, snappy.MaxEncodedLen(len(src)))
+	out := snappy.Encode(dst[start:cap(dst)], src)
 	return dst[:start+len(out)]
 }
 
@@ -109,7 +110,7 @@ func (snappyCompressor) Decompress(dst, src []byte, max int) ([]byte, error) {
 		return nil, Errorf(CodeProtocol, "Decompressed length %d exceeds the maximum frame size %d", n, max)
 	}
 	start := len(dst)
-	dst = append(dst, make([]byte, n)...)
+	dst = slices.Grow(dst, n)[:start+n]
 	out, err := snappy.Decode(dst[start:], src)
 	if err != nil || len(out) != n {
 		return nil, Errorf(CodeProtocol, "Malformed Snappy body")
@@ -149,9 +150,15 @@ func SplitBody(h Header, body []byte) (Envelope, []byte, error) {
 	return env, d.b, nil
 }
 
+// MinCompressed is the smallest body AppendFrame compresses. The flag
+// says of each frame whether it is compressed, and a body this small
+// gains little and costs an LZ4 hash table reset.
+const MinCompressed = 512
+
 // AppendFrame appends a whole frame: h (its opcode and length are set
 // here), the envelope's warnings when h is a response and the message m,
-// the body compressed by c when c is not nil. For a request h.Flags are
+// the body compressed by c when c is not nil and the body is at least
+// MinCompressed bytes. For a request h.Flags are
 // sent as they are, and the envelope's payload with FlagCustomPayload.
 func AppendFrame(dst []byte, h Header, env *Envelope, m Message, c Compressor) ([]byte, error) {
 	h.Opcode = m.Opcode()
@@ -164,9 +171,6 @@ func AppendFrame(dst []byte, h Header, env *Envelope, m Message, c Compressor) (
 	}
 	if h.Response {
 		h.Flags &^= FlagTracing // Sediment does not trace
-	}
-	if c != nil {
-		h.Flags |= FlagCompression
 	}
 	start := len(dst)
 	dst = AppendHeader(dst, h)
@@ -185,9 +189,13 @@ func AppendFrame(dst []byte, h Header, env *Envelope, m Message, c Compressor) (
 	if err != nil {
 		return dst[:start], fmt.Errorf("wire: encoding %v: %w", h.Opcode, err)
 	}
-	if c != nil {
-		z := c.Compress(nil, dst[bodyStart:])
-		dst = append(dst[:bodyStart], z...)
+	if c != nil && len(dst)-bodyStart >= MinCompressed {
+		// Compress past the end, then move the result over the body.
+		end := len(dst)
+		dst = c.Compress(dst, dst[bodyStart:end])
+		n := copy(dst[bodyStart:], dst[end:])
+		dst = dst[:bodyStart+n]
+		dst[start+1] |= byte(FlagCompression)
 	}
 	if uint64(len(dst)-bodyStart) > 1<<31-1 {
 		return dst[:start], fmt.Errorf("wire: %v body of %d bytes is too long for a frame", h.Opcode, len(dst)-bodyStart)

@@ -456,7 +456,7 @@ func randomBytes(n int) []byte {
 
 func TestFrameEnvelope(t *testing.T) {
 	for _, c := range []Compressor{nil, LZ4, Snappy} {
-		env := &Envelope{Warnings: []string{"careful"}, Payload: map[string][]byte{"k": {1}}}
+		env := &Envelope{Warnings: []string{strings.Repeat("careful ", 100)}, Payload: map[string][]byte{"k": {1}}}
 		out, err := AppendFrame(nil, Header{Version: V4, Response: true, Stream: 3}, env, &Void{}, c)
 		if err != nil {
 			t.Fatal(err)
@@ -469,6 +469,10 @@ func TestFrameEnvelope(t *testing.T) {
 		if c != nil {
 			if f.Flags&FlagCompression == 0 {
 				t.Fatal("compression flag not set")
+			}
+			small, _ := AppendFrame(nil, Header{Version: V4, Response: true}, nil, &Void{}, c)
+			if small[1]&byte(FlagCompression) != 0 {
+				t.Fatal("a tiny body was compressed")
 			}
 			if body, err = c.Decompress(nil, body, 1<<20); err != nil {
 				t.Fatal(err)
