@@ -314,11 +314,12 @@ type AlterTableKind uint8
 
 // ALTER TABLE kinds.
 const (
-	AlterAdd        AlterTableKind = iota // ADD c type [, ...]
-	AlterDrop                             // DROP c [, ...] or DROP (c, ...)
-	AlterRename                           // RENAME a TO b [AND c TO d ...]
-	AlterWith                             // WITH name = value [AND ...]
-	AlterColumnType                       // ALTER c TYPE t (no longer supported by Cassandra)
+	AlterAdd                AlterTableKind = iota // ADD c type [, ...]
+	AlterDrop                                     // DROP c [, ...] or DROP (c, ...)
+	AlterRename                                   // RENAME a TO b [AND c TO d ...]
+	AlterWith                                     // WITH name = value [AND ...]
+	AlterColumnType                               // ALTER c TYPE t (no longer supported by Cassandra)
+	AlterDropCompactStorage                       // DROP COMPACT STORAGE
 )
 
 // Rename is one a TO b of an ALTER RENAME.
@@ -460,6 +461,40 @@ type DropTrigger struct {
 	IfExists bool
 }
 
+// DescribeKind is what a DESCRIBE statement asks for.
+type DescribeKind uint8
+
+// DESCRIBE kinds, as Cassandra 4's server-side DESCRIBE has them.
+const (
+	DescribeCluster    DescribeKind = iota // DESCRIBE CLUSTER
+	DescribeSchema                         // DESCRIBE [FULL] SCHEMA
+	DescribeKeyspaces                      // DESCRIBE KEYSPACES
+	DescribeKeyspace                       // DESCRIBE [ONLY] KEYSPACE [k]
+	DescribeTables                         // DESCRIBE TABLES
+	DescribeTable                          // DESCRIBE TABLE [k.]t
+	DescribeIndex                          // DESCRIBE INDEX [k.]i
+	DescribeView                           // DESCRIBE MATERIALIZED VIEW [k.]v
+	DescribeTypes                          // DESCRIBE TYPES
+	DescribeType                           // DESCRIBE TYPE [k.]t
+	DescribeFunctions                      // DESCRIBE FUNCTIONS
+	DescribeFunction                       // DESCRIBE FUNCTION [k.]f
+	DescribeAggregates                     // DESCRIBE AGGREGATES
+	DescribeAggregate                      // DESCRIBE AGGREGATE [k.]a
+	DescribeName                           // DESCRIBE [k.]name: a keyspace, table, view, index, ...
+)
+
+// Describe is DESC[RIBE] ..., which cqlsh 6 sends to the server. Name
+// holds the object's name; for DescribeKeyspace the keyspace is in
+// Name.Name (empty: the session's keyspace).
+type Describe struct {
+	Kind          DescribeKind
+	Name          TableName
+	Full          bool // DESCRIBE FULL SCHEMA
+	Only          bool // DESCRIBE ONLY KEYSPACE
+	WithInternals bool // ... WITH INTERNALS
+}
+
+func (*Describe) stmt()        {}
 func (*Select) stmt()          {}
 func (*Insert) stmt()          {}
 func (*Update) stmt()          {}

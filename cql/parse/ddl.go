@@ -331,6 +331,11 @@ func (p *parser) alterTable() *ast.AlterTable {
 		if paren {
 			p.expectPunct(")")
 		}
+	case p.isKw(t, "drop") && p.isKw(p.peek(1), "compact") && p.isKw(p.peek(2), "storage"):
+		p.next()
+		p.next()
+		p.next()
+		s.Kind = ast.AlterDropCompactStorage
 	case p.acceptKw("drop"):
 		s.Kind = ast.AlterDrop
 		s.DropIfExists = p.ifExists()
@@ -448,4 +453,75 @@ func (p *parser) drop() ast.Statement {
 	}
 	p.noViable(t)
 	return nil
+}
+
+// describeKinds are the words after DESCRIBE that name a kind of object.
+// The plural ones stand alone; the singular ones take a name.
+var describeKinds = map[string]struct {
+	kind   ast.DescribeKind
+	plural bool
+}{
+	"cluster":        {ast.DescribeCluster, true},
+	"keyspaces":      {ast.DescribeKeyspaces, true},
+	"tables":         {ast.DescribeTables, true},
+	"columnfamilies": {ast.DescribeTables, true},
+	"types":          {ast.DescribeTypes, true},
+	"functions":      {ast.DescribeFunctions, true},
+	"aggregates":     {ast.DescribeAggregates, true},
+	"table":          {ast.DescribeTable, false},
+	"columnfamily":   {ast.DescribeTable, false},
+	"index":          {ast.DescribeIndex, false},
+	"type":           {ast.DescribeType, false},
+	"function":       {ast.DescribeFunction, false},
+	"aggregate":      {ast.DescribeAggregate, false},
+}
+
+// describe parses DESC[RIBE] followed by what to describe and an
+// optional WITH INTERNALS.
+func (p *parser) describe() *ast.Describe {
+	p.next() // DESC or DESCRIBE
+	s := &ast.Describe{Kind: ast.DescribeName}
+	t, n := p.tok(), p.peek(1)
+	w := ""
+	if t.kind == tIdent {
+		w = strings.ToLower(t.text)
+	}
+	k, isKind := describeKinds[w]
+	switch {
+	case w == "full" && p.isKw(n, "schema"), w == "schema":
+		s.Full = p.acceptKw("full")
+		p.next()
+		s.Kind = ast.DescribeSchema
+	case w == "only" && p.isKw(n, "keyspace"), w == "keyspace":
+		s.Only = p.acceptKw("only")
+		p.next()
+		s.Kind = ast.DescribeKeyspace
+		if !p.isKw(p.tok(), "with") && p.tok().kind != tEOF && !p.isPunct(p.tok(), ";") {
+			s.Name.Name = p.name("keyspace")
+		}
+	case w == "materialized" && p.isKw(n, "view"):
+		p.next()
+		p.next()
+		s.Kind, s.Name = ast.DescribeView, p.qualifiedName("view")
+	case isKind && k.plural && !p.isPunct(n, "."):
+		p.next()
+		s.Kind = k.kind
+	case isKind && !k.plural && (reserved[w] || !p.isPunct(n, ".") && n.kind != tEOF && !p.isPunct(n, ";") && !p.isKw(n, "with")):
+		// TABLE and INDEX are reserved; TYPE, FUNCTION and AGGREGATE
+		// are kinds only when a name follows.
+		p.next()
+		s.Kind = k.kind
+		if k.kind == ast.DescribeFunction || k.kind == ast.DescribeAggregate {
+			s.Name = p.functionTableName()
+		} else {
+			s.Name = p.qualifiedName(map[ast.DescribeKind]string{ast.DescribeTable: "table", ast.DescribeIndex: "index", ast.DescribeType: "type"}[k.kind])
+		}
+	default:
+		s.Name = p.qualifiedName("")
+	}
+	if p.acceptKw("with") {
+		p.expectKw("internals")
+		s.WithInternals = true
+	}
+	return s
 }

@@ -84,6 +84,8 @@ var ddlCases = []parseCase{
 	{"ALTER TABLE t RENAME IF EXISTS a TO b", &ast.AlterTable{Table: tn("t"), Kind: ast.AlterRename, RenameIfExists: true, Renames: []ast.Rename{{From: "a", To: "b"}}}},
 	{"ALTER TABLE t WITH comment = 'x' AND gc_grace_seconds = 0", &ast.AlterTable{Table: tn("t"), Kind: ast.AlterWith,
 		Properties: props(prop("comment", str("x")), prop("gc_grace_seconds", num("0")))}},
+	{"ALTER TABLE t DROP COMPACT STORAGE", &ast.AlterTable{Table: tn("t"), Kind: ast.AlterDropCompactStorage}},
+	{"ALTER TABLE t DROP compact", &ast.AlterTable{Table: tn("t"), Kind: ast.AlterDrop, Drop: cols("compact")}},
 	{"ALTER TABLE t ALTER v TYPE blob", &ast.AlterTable{Table: tn("t"), Kind: ast.AlterColumnType, Add: []ast.ColumnDef{{Name: "v", Type: "blob"}}}},
 	{"DROP TABLE t", &ast.DropTable{Table: tn("t")}},
 	{"DROP TABLE IF EXISTS ks.t", &ast.DropTable{Table: ktn("ks", "t"), IfExists: true}},
@@ -160,6 +162,34 @@ var authCases = []parseCase{
 	{"LIST SELECT ON ks.t OF bob NORECURSIVE", &ast.ListPermissions{Permission: "SELECT", Resource: &ast.Resource{Kind: ast.ResTable, Keyspace: "ks", Name: "t"}, Of: "bob", NoRecursive: true}},
 	{"LIST MODIFY PERMISSION ON KEYSPACE ks", &ast.ListPermissions{Permission: "MODIFY", Resource: &ast.Resource{Kind: ast.ResKeyspace, Keyspace: "ks"}}},
 }
+
+var describeCases = []parseCase{
+	{"DESCRIBE CLUSTER", &ast.Describe{Kind: ast.DescribeCluster}},
+	{"DESC SCHEMA", &ast.Describe{Kind: ast.DescribeSchema}},
+	{"DESCRIBE FULL SCHEMA WITH INTERNALS", &ast.Describe{Kind: ast.DescribeSchema, Full: true, WithInternals: true}},
+	{"DESCRIBE KEYSPACES", &ast.Describe{Kind: ast.DescribeKeyspaces}},
+	{"DESCRIBE KEYSPACE", &ast.Describe{Kind: ast.DescribeKeyspace}},
+	{"DESCRIBE ONLY KEYSPACE \"Ks\" WITH INTERNALS", &ast.Describe{Kind: ast.DescribeKeyspace, Only: true, Name: tn("Ks"), WithInternals: true}},
+	{"DESCRIBE TABLES", &ast.Describe{Kind: ast.DescribeTables}},
+	{"DESCRIBE TABLE ks.t", &ast.Describe{Kind: ast.DescribeTable, Name: ktn("ks", "t")}},
+	{"DESC COLUMNFAMILY t", &ast.Describe{Kind: ast.DescribeTable, Name: tn("t")}},
+	{"DESCRIBE INDEX ks.i", &ast.Describe{Kind: ast.DescribeIndex, Name: ktn("ks", "i")}},
+	{"DESCRIBE MATERIALIZED VIEW v", &ast.Describe{Kind: ast.DescribeView, Name: tn("v")}},
+	{"DESCRIBE TYPES", &ast.Describe{Kind: ast.DescribeTypes}},
+	{"DESCRIBE TYPE ks.addr", &ast.Describe{Kind: ast.DescribeType, Name: ktn("ks", "addr")}},
+	{"DESCRIBE FUNCTIONS", &ast.Describe{Kind: ast.DescribeFunctions}},
+	{"DESCRIBE FUNCTION ks.f", &ast.Describe{Kind: ast.DescribeFunction, Name: ktn("ks", "f")}},
+	{"DESCRIBE AGGREGATES", &ast.Describe{Kind: ast.DescribeAggregates}},
+	{"DESCRIBE AGGREGATE a", &ast.Describe{Kind: ast.DescribeAggregate, Name: tn("a")}},
+	{"DESCRIBE ks.t", &ast.Describe{Kind: ast.DescribeName, Name: ktn("ks", "t")}},
+	{"DESCRIBE users", &ast.Describe{Kind: ast.DescribeName, Name: tn("users")}},
+	// Unreserved kind words alone, or qualified, are names.
+	{"DESCRIBE type", &ast.Describe{Kind: ast.DescribeName, Name: tn("type")}},
+	{"DESCRIBE tables.x", &ast.Describe{Kind: ast.DescribeName, Name: ktn("tables", "x")}},
+	{"DESCRIBE type.x", &ast.Describe{Kind: ast.DescribeName, Name: ktn("type", "x")}},
+}
+
+func TestDescribe(t *testing.T) { runCases(t, describeCases) }
 
 func TestDDL(t *testing.T)  { runCases(t, ddlCases) }
 func TestAuth(t *testing.T) { runCases(t, authCases) }

@@ -517,8 +517,8 @@ func (p *parser) assignment() ast.Assignment {
 	return a
 }
 
-// operation parses the "+ t" or "- t" of c = c + t. A negative number
-// right after the column, as in c = c -1, is the operator and the number.
+// operation parses the "+ t" or "- t" of c = c + t. As in Cassandra,
+// c = c -1 lexes as c, -1 and adds the negative integer.
 func (p *parser) operation() (ast.AssignKind, ast.Term) {
 	t := p.tok()
 	switch {
@@ -526,22 +526,12 @@ func (p *parser) operation() (ast.AssignKind, ast.Term) {
 		return ast.AssignAdd, p.term()
 	case p.acceptPunct("-"):
 		return ast.AssignRemove, p.term()
-	case (t.kind == tInteger || t.kind == tFloat || t.kind == tDuration) && strings.HasPrefix(t.text, "-") && isDigit(t.text[1]):
+	case t.kind == tInteger && strings.HasPrefix(t.text, "-"):
 		p.next()
-		return ast.AssignRemove, &ast.Literal{Kind: literalKind(t.kind), Text: t.text[1:], Pos: t.pos + 1}
+		return ast.AssignAdd, &ast.Literal{Kind: ast.LitInteger, Text: t.text, Pos: t.pos}
 	}
 	p.failf(t, "mismatched input %s expecting '+' or '-'", p.quote(t))
 	return 0, nil
-}
-
-func literalKind(k tokKind) ast.LitKind {
-	switch k {
-	case tFloat:
-		return ast.LitFloat
-	case tDuration:
-		return ast.LitDuration
-	}
-	return ast.LitInteger
 }
 
 // conditions parses an optional IF EXISTS or IF condition (AND

@@ -236,11 +236,12 @@ var updateCases = []parseCase{
 		Where: []ast.Relation{eq("k", num("0"))},
 		Binds: binds(bind(0)),
 	}},
-	{"UPDATE t SET c = c -1, d = d-2.5 WHERE k = 0", &ast.Update{
+	// As in Cassandra, c = c -1 lexes as c, -1: adding a negative number.
+	{"UPDATE t SET c = c -1, d = d-2 WHERE k = 0", &ast.Update{
 		Table: tn("t"),
 		Set: []ast.Assignment{
-			{Column: "c", Kind: ast.AssignRemove, Value: num("1")},
-			{Column: "d", Kind: ast.AssignRemove, Value: flt("2.5")},
+			{Column: "c", Kind: ast.AssignAdd, Value: num("-1")},
+			{Column: "d", Kind: ast.AssignAdd, Value: num("-2")},
 		},
 		Where: []ast.Relation{eq("k", num("0"))},
 	}},

@@ -183,7 +183,7 @@ func TestPrefixes(t *testing.T) {
 
 func allTestStatements() []string {
 	var list []string
-	for _, cases := range [][]parseCase{selectCases, termCases, insertCases, updateCases, deleteCases, batchCases, ddlCases, authCases} {
+	for _, cases := range [][]parseCase{selectCases, termCases, insertCases, updateCases, deleteCases, batchCases, ddlCases, describeCases, authCases} {
 		for _, c := range cases {
 			list = append(list, c.text)
 		}

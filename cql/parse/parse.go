@@ -400,6 +400,8 @@ func (p *parser) statement() ast.Statement {
 		return p.revoke()
 	case "list":
 		return p.list()
+	case "describe", "desc":
+		return p.describe()
 	}
 	p.noViable(t)
 	return nil
