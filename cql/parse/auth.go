@@ -27,7 +27,7 @@ func (p *parser) userName() string {
 		return t.text
 	case t.kind == tQuoted:
 		p.failf(t, "Quoted strings are are not supported for user names and USER is deprecated, please use ROLE")
-	case t.kind == tIdent && !reserved[strings.ToLower(t.text)]:
+	case t.kind == tIdent && !reserved[t.word]:
 		p.next()
 		return t.text
 	}
@@ -40,7 +40,7 @@ func (p *parser) roleOptions() ast.RoleOptions {
 	var o ast.RoleOptions
 	for {
 		t := p.tok()
-		w := strings.ToLower(t.text)
+		w := t.word
 		if t.kind != tIdent {
 			p.noViable(t)
 		}

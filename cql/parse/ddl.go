@@ -1,8 +1,6 @@
 package parse
 
 import (
-	"strings"
-
 	"github.com/sedimentdb/sediment/cql/ast"
 )
 
@@ -10,7 +8,7 @@ import (
 func (p *parser) create() ast.Statement {
 	p.expectKw("create")
 	t := p.tok()
-	switch w := strings.ToLower(t.text); {
+	switch w := t.word; {
 	case t.kind != tIdent:
 	case w == "keyspace" || w == "schema":
 		p.next()
@@ -267,7 +265,7 @@ func ddlBindHint(t ast.Term) string {
 func (p *parser) alter() ast.Statement {
 	p.expectKw("alter")
 	t := p.tok()
-	switch w := strings.ToLower(t.text); {
+	switch w := t.word; {
 	case t.kind != tIdent:
 	case w == "keyspace" || w == "schema":
 		p.next()
@@ -410,7 +408,7 @@ func (p *parser) alterType() *ast.AlterType {
 func (p *parser) drop() ast.Statement {
 	p.expectKw("drop")
 	t := p.tok()
-	switch w := strings.ToLower(t.text); {
+	switch w := t.word; {
 	case t.kind != tIdent:
 	case w == "keyspace" || w == "schema":
 		p.next()
@@ -484,7 +482,7 @@ func (p *parser) describe() *ast.Describe {
 	t, n := p.tok(), p.peek(1)
 	w := ""
 	if t.kind == tIdent {
-		w = strings.ToLower(t.text)
+		w = t.word
 	}
 	k, isKind := describeKinds[w]
 	switch {

@@ -147,7 +147,7 @@ func (p *parser) selectable() ast.Selectable {
 func (p *parser) selectableGroup() ast.Selectable {
 	t := p.tok()
 	if p.isPunct(p.peek(1), "(") {
-		switch strings.ToLower(t.text) {
+		switch t.word {
 		case "count":
 			if t.kind == tIdent && p.isPunct(p.peek(2), "*") {
 				p.next()
@@ -162,7 +162,7 @@ func (p *parser) selectableGroup() ast.Selectable {
 				p.next()
 				c := p.ident()
 				p.expectPunct(")")
-				if strings.EqualFold(t.text, "ttl") {
+				if t.word == "ttl" {
 					return &ast.TTLSel{Column: c}
 				}
 				return &ast.WriteTimeSel{Column: c}
@@ -206,7 +206,7 @@ func (p *parser) literalWord(t token) string {
 	if t.kind != tIdent {
 		return ""
 	}
-	switch w := strings.ToLower(t.text); w {
+	switch w := t.word; w {
 	case "true", "false", "null", "nan", "infinity":
 		return w
 	}
@@ -295,15 +295,17 @@ func (p *parser) relation(list []ast.Relation) []ast.Relation {
 	return append(list, r)
 }
 
+// compareOps are the operators of compareOp.
+var compareOps = map[string]ast.Operator{
+	"=": ast.OpEq, "<": ast.OpLt, "<=": ast.OpLte,
+	">": ast.OpGt, ">=": ast.OpGte, "!=": ast.OpNe,
+}
+
 // compareOp parses = < <= > >= != .
 func (p *parser) compareOp() ast.Operator {
 	t := p.tok()
 	if t.kind == tPunct {
-		op, ok := map[string]ast.Operator{
-			"=": ast.OpEq, "<": ast.OpLt, "<=": ast.OpLte,
-			">": ast.OpGt, ">=": ast.OpGte, "!=": ast.OpNe,
-		}[t.text]
-		if ok {
+		if op, ok := compareOps[t.text]; ok {
 			p.next()
 			return op
 		}

@@ -26,10 +26,11 @@ const (
 type token struct {
 	kind tokKind
 	text string
-	pos  int // byte offset of the first character
-	end  int // byte offset just past the last character
-	line int // 1-based
-	col  int // 0-based, in characters, as ANTLR counts
+	word string // tIdent: text in lower case, for keyword tests
+	pos  int    // byte offset of the first character
+	end  int    // byte offset just past the last character
+	line int    // 1-based
+	col  int    // 0-based, in characters, as ANTLR counts
 }
 
 // lexer splits a statement into tokens. It scans the whole input up
@@ -44,7 +45,7 @@ type lexer struct {
 // lex returns the tokens of src, ending with a tEOF token.
 func lex(src string) ([]token, error) {
 	l := lexer{src: src, line: 1}
-	var toks []token
+	toks := make([]token, 0, len(src)/3+1)
 	for {
 		t, err := l.next()
 		if err != nil {
@@ -127,6 +128,9 @@ func (l *lexer) next() (token, error) {
 	t.text = text
 	if text == "" && kind != tString && kind != tQuoted {
 		t.text = l.src[l.pos : l.pos+n]
+	}
+	if kind == tIdent {
+		t.word = lower(t.text)
 	}
 	l.advance(n)
 	t.end = l.pos
@@ -406,6 +410,17 @@ func wordLen(s string) int {
 // not followed by more identifier characters.
 func hasWordPrefix(s, w string) bool {
 	return wordLen(s) == len(w) && strings.EqualFold(s[:len(w)], w)
+}
+
+// lower is strings.ToLower for ASCII words, without allocating when the
+// word is already in lower case.
+func lower(s string) string {
+	for i := 0; i < len(s); i++ {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			return strings.ToLower(s)
+		}
+	}
+	return s
 }
 
 func isDigit(c byte) bool  { return '0' <= c && c <= '9' }

@@ -226,7 +226,7 @@ func (p *parser) leave() { p.depth-- }
 // without regard to case.
 
 func (p *parser) isKw(t token, kw string) bool {
-	return t.kind == tIdent && strings.EqualFold(t.text, kw)
+	return t.kind == tIdent && t.word == kw
 }
 
 func (p *parser) isPunct(t token, s string) bool {
@@ -293,7 +293,7 @@ func init() {
 func (p *parser) isIdent(t token) bool {
 	switch t.kind {
 	case tIdent:
-		return !reserved[strings.ToLower(t.text)]
+		return !reserved[t.word]
 	case tQuoted:
 		return t.text != ""
 	}
@@ -318,7 +318,7 @@ func (p *parser) name(kind string) string {
 	if t.kind == tQuoted {
 		return t.text
 	}
-	return strings.ToLower(t.text)
+	return t.word
 }
 
 // identList parses ident (, ident)* .
@@ -368,7 +368,7 @@ func (p *parser) statement() ast.Statement {
 	if t.kind != tIdent {
 		p.noViable(t)
 	}
-	switch strings.ToLower(t.text) {
+	switch t.word {
 	case "select":
 		return p.selectStmt()
 	case "insert":

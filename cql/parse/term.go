@@ -56,7 +56,7 @@ func (p *parser) literal() *ast.Literal {
 	case tDuration:
 		lit.Kind = ast.LitDuration
 	case tIdent:
-		switch w := strings.ToLower(t.text); w {
+		switch w := t.word; w {
 		case "true", "false":
 			lit.Kind, lit.Text = ast.LitBoolean, w
 		case "null":
@@ -237,7 +237,7 @@ func (p *parser) startsTerm(t token) bool {
 	case tPunct:
 		return t.text == "?" || t.text == ":" || t.text == "[" || t.text == "{" || t.text == "("
 	case tIdent:
-		switch strings.ToLower(t.text) {
+		switch t.word {
 		case "true", "false", "null", "nan", "infinity", "token":
 			return true
 		}
@@ -287,7 +287,7 @@ func (p *parser) tryType() (string, bool) {
 	default:
 		return "", false
 	}
-	w := strings.ToLower(t.text)
+	w := t.word
 	if t.kind == tIdent {
 		switch w {
 		case "frozen", "map", "list", "set", "tuple":
@@ -331,5 +331,5 @@ func typeName(t token) string {
 	if t.kind == tQuoted {
 		return `"` + strings.ReplaceAll(t.text, `"`, `""`) + `"`
 	}
-	return strings.ToLower(t.text)
+	return t.word
 }
