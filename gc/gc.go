@@ -252,16 +252,16 @@ func (c *Collector) Run(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			if held {
-				c.release(context.WithoutCancel(ctx))
-			}
+			// Released even if the last request seemed to fail: the
+			// cancelled request may have taken the lease all the same.
+			c.release(context.WithoutCancel(ctx))
 			return nil
 		case <-t.C:
 		}
 	}
 }
 
-// release gives up the lease.
+// release gives up the lease if this collector holds it.
 func (c *Collector) release(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
