@@ -77,7 +77,7 @@ func TestEncodeNative(t *testing.T) {
 		{"decimal", num("-1"), "00000000 ff", false},
 		{"decimal", flt("1e10"), "fffffff6 01", false},
 		{"decimal", flt("-0.001"), "00000003 ff", false},
-		{"decimal", flt("NaN"), "Unable to make BigDecimal from 'NaN'", true},
+		{"decimal", flt("NaN"), "unable to make BigDecimal from 'NaN'", true},
 		{"float", flt("1.5"), "3fc00000", false},
 		{"float", num("2"), "40000000", false},
 		{"float", flt("1e40"), "7f800000", false},

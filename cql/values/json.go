@@ -140,11 +140,13 @@ func appendJSON(dst []byte, t *cqltype.Type, v []byte) []byte {
 
 // FromJSON converts a JSON value to a serialized value of type t, as
 // Cassandra's fromJson and INSERT JSON do. null is nil. Beyond the forms
-// ToJSON writes it accepts numbers, booleans and integer timestamps, dates
-// and times written as strings ("12", "true"), and collections, tuples and
-// user types written as a string holding their JSON. Keys of user-type
-// objects are field names, case-folded unless written in double quotes
-// ("\"Name\"").
+// ToJSON writes it accepts, as Cassandra does, numbers and booleans written
+// as strings ("12", "true"), timestamps as integer milliseconds, and
+// collections, tuples and user types written as a string holding their
+// JSON; dates and times must be strings. Keys of user-type objects are
+// field names, case-folded unless written in double quotes ("\"Name\"").
+// An empty JSON list or object is an empty collection, which the executor
+// treats as null for a non-frozen column.
 func FromJSON(t *cqltype.Type, data []byte) ([]byte, error) {
 	x, err := decodeJSON(data)
 	if err != nil {
@@ -352,40 +354,54 @@ func expected(what string, x any) error {
 	return errorf(fmt.Sprintf("Expected %s, but got a %s: %s", what, javaClass(x), jsonText(x)))
 }
 
-// integerJSON names each integer type in messages.
-var integerJSON = map[cqltype.Kind]string{
-	cqltype.Tinyint:  "a tinyint value",
-	cqltype.Smallint: "a smallint value",
-	cqltype.Int:      "an int value",
-	cqltype.Bigint:   "a bigint value",
-	cqltype.Counter:  "a bigint value",
-	cqltype.Varint:   "a varint value",
+// stringOnly names the types FromJSON reads only from JSON strings, as
+// Cassandra's messages call them.
+var stringOnly = map[cqltype.Kind]string{
+	cqltype.Date:     "a date value",
+	cqltype.Time:     "a time value",
+	cqltype.UUID:     "a uuid",
+	cqltype.Timeuuid: "a timeuuid",
+	cqltype.Inet:     "an inet value",
+	cqltype.Duration: "a duration",
+}
+
+// isInteger reports whether a JSON number reads as a Java Integer (32) or
+// a Long (64), as Jackson would decode it.
+func isInteger(n json.Number, bits int) bool {
+	_, err := strconv.ParseInt(string(n), 10, bits)
+	return err == nil
 }
 
 func fromJSON(t *cqltype.Type, x any) ([]byte, error) {
 	if x == nil {
 		return nil, nil
 	}
+	str, isStr := x.(string)
+	num, isNum := x.(json.Number)
 	switch t.Kind {
 	case cqltype.Ascii:
-		if s, ok := x.(string); ok {
-			return Parse(t, s)
+		if isStr {
+			return Parse(t, str)
 		}
 		return nil, expected("an ascii string", x)
 	case cqltype.Text:
-		if s, ok := x.(string); ok {
-			return Parse(t, s)
+		if isStr {
+			return Parse(t, str)
 		}
 		return nil, expected("a UTF-8 string", x)
 	case cqltype.Blob:
-		s, ok := x.(string)
-		if !ok {
-			return nil, expected("a string representation of a blob value", x)
+		bad := fmt.Sprintf("Value '%s' is not a valid blob representation", jsonText(x))
+		switch {
+		case !isStr:
+			return nil, errorf(bad)
+		case !strings.HasPrefix(str, "0x"):
+			return nil, errorf(bad + ": String representation of blob is missing 0x prefix: " + str)
 		}
-		if !strings.HasPrefix(s, "0x") {
-			return nil, errorf(fmt.Sprintf("Value '%s' is not a valid blob representation: String representation of blob is missing 0x prefix: %s", s, s))
+		v, err := Parse(t, str[2:])
+		if err != nil {
+			return nil, errorf(bad + ": " + err.(*Error).Message(""))
 		}
-		return Parse(t, s[2:])
+		return v, nil
 	case cqltype.Boolean:
 		switch x := x.(type) {
 		case bool:
@@ -397,40 +413,62 @@ func fromJSON(t *cqltype.Type, x any) ([]byte, error) {
 			return Parse(t, x)
 		}
 		return nil, expected("a boolean value", x)
-	case cqltype.Tinyint, cqltype.Smallint, cqltype.Int, cqltype.Bigint, cqltype.Counter, cqltype.Varint:
-		switch x := x.(type) {
-		case string:
-			return Parse(t, x)
-		case json.Number:
-			if javaClass(x) == "Double" {
-				return nil, expected(integerJSON[t.Kind], x)
-			}
-			return Parse(t, string(x))
+	case cqltype.Int:
+		switch {
+		case isStr:
+			return Parse(t, str)
+		case isNum && isInteger(num, 32):
+			return Parse(t, string(num))
 		}
-		return nil, expected(integerJSON[t.Kind], x)
-	case cqltype.Decimal, cqltype.Float, cqltype.Double:
-		switch x := x.(type) {
-		case string:
-			return Parse(t, x)
-		case json.Number:
-			return Parse(t, string(x))
+		return nil, expected("an int value", x)
+	case cqltype.Bigint, cqltype.Counter:
+		switch {
+		case isStr:
+			return Parse(t, str)
+		case isNum && isInteger(num, 64):
+			return Parse(t, string(num))
+		}
+		return nil, expected("a bigint value", x)
+	case cqltype.Smallint, cqltype.Tinyint:
+		switch {
+		case isStr:
+			return Parse(t, str)
+		case isNum:
+			return Parse(t, string(num))
+		}
+		if t.Kind == cqltype.Smallint {
+			return nil, expected("a short value", x)
+		}
+		return nil, expected("a byte value", x)
+	case cqltype.Varint, cqltype.Decimal:
+		text := jsonText(x)
+		if isStr || isNum {
+			if v, err := Parse(t, text); err == nil && (len(v) > 0 || t.Kind == cqltype.Decimal) {
+				return v, nil
+			}
+		}
+		return nil, errorf(fmt.Sprintf("Value '%s' is not a valid representation of a %s value", text, t.Kind))
+	case cqltype.Float, cqltype.Double:
+		switch {
+		case isStr:
+			return Parse(t, str)
+		case isNum:
+			return Parse(t, string(num))
 		}
 		return nil, expected("a "+t.Kind.String()+" value", x)
-	case cqltype.Date, cqltype.Time, cqltype.Timestamp:
-		switch x := x.(type) {
-		case string:
-			return Parse(t, x)
-		case json.Number:
-			if javaClass(x) != "Double" {
-				return Parse(t, string(x))
-			}
+	case cqltype.Timestamp:
+		switch {
+		case isStr:
+			return Parse(t, str)
+		case isNum && isInteger(num, 64):
+			return Parse(t, string(num))
 		}
-		return nil, expected("a string representation of a "+t.Kind.String()+" value", x)
-	case cqltype.UUID, cqltype.Timeuuid, cqltype.Inet, cqltype.Duration:
-		if s, ok := x.(string); ok {
-			return Parse(t, s)
+		return nil, expected("a long or a datestring representation of a timestamp value", x)
+	case cqltype.Date, cqltype.Time, cqltype.UUID, cqltype.Timeuuid, cqltype.Inet, cqltype.Duration:
+		if isStr {
+			return Parse(t, str)
 		}
-		return nil, expected("a string representation of a "+t.Kind.String()+" value", x)
+		return nil, expected("a string representation of "+stringOnly[t.Kind], x)
 	}
 	// Collections, tuples and user types may come as a string holding
 	// their JSON.
@@ -493,17 +531,17 @@ func fromJSON(t *cqltype.Type, x any) ([]byte, error) {
 		if !ok {
 			return nil, expected("a list representation of a tuple", x)
 		}
-		if len(list) > len(t.Elems) {
+		switch {
+		case len(list) > len(t.Elems):
 			return nil, errorf(fmt.Sprintf("Tuple contains extra items (expected %d, got %d)", len(t.Elems), len(list)))
+		case len(list) < len(t.Elems):
+			return nil, errorf(fmt.Sprintf("Tuple is missing items (expected %d, got %d)", len(t.Elems), len(list)))
 		}
 		var dst []byte
 		for i, et := range t.Elems {
-			var v []byte
-			if i < len(list) {
-				var err error
-				if v, err = fromJSON(et, list[i]); err != nil {
-					return nil, err
-				}
+			v, err := fromJSON(et, list[i])
+			if err != nil {
+				return nil, err
 			}
 			dst = appendElem(dst, v)
 		}

@@ -78,13 +78,13 @@ func Parse(t *cqltype.Type, s string) ([]byte, error) {
 	case cqltype.Varint:
 		x, ok := parseBigInt(s)
 		if !ok {
-			return nil, errorf(fmt.Sprintf("Unable to make int from '%s'", s))
+			return nil, errorf(fmt.Sprintf("unable to make int from '%s'", s))
 		}
 		return appendVarint(nil, x), nil
 	case cqltype.Decimal:
 		v, ok := parseDecimal(s)
 		if !ok {
-			return nil, errorf(fmt.Sprintf("Unable to make BigDecimal from '%s'", s))
+			return nil, errorf(fmt.Sprintf("unable to make BigDecimal from '%s'", s))
 		}
 		return v, nil
 	case cqltype.Float:
