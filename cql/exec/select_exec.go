@@ -315,13 +315,14 @@ func (rd *reader) partitionKeys() ([]partKey, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, partKey{pk: pk, prefix: rd.p.t.prefix(tok, pk), values: vals})
+		out = append(out, partKey{pk: pk, token: tok, prefix: rd.p.t.prefix(tok, pk), values: vals})
 	}
 	slices.SortFunc(out, func(a, b partKey) int { return bytes.Compare(a.prefix, b.prefix) })
 	return slices.CompactFunc(out, func(a, b partKey) bool { return bytes.Equal(a.prefix, b.prefix) }), nil
 }
 
 type partKey struct {
+	token      int64
 	pk, prefix []byte
 	values     [][]byte
 }
@@ -618,7 +619,7 @@ func (rd *reader) readPartition(ctx context.Context, k partKey, resume []byte) e
 			if err != nil {
 				return serverError(err)
 			}
-			r := &rowCtx{pk: k.values, ck: ck, static: static, row: &part.Rows[i].Row, key: part.Rows[i].Key}
+			r := &rowCtx{token: k.token, pk: k.values, ck: ck, static: static, row: &part.Rows[i].Row, key: part.Rows[i].Key}
 			emitted = true
 			if full, err := rd.emit(r); err != nil || full {
 				return err
@@ -626,7 +627,7 @@ func (rd *reader) readPartition(ctx context.Context, k partKey, resume []byte) e
 		}
 	}
 	if !emitted && staticLive && !rd.p.clusteringRestricted {
-		_, err := rd.emit(&rowCtx{pk: k.values, static: static, key: keys.AppendPartitionEnd(nil, k.prefix)})
+		_, err := rd.emit(&rowCtx{token: k.token, pk: k.values, static: static, key: keys.AppendPartitionEnd(nil, k.prefix)})
 		return err
 	}
 	return nil
@@ -708,12 +709,12 @@ func (rd *reader) scanPartition(part *engine.Partition, cache map[string][][2][]
 		if err != nil {
 			return serverError(err)
 		}
-		if full, err := rd.emit(&rowCtx{pk: pkVals, ck: ck, static: static, row: &row.Row, key: row.Key}); err != nil || full {
+		if full, err := rd.emit(&rowCtx{token: part.Token, pk: pkVals, ck: ck, static: static, row: &row.Row, key: row.Key}); err != nil || full {
 			return err
 		}
 	}
 	if len(part.Rows) == 0 && part.StaticLive && !rd.p.clusteringRestricted {
-		_, err := rd.emit(&rowCtx{pk: pkVals, static: static, key: keys.AppendPartitionEnd(nil, prefix)})
+		_, err := rd.emit(&rowCtx{token: part.Token, pk: pkVals, static: static, key: keys.AppendPartitionEnd(nil, prefix)})
 		return err
 	}
 	return nil

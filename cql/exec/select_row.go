@@ -8,6 +8,7 @@ import (
 // rowCtx is one row being read: its primary key values and its live static
 // and regular cells, from which the selectors and filters take columns.
 type rowCtx struct {
+	token  int64
 	pk     [][]byte
 	ck     [][]byte   // nil for a partition's static row alone
 	static *model.Row // the partition's live static row, or nil

@@ -267,8 +267,16 @@ func (p *selectPlan) funcSelector(s *ast.FuncSel, top bool) (selector, string, e
 		}
 		args[i], types[i], names[i] = sl, sl.typ(), name
 	}
-	if s.Name == "tojson" && (s.Keyspace == "" || s.Keyspace == "system") && len(args) == 1 {
-		return &jsonSelector{arg: args[0]}, "system.tojson(" + names[0] + ")", nil
+	if s.Keyspace == "" || s.Keyspace == "system" {
+		switch {
+		case s.Name == "tojson" && len(args) == 1:
+			return &jsonSelector{arg: args[0]}, "system.tojson(" + names[0] + ")", nil
+		case s.Name == "token":
+			if err := p.checkTokenArgs(args); err != nil {
+				return nil, "", err
+			}
+			return tokenSelector{}, "system.token(" + strings.Join(names, ", ") + ")", nil
+		}
 	}
 	f, err := funcs.Lookup(s.Keyspace, s.Name, types)
 	if err != nil {
@@ -551,3 +559,25 @@ func (a *aggAcc) add(x *execCtx, r *rowCtx) error {
 }
 
 func (a *aggAcc) result() ([]byte, error) { return a.acc.Result(), nil }
+
+// checkTokenArgs checks the arguments of token(): the partition key
+// columns, in order.
+func (p *selectPlan) checkTokenArgs(args []selector) error {
+	ok := len(args) == len(p.t.partition)
+	for i := 0; ok && i < len(args); i++ {
+		c, isCol := args[i].(*columnSelector)
+		ok = isCol && c.c == p.t.partition[i]
+	}
+	if !ok {
+		return invalidf("token() must be called on the partition key columns, in order: %s", p.partitionNames())
+	}
+	return nil
+}
+
+// tokenSelector is token(pk...): the partition's Murmur3 token.
+type tokenSelector struct{}
+
+func (tokenSelector) typ() *cqltype.Type { return cqltype.BigintType }
+func (tokenSelector) eval(_ *execCtx, r *rowCtx) ([]byte, error) {
+	return binary.BigEndian.AppendUint64(nil, uint64(r.token)), nil
+}
