@@ -122,14 +122,20 @@ func (c *conn) wake() {
 	}
 }
 
-// acquire takes a slot of the connection's and of the server's in-flight
-// bounds, waiting while either is full; false when the connection closed.
+// acquire takes a slot of the connection's in-flight bound, waiting while
+// it is full; false when the connection closed.
 func (c *conn) acquire() bool {
 	select {
 	case c.slots <- struct{}{}:
+		return true
 	case <-c.done:
 		return false
 	}
+}
+
+// acquireServer takes a slot of the server's bound for a frame read. It
+// is taken after the read, so that idle connections hold none.
+func (c *conn) acquireServer() bool {
 	select {
 	case c.s.inFlight <- struct{}{}:
 		return true
@@ -145,7 +151,9 @@ func (c *conn) release() {
 }
 
 // readLoop reads frames and answers or dispatches them, until the client
-// leaves, the stream is out of step or the server closes.
+// leaves, the stream is out of step or the server closes. A frame is read
+// only with a free slot of the connection's in-flight bound, and handled
+// only with one of the server's.
 func (c *conn) readLoop() {
 	defer func() {
 		c.reqs.Wait()
@@ -168,10 +176,13 @@ func (c *conn) readLoop() {
 		}
 		f, err := wire.ReadFrame(c.br, c.s.cfg.MaxFrameSize)
 		if err == nil {
+			if !c.acquireServer() {
+				return
+			}
 			c.handle(f)
 			continue
 		}
-		c.release()
+		<-c.slots
 		var badVersion *wire.UnsupportedVersionError
 		var tooLarge *wire.FrameTooLargeError
 		switch {
@@ -390,8 +401,16 @@ func (c *conn) execute(h wire.Header, m wire.Message) {
 	if err != nil {
 		c.replyError(h, err)
 	} else {
-		if ks, ok := res.(*wire.SetKeyspace); ok {
-			c.sess.SetKeyspace(ks.Keyspace)
+		switch r := res.(type) {
+		case *wire.SetKeyspace:
+			c.sess.SetKeyspace(r.Keyspace)
+		case *wire.Rows:
+			if x, ok := m.(*wire.Execute); ok && x.Params.SkipMetadata && !r.Metadata.NoMetadata {
+				// The client has the columns from PREPARE.
+				skip := *r
+				skip.Metadata.NoMetadata = true
+				res = &skip
+			}
 		}
 		c.reply(h.Version, h.Stream, w.take(), res, c.compressor)
 	}

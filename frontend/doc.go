@@ -8,9 +8,11 @@
 // AUTH_RESPONSE, REGISTER) itself, in order; QUERY, PREPARE, EXECUTE and
 // BATCH each run in a goroutine of their own, so that many requests of one
 // connection execute at once and are answered as they finish, whatever
-// their order. Before reading a frame the reader takes a slot of the
-// connection's and then of the server's in-flight bound: when either is
-// full it stops reading, and TCP pushes back on the client. The writer
+// their order. The reader reads a frame only with a free slot of the
+// connection's in-flight bound, and handles it only with one of the
+// server's (taken after the read, so that idle connections hold none):
+// when either is full it stops reading, and TCP pushes back on the
+// client. The writer
 // sends, in one write, every answer queued while its previous write was
 // in progress.
 //

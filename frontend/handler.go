@@ -14,7 +14,9 @@ import (
 //
 // An error that is a *wire.Error (errors.As) is sent to the client as it
 // is; any other error is logged and sent as a Server error. A *wire.SetKeyspace
-// result sets the session's keyspace before the answer is sent.
+// result sets the session's keyspace before the answer is sent, and the
+// *wire.Rows of an EXECUTE that asked to skip metadata are sent without
+// column metadata. A nil result is sent as Void.
 type Handler interface {
 	Query(ctx context.Context, s *Session, q *wire.Query) (wire.Result, error)
 	Prepare(ctx context.Context, s *Session, p *wire.Prepare) (*wire.Prepared, error)

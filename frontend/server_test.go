@@ -201,7 +201,7 @@ func (h *testHandler) Execute(ctx context.Context, s *Session, e *wire.Execute) 
 	if h.forget.CompareAndSwap(true, false) {
 		return nil, &wire.Error{Code: wire.CodeUnprepared, Message: "Prepared query not found", ID: e.ID}
 	}
-	return echo(e.Params.Values, e.Params.SkipMetadata, cqltype.IntType), nil
+	return echo(e.Params.Values, false, cqltype.IntType), nil
 }
 
 func (h *testHandler) Batch(ctx context.Context, s *Session, b *wire.Batch) (wire.Result, error) {
@@ -597,6 +597,42 @@ func TestInFlightLimits(t *testing.T) {
 	}
 	if m := h.maxRun.Load(); m > 3 {
 		t.Fatalf("%d statements ran at once, the limit is 3", m)
+	}
+}
+
+// TestIdleConnectionsHoldNoSlots: connections waiting for their next
+// request take none of the server's in-flight slots.
+func TestIdleConnectionsHoldNoSlots(t *testing.T) {
+	cfg := testConfig()
+	cfg.MaxInFlight = 1
+	_, addr := startServer(t, cfg, newTestHandler(), nil)
+	for range 3 {
+		dial(t, addr).startup(nil)
+	}
+	c := dial(t, addr)
+	c.startup(nil)
+	for i := range 3 {
+		if _, ok := c.roundTrip(int16(i), query("ECHO")).(*wire.Rows); !ok {
+			t.Fatal("ECHO")
+		}
+	}
+}
+
+func TestSkipMetadata(t *testing.T) {
+	_, addr := startServer(t, testConfig(), newTestHandler(), nil)
+	c := dial(t, addr)
+	c.startup(nil)
+	p := c.roundTrip(1, &wire.Prepare{Query: "SELECT ?"}).(*wire.Prepared)
+	if len(p.Bound.Columns) != 1 || len(p.Bound.PKIndexes) != 1 {
+		t.Fatalf("prepared %+v", p)
+	}
+	for _, skip := range []bool{false, true} {
+		x := &wire.Execute{ID: p.ID, Params: wire.QueryParams{Consistency: wire.One, SkipMetadata: skip,
+			Values: []wire.Value{wire.BytesValue([]byte{0, 0, 0, 5})}}}
+		r := c.roundTrip(2, x).(*wire.Rows)
+		if r.Metadata.NoMetadata != skip || len(r.Metadata.Columns) == 0 == !skip || !bytes.Equal(r.Rows[0][0], []byte{0, 0, 0, 5}) {
+			t.Fatalf("skip %v: %+v", skip, r)
+		}
 	}
 }
 
