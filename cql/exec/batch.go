@@ -113,14 +113,7 @@ func checkBatch(typ ast.BatchType, customTS bool, stmts []*modPlan) error {
 
 func (bp *batchPlan) binds() []ColumnSpec { return bp.receivers }
 
-func (bp *batchPlan) result() []ColumnSpec {
-	for _, p := range bp.stmts {
-		if p.conditional() {
-			return p.result()
-		}
-	}
-	return nil
-}
+func (bp *batchPlan) result() []ColumnSpec { return nil }
 
 // execute runs a BATCH statement: its statements share the bound values.
 func (bp *batchPlan) execute(ctx context.Context, x *execCtx) (*Result, error) {

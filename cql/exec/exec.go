@@ -300,7 +300,8 @@ func (e *Executor) plan(s *Session, st ast.Statement) (plan, error) {
 			return p, err
 		}
 		return e.planSelect(s, st)
-	// X2: case *ast.Insert / *ast.Update / *ast.Delete / *ast.Batch
+	case *ast.Insert, *ast.Update, *ast.Delete, *ast.Batch:
+		return e.planWrite(s, st)
 	case *ast.CreateIndex:
 		return nil, invalidf("Secondary indexes are not supported by Sediment")
 	case *ast.CreateView:

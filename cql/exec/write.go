@@ -595,9 +595,9 @@ func (p *modPlan) build(ctx context.Context, eval termEval, w writeTimes, read r
 	return parts, nil
 }
 
-// rowReader reads the live view of a row of a partition for a
-// read-before-write: clustering nil reads the static row.
-type rowReader func(ctx context.Context, part *partitionWrite, clustering [][]byte) (*model.Row, error)
+// rowReader reads the live view of a row of a partition, or of its static
+// row, for a read-before-write.
+type rowReader func(ctx context.Context, part *partitionWrite, clustering [][]byte, static bool) (*model.Row, error)
 
 func (p *modPlan) buildPartition(ctx context.Context, eval termEval, w writeTimes, read rowReader, part *partitionWrite, cks [][][]byte) error {
 	if p.kind == writeDelete && len(p.ops) == 0 {
@@ -635,13 +635,13 @@ func (p *modPlan) applyOps(ctx context.Context, eval termEval, w writeTimes, rea
 		}
 		if o.needsRead() {
 			if isStatic && !staticDone {
-				r, err := read(ctx, part, nil)
+				r, err := read(ctx, part, nil, true)
 				if err != nil {
 					return err
 				}
 				curStatic, staticDone = r, true
 			} else if !isStatic && !readDone {
-				r, err := read(ctx, part, ck)
+				r, err := read(ctx, part, ck, false)
 				if err != nil {
 					return err
 				}

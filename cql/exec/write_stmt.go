@@ -264,12 +264,10 @@ func (p *modPlan) deletion(d ast.DeleteTarget) error {
 
 func (p *modPlan) binds() []ColumnSpec { return p.receivers }
 
-func (p *modPlan) result() []ColumnSpec {
-	if p.conditional() {
-		return []ColumnSpec{p.spec("[applied]", cqltype.BooleanType)}
-	}
-	return nil
-}
+// result is nil even for a conditional statement, whose answer's columns
+// depend on whether it applied: PREPARED metadata without columns keeps
+// drivers from skipping the metadata of its results, as with Cassandra.
+func (p *modPlan) result() []ColumnSpec { return nil }
 
 // conditional reports whether the statement has IF conditions.
 func (p *modPlan) conditional() bool { return p.ifExists || p.ifNotExists || len(p.conds) > 0 }
@@ -321,13 +319,13 @@ func (x *execCtx) writeEval() termEval {
 	}
 }
 
-// readRow reads the live view of one row of a partition (clustering nil:
-// the static row) for a read-before-write; nil if it does not exist.
-func (x *execCtx) readRow(ctx context.Context, part *partitionWrite, clustering [][]byte) (*model.Row, error) {
+// readRow reads the live view of one row of a partition, or of its static
+// row, for a read-before-write; nil if it does not exist.
+func (x *execCtx) readRow(ctx context.Context, part *partitionWrite, clustering [][]byte, static bool) (*model.Row, error) {
 	l := part.layout
 	prefix := l.prefix(part.tok, part.pk)
 	s := engine.Slice{Table: l.id, Key: part.pk, Now: x.nowSec, Limit: 1}
-	if clustering != nil {
+	if !static {
 		var err error
 		if s.Start, err = l.bound(prefix, clustering, keys.Before); err != nil {
 			return nil, toError(err)
@@ -340,8 +338,8 @@ func (x *execCtx) readRow(ctx context.Context, part *partitionWrite, clustering 
 	if err != nil {
 		return nil, readError(err)
 	}
-	if clustering == nil {
-		return &p.Header.Static, nil
+	if static {
+		return staticOf(p), nil
 	}
 	if len(p.Rows) == 0 {
 		return nil, nil
