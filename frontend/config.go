@@ -45,6 +45,13 @@ type TLSConfig struct {
 	ClientCAFile string `yaml:"client_ca_file"`
 }
 
+// DefaultConfig returns the configuration of the flags' defaults.
+func DefaultConfig() Config {
+	var c Config
+	c.RegisterFlags(flag.NewFlagSet("", flag.ContinueOnError))
+	return c
+}
+
 // RegisterFlags registers the configuration's flags, with their defaults,
 // in f under the prefix "cql.".
 func (c *Config) RegisterFlags(f *flag.FlagSet) {

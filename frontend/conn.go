@@ -399,6 +399,13 @@ func (c *conn) execute(h wire.Header, m wire.Message) {
 	ctx, w := withWarnings(c.ctx)
 	res, err := c.call(ctx, m)
 	if err != nil {
+		var we *wire.Error
+		if x, ok := m.(*wire.Execute); ok && errors.As(err, &we) && we.Code == wire.CodeUnprepared && we.ID == nil {
+			// Drivers prepare again the ID the error names: name it.
+			e := *we
+			e.ID = x.ID
+			err = &e
+		}
 		c.replyError(h, err)
 	} else {
 		switch r := res.(type) {

@@ -199,7 +199,8 @@ func (h *testHandler) Prepare(ctx context.Context, s *Session, p *wire.Prepare) 
 
 func (h *testHandler) Execute(ctx context.Context, s *Session, e *wire.Execute) (wire.Result, error) {
 	if h.forget.CompareAndSwap(true, false) {
-		return nil, &wire.Error{Code: wire.CodeUnprepared, Message: "Prepared query not found", ID: e.ID}
+		// Without the ID, which the server fills in.
+		return nil, wire.Errorf(wire.CodeUnprepared, "Prepared query not found")
 	}
 	return echo(e.Params.Values, false, cqltype.IntType), nil
 }
@@ -619,7 +620,8 @@ func TestIdleConnectionsHoldNoSlots(t *testing.T) {
 }
 
 func TestSkipMetadata(t *testing.T) {
-	_, addr := startServer(t, testConfig(), newTestHandler(), nil)
+	h := newTestHandler()
+	_, addr := startServer(t, testConfig(), h, nil)
 	c := dial(t, addr)
 	c.startup(nil)
 	p := c.roundTrip(1, &wire.Prepare{Query: "SELECT ?"}).(*wire.Prepared)
@@ -630,6 +632,14 @@ func TestSkipMetadata(t *testing.T) {
 		x := &wire.Execute{ID: p.ID, Params: wire.QueryParams{Consistency: wire.One, SkipMetadata: skip,
 			Values: []wire.Value{wire.BytesValue([]byte{0, 0, 0, 5})}}}
 		r := c.roundTrip(2, x).(*wire.Rows)
+		if skip {
+			// The handler forgets the ID: the error names it anyway.
+			h.forget.Store(true)
+			e := wantError(t, c.roundTrip(3, x), wire.CodeUnprepared, "not found")
+			if !bytes.Equal(e.ID, p.ID) {
+				t.Fatalf("Unprepared ID %x, want %x", e.ID, p.ID)
+			}
+		}
 		if r.Metadata.NoMetadata != skip || len(r.Metadata.Columns) == 0 == !skip || !bytes.Equal(r.Rows[0][0], []byte{0, 0, 0, 5}) {
 			t.Fatalf("skip %v: %+v", skip, r)
 		}
@@ -832,6 +842,9 @@ func TestConfig(t *testing.T) {
 	var cfg Config
 	fs := newFlagSet()
 	cfg.RegisterFlags(fs)
+	if DefaultConfig() != cfg {
+		t.Fatalf("DefaultConfig %+v, flags %+v", DefaultConfig(), cfg)
+	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("defaults: %v", err)
 	}
