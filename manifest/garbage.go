@@ -3,6 +3,7 @@ package manifest
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -47,7 +48,7 @@ type TableGarbage struct {
 
 // DropSSTables removes every live SSTable of table from the manifest and
 // lists each on the garbage list, returning those it removed. Each range
-// of the table is one compare-and-set, so readers may see some ranges
+// of the table is read, and changed by one compare-and-set if it holds any, so readers may see some ranges
 // dropped before others; SSTables committed to the table while it runs
 // may or may not survive. It is idempotent: once it has succeeded, a retry
 // removes nothing more unless SSTables were committed since. It does not
@@ -56,14 +57,19 @@ func (m *Manifest) DropSSTables(ctx context.Context, table uuid.UUID) ([]SSTable
 	if table == uuid.Nil {
 		return nil, fmt.Errorf("%w: DropSSTables needs a table", ErrInvalid)
 	}
-	keys, err := m.sstablesKeys(ctx, "t."+table.String()+".*")
+	// Every range's key is read, not a listing of the table's keys: a
+	// listing is no snapshot, and a key it missed would keep its data.
+	n, err := m.RangeCount(ctx)
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil // no ranges, so no SSTables
+	}
 	if err != nil {
 		return nil, err
 	}
 	var dropped []SSTable
-	for _, k := range keys {
+	for r := range n {
 		var these []SSTable
-		err := mutateJSON(ctx, m, m.sstables, k, func(cur *TableSSTables) (*TableSSTables, error) {
+		err := mutateJSON(ctx, m, m.sstables, sstablesKey(table, r), func(cur *TableSSTables) (*TableSSTables, error) {
 			these = nil
 			if cur == nil || len(cur.SSTables) == 0 {
 				return nil, errUnchanged
