@@ -95,15 +95,15 @@ func TestEncodeCompositeErrors(t *testing.T) {
 		{"map for list", listInt, &ast.Map{Keys: []ast.Term{num("1")}, Values: []ast.Term{num("1")}}, "Invalid map literal for k of type list<int>"},
 		{"tuple for list", listInt, &ast.Tuple{Elems: []ast.Term{num("1"), num("2")}}, "Invalid tuple type literal for k of type list<int>"},
 		{"literal for list", listInt, num("1"), `Invalid INTEGER constant (1) for "k" of type list<int>`},
-		{"bad list element", listInt, &ast.List{Elems: []ast.Term{num("1"), str("x")}}, `Invalid STRING constant (x) for "value(k)" of type int`},
+		{"bad list element", listInt, &ast.List{Elems: []ast.Term{num("1"), str("x")}}, "Invalid list literal for k: value 'x' is not of type int"},
 		{"null list element", listInt, &ast.List{Elems: []ast.Term{null()}}, "null is not supported inside collections"},
 		{"bad map key", cqltype.MustParse("map<int, text>"), &ast.Map{Keys: []ast.Term{str("a")}, Values: []ast.Term{str("b")}},
-			`Invalid STRING constant (a) for "key(k)" of type int`},
+			"Invalid map literal for k: key 'a' is not of type int"},
 		{"bad map value", cqltype.MustParse("map<int, text>"), &ast.Map{Keys: []ast.Term{num("1")}, Values: []ast.Term{num("2")}},
-			`Invalid INTEGER constant (2) for "value(k)" of type text`},
+			"Invalid map literal for k: value 2 is not of type text"},
 		{"bad nested", cqltype.MustParse("list<frozen<tuple<int, text>>>"),
 			&ast.List{Elems: []ast.Term{&ast.Tuple{Elems: []ast.Term{num("1"), num("2")}}}},
-			`Invalid INTEGER constant (2) for "value(k)[1]" of type text`},
+			"Invalid list literal for k: value (1, 2) is not of type frozen<tuple<int, text>>"},
 		{"tuple too long", cqltype.MustParse("tuple<int, int>"), &ast.Tuple{Elems: []ast.Term{num("1"), num("2"), num("3")}},
 			"Invalid tuple literal for k: too many elements. Type frozen<tuple<int, int>> expects 2 but got 3"},
 		{"unknown udt field", pointType, &ast.Map{Keys: []ast.Term{&ast.Ident{Name: "z"}}, Values: []ast.Term{num("1")}},
@@ -111,11 +111,16 @@ func TestEncodeCompositeErrors(t *testing.T) {
 		{"udt field case", pointType, &ast.Map{Keys: []ast.Term{&ast.Ident{Name: "label"}}, Values: []ast.Term{str("x")}},
 			"Unknown field 'label' in value of user defined type point"},
 		{"bad udt field", pointType, &ast.Map{Keys: []ast.Term{&ast.Ident{Name: "Label"}}, Values: []ast.Term{num("1")}},
-			`Invalid INTEGER constant (1) for "k."Label"" of type text`},
+			`Invalid user type literal for k: field "Label" is not of type text`},
 		{"udt with value keys", pointType, &ast.Map{Keys: []ast.Term{str("x")}, Values: []ast.Term{num("1")}},
 			"Invalid user type literal for k of type point"},
 		{"duplicate udt field", pointType, &ast.Map{Keys: []ast.Term{&ast.Ident{Name: "x"}, &ast.Ident{Name: "x"}}, Values: []ast.Term{num("1"), num("2")}},
 			"Duplicate field 'x' in value of user defined type point"},
+		{"bad tuple component", cqltype.MustParse("tuple<int, text>"), &ast.Tuple{Elems: []ast.Term{str("a"), str("b")}},
+			"Invalid tuple literal for k: component 0 is not of type int"},
+		{"bad set element", cqltype.MustParse("set<text>"), &ast.Set{Elems: []ast.Term{str("a"), &ast.List{}}},
+			"Invalid set literal for k: value [] is not of type text"},
+		{"out of range element", listInt, &ast.List{Elems: []ast.Term{num("2147483648")}}, "Unable to make int from '2147483648'"},
 		{"bind without resolver", cqltype.IntType, &ast.Bind{}, "Cannot evaluate *ast.Bind here"},
 	}
 	for _, tc := range tests {
@@ -198,10 +203,32 @@ func TestAssignable(t *testing.T) {
 		{"list<int>", &ast.Set{}, false},
 		{"tuple<int, int>", &ast.Tuple{Elems: []ast.Term{num("1"), num("1"), num("1")}}, false},
 		{"int", &ast.Bind{}, true},
+		{"list<int>", &ast.List{Elems: []ast.Term{str("x")}}, false},
+		{"frozen<map<int, frozen<list<text>>>>", &ast.Map{Keys: []ast.Term{num("1")}, Values: []ast.Term{&ast.List{Elems: []ast.Term{num("1")}}}}, false},
+		{"frozen<map<int, frozen<list<text>>>>", &ast.Map{Keys: []ast.Term{num("1")}, Values: []ast.Term{&ast.List{Elems: []ast.Term{str("1")}}}}, true},
+	}
+	udt := &ast.Map{Keys: []ast.Term{&ast.Ident{Name: "x"}}, Values: []ast.Term{str("1")}}
+	if Assignable(pointType, udt) {
+		t.Error("{x: '1'} is assignable to a UDT whose x is an int")
 	}
 	for _, tc := range tests {
 		if got := Assignable(cqltype.MustParse(tc.typ), tc.term); got != tc.want {
 			t.Errorf("Assignable(%s, %#v) = %v", tc.typ, tc.term, got)
 		}
+	}
+}
+
+func TestTermText(t *testing.T) {
+	term := &ast.List{Elems: []ast.Term{
+		str("a"), num("1"), null(), &ast.Bind{}, &ast.Bind{Name: "v"},
+		&ast.Set{Elems: []ast.Term{flt("1.5")}},
+		&ast.Map{Keys: []ast.Term{&ast.Ident{Name: "Field"}}, Values: []ast.Term{lit(ast.LitBlob, "0x01")}},
+		&ast.Tuple{Elems: []ast.Term{lit(ast.LitBoolean, "true"), lit(ast.LitUUID, "u")}},
+		&ast.Call{Keyspace: "system", Name: "now"},
+		&ast.Hint{Type: "int", Term: &ast.Bind{}},
+	}}
+	want := `['a', 1, NULL, ?, :v, {1.5}, {"Field": 0x01}, (true, u), system.now(), (int)?]`
+	if got := TermText(term); got != want {
+		t.Errorf("TermText = %s, want %s", got, want)
 	}
 }

@@ -38,10 +38,9 @@
 // # Errors
 //
 // A term that does not fit its type yields an *Error. Cassandra names the
-// receiver of the bad term in its message ("Invalid STRING constant (foo)
-// for \"k\" of type int"), and for elements of collections, tuples and user
-// types the receiver is derived from the column: value(k), key(k), k[1],
-// k.field. Encode does not know the column, so the executor names it:
+// receiver of a bad literal in its message ("Invalid STRING constant (foo)
+// for \"k\" of type int", "Invalid list literal for k: value 'x' is not of
+// type int"). Encode does not know the column, so the executor names it:
 //
 //	v, err := values.Encode(col.Type, term, resolve)
 //	var verr *values.Error

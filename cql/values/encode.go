@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/sedimentdb/sediment/cql/ast"
 	"github.com/sedimentdb/sediment/cqltype"
@@ -46,11 +47,11 @@ func encode(t *cqltype.Type, term ast.Term, resolve Resolver) ([]byte, error) {
 		if t.Kind != cqltype.List {
 			return nil, literalError("list", t)
 		}
-		return encodeElems(nil, t.Elems[0], x.Elems, resolve)
+		return encodeElems(nil, "list", t.Elems[0], x.Elems, resolve)
 	case *ast.Set:
 		switch {
 		case t.Kind == cqltype.Set:
-			return encodeElems(nil, t.Elems[0], x.Elems, resolve)
+			return encodeElems(nil, "set", t.Elems[0], x.Elems, resolve)
 		case t.Kind == cqltype.Map && len(x.Elems) == 0:
 			return []byte{0, 0, 0, 0}, nil
 		}
@@ -117,12 +118,24 @@ func appendElem(dst, v []byte) []byte {
 	return append(dst, v...)
 }
 
-func encodeElems(dst []byte, et *cqltype.Type, elems []ast.Term, resolve Resolver) ([]byte, error) {
+// notOfType is Cassandra's message for an element of a collection,
+// tuple or user-type literal that cannot be assigned to its type, which the
+// whole literal's check reports before any element is evaluated.
+func notOfType(what, part string, t *cqltype.Type) error {
+	return receiverError("Invalid "+what+" literal for ", ": "+part+" is not of type "+t.String(), false)
+}
+
+func encodeElems(dst []byte, what string, et *cqltype.Type, elems []ast.Term, resolve Resolver) ([]byte, error) {
+	for _, e := range elems {
+		if !Assignable(et, e) {
+			return nil, notOfType(what, "value "+TermText(e), et)
+		}
+	}
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(elems)))
 	for _, e := range elems {
 		v, err := element(et, e, resolve, false)
 		if err != nil {
-			return nil, within(err, step{kind: stepValue})
+			return nil, err
 		}
 		dst = appendElem(dst, v)
 	}
@@ -133,15 +146,23 @@ func encodeMap(t *cqltype.Type, m *ast.Map, resolve Resolver) ([]byte, error) {
 	if len(m.Keys) != len(m.Values) {
 		return nil, literalError("map", t)
 	}
+	for i := range m.Keys {
+		if !Assignable(t.Elems[0], m.Keys[i]) {
+			return nil, notOfType("map", "key "+TermText(m.Keys[i]), t.Elems[0])
+		}
+		if !Assignable(t.Elems[1], m.Values[i]) {
+			return nil, notOfType("map", "value "+TermText(m.Values[i]), t.Elems[1])
+		}
+	}
 	dst := binary.BigEndian.AppendUint32(nil, uint32(len(m.Keys)))
 	for i := range m.Keys {
 		k, err := element(t.Elems[0], m.Keys[i], resolve, false)
 		if err != nil {
-			return nil, within(err, step{kind: stepKey})
+			return nil, err
 		}
 		v, err := element(t.Elems[1], m.Values[i], resolve, false)
 		if err != nil {
-			return nil, within(err, step{kind: stepValue})
+			return nil, err
 		}
 		dst = appendElem(appendElem(dst, k), v)
 	}
@@ -156,13 +177,18 @@ func encodeTuple(t *cqltype.Type, x *ast.Tuple, resolve Resolver) ([]byte, error
 		return nil, receiverError("Invalid tuple literal for ",
 			fmt.Sprintf(": too many elements. Type %s expects %d but got %d", t, len(t.Elems), len(x.Elems)), false)
 	}
+	for i, e := range x.Elems {
+		if !Assignable(t.Elems[i], e) {
+			return nil, notOfType("tuple", fmt.Sprintf("component %d", i), t.Elems[i])
+		}
+	}
 	var dst []byte
 	for i, et := range t.Elems {
 		var v []byte
 		if i < len(x.Elems) {
 			var err error
 			if v, err = element(et, x.Elems[i], resolve, true); err != nil {
-				return nil, within(err, step{kind: stepComponent, index: i})
+				return nil, err
 			}
 		}
 		dst = appendElem(dst, v)
@@ -186,9 +212,12 @@ func encodeUDT(t *cqltype.Type, m *ast.Map, resolve Resolver) ([]byte, error) {
 			return nil, errorf(fmt.Sprintf("Duplicate field '%s' in value of user defined type %s", id.Name, t.Name))
 		}
 		seen[f] = true
+		if !Assignable(t.Elems[f], m.Values[i]) {
+			return nil, notOfType("user type", "field "+cqltype.QuoteIdent(id.Name), t.Elems[f])
+		}
 		v, err := element(t.Elems[f], m.Values[i], resolve, true)
 		if err != nil {
-			return nil, within(err, step{kind: stepField, field: cqltype.QuoteIdent(id.Name)})
+			return nil, err
 		}
 		vals[f] = v
 	}
@@ -252,24 +281,110 @@ func literalFits(k ast.LitKind, t *cqltype.Type) bool {
 }
 
 // Assignable reports whether term may be assigned to type t, judging only
-// by its shape: the kind of a literal, whether a collection literal is a
-// list, set, map or tuple. Terms it cannot judge (bind markers, calls,
-// hints, identifiers) are assignable. Function overload resolution uses it
-// to tell toTimestamp('2024-01-01') (a date) from toTimestamp(<timeuuid>).
+// by its shape, as Cassandra's testAssignment does: the kind of a literal,
+// whether a collection literal is a list, set, map, tuple or user-type
+// literal, and recursively its elements. Terms it cannot judge (bind
+// markers, calls, hints, identifiers) are assignable. Function overload
+// resolution uses it to tell toTimestamp('2024-01-01') (a date) from
+// toTimestamp(<timeuuid>).
 func Assignable(t *cqltype.Type, term ast.Term) bool {
+	all := func(et *cqltype.Type, terms []ast.Term) bool {
+		for _, e := range terms {
+			if !Assignable(et, e) {
+				return false
+			}
+		}
+		return true
+	}
 	switch x := term.(type) {
 	case *ast.Literal:
 		return int(x.Kind) < len(litKindNames) && literalFits(x.Kind, t)
 	case *ast.List:
-		return t.Kind == cqltype.List
+		return t.Kind == cqltype.List && all(t.Elems[0], x.Elems)
 	case *ast.Set:
-		return t.Kind == cqltype.Set || len(x.Elems) == 0 && t.Kind == cqltype.Map
+		return t.Kind == cqltype.Set && all(t.Elems[0], x.Elems) || len(x.Elems) == 0 && t.Kind == cqltype.Map
 	case *ast.Map:
-		return t.Kind == cqltype.Map || t.Kind == cqltype.UDT || len(x.Keys) == 0 && t.Kind == cqltype.Set
+		switch t.Kind {
+		case cqltype.Map:
+			return len(x.Keys) == len(x.Values) && all(t.Elems[0], x.Keys) && all(t.Elems[1], x.Values)
+		case cqltype.Set:
+			return len(x.Keys) == 0
+		case cqltype.UDT:
+			for i, k := range x.Keys {
+				id, ok := k.(*ast.Ident)
+				if !ok || i >= len(x.Values) {
+					return false
+				}
+				// Unknown fields are refused when the value is made.
+				if f := fieldIndex(t, id.Name); f >= 0 && !Assignable(t.Elems[f], x.Values[i]) {
+					return false
+				}
+			}
+			return true
+		}
+		return false
 	case *ast.Tuple:
-		return t.Kind == cqltype.Tuple && len(x.Elems) <= len(t.Elems)
+		if t.Kind != cqltype.Tuple || len(x.Elems) > len(t.Elems) {
+			return false
+		}
+		for i, e := range x.Elems {
+			if !Assignable(t.Elems[i], e) {
+				return false
+			}
+		}
+		return true
 	}
 	return true
+}
+
+// TermText writes a term as Cassandra's Term.Raw.getText does, for
+// messages: strings in single quotes, collections in their brackets.
+func TermText(term ast.Term) string {
+	join := func(terms []ast.Term) string {
+		s := make([]string, len(terms))
+		for i, t := range terms {
+			s[i] = TermText(t)
+		}
+		return strings.Join(s, ", ")
+	}
+	switch x := term.(type) {
+	case *ast.Literal:
+		switch x.Kind {
+		case ast.LitString:
+			return "'" + x.Text + "'"
+		case ast.LitNull:
+			return "NULL"
+		}
+		return x.Text
+	case *ast.Bind:
+		if x.Name != "" {
+			return ":" + x.Name
+		}
+		return "?"
+	case *ast.List:
+		return "[" + join(x.Elems) + "]"
+	case *ast.Set:
+		return "{" + join(x.Elems) + "}"
+	case *ast.Map:
+		s := make([]string, min(len(x.Keys), len(x.Values)))
+		for i := range s {
+			s[i] = TermText(x.Keys[i]) + ": " + TermText(x.Values[i])
+		}
+		return "{" + strings.Join(s, ", ") + "}"
+	case *ast.Tuple:
+		return "(" + join(x.Elems) + ")"
+	case *ast.Ident:
+		return cqltype.QuoteIdent(x.Name)
+	case *ast.Call:
+		name := x.Name
+		if x.Keyspace != "" {
+			name = x.Keyspace + "." + name
+		}
+		return name + "(" + join(x.Args) + ")"
+	case *ast.Hint:
+		return "(" + x.Type + ")" + TermText(x.Term)
+	}
+	return fmt.Sprintf("%T", term)
 }
 
 func encodeLiteral(t *cqltype.Type, lit *ast.Literal) ([]byte, error) {
