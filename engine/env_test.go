@@ -165,7 +165,7 @@ func newEnvWith(t testing.TB, o envOptions) *testEnv {
 		FS:         vfs.NewMem(),
 		Store:      store,
 		Committer:  NewViewCommitter(committer, view),
-		Reader:     mc,
+		Reader:     NewTableReader(view, store, nil, 0),
 		Registerer: prometheus.NewRegistry(),
 		ChunkSize:  16 << 10,
 		Ranges:     testRanges,

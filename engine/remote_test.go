@@ -75,7 +75,7 @@ func newCluster(t testing.TB) *cluster {
 			FS:         vfs.NewMem(),
 			Store:      store,
 			Committer:  NewViewCommitter(mc, view),
-			Reader:     mc,
+			Reader:     NewTableReader(view, store, nil, 0),
 			Registerer: prometheus.NewRegistry(),
 			Ranges:     testRanges,
 		})
