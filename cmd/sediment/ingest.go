@@ -102,16 +102,20 @@ func (s *Sediment) initIngest(ctx context.Context) (service, error) {
 
 	// Reads merge the memtables with the SSTables a View lists: a flushed
 	// memtable may leave the read set only once the View shows its flush.
+	// Conditional writes read the SSTables the View lists, through kept
+	// readers.
 	var flushes ingest.FlushCommitter = committer
+	var tables ingest.TableReader = committer
 	if s.view != nil {
 		flushes = engine.NewViewCommitter(committer, s.view)
+		tables = engine.NewTableReader(s.view, s.store, nil, 0)
 	}
 	ncfg := cfg.Config
 	ncfg.ObjectPrefix = path.Join(ncfg.ObjectPrefix, id)
 	node, err := ingest.OpenNode(ctx, ncfg, ingest.Deps{
 		Store:      s.store,
 		Committer:  flushes,
-		Reader:     committer,
+		Reader:     tables,
 		Registerer: s.reg,
 		Logger:     logger,
 		Ranges:     ranges,
