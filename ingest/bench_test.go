@@ -1,19 +1,27 @@
 package ingest
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sedimentdb/sediment/commitlog"
 	"github.com/sedimentdb/sediment/internal/benchfig"
+	"github.com/sedimentdb/sediment/internal/testserver"
 	"github.com/sedimentdb/sediment/memtable"
 	"github.com/sedimentdb/sediment/model"
 	"github.com/sedimentdb/sediment/objectstore"
+	"github.com/sedimentdb/sediment/sstable"
 	"github.com/sedimentdb/sediment/vfs"
 )
 
@@ -146,4 +154,137 @@ func BenchmarkBatching(b *testing.B) {
 		})
 	})
 	benchfig.Report("ingest.batching.speedup", benchfig.Speedup(batched, single), "x")
+}
+
+// BenchmarkFlushMinIO flushes 100,000 rows of 100 bytes (10,000 partitions
+// of 10 rows, in 4 token ranges: 4 SSTables) from a shard to MinIO, and
+// encodes the same rows with a bare sstable.Writer into a writer that drops
+// them. Unlike engine's BenchmarkFlush, the commit is in memory, not in the
+// manifest: the ratio is the cost of iterating the memtable and uploading.
+// The processor time of the benchmark process and of the MinIO server per
+// flush tell, on a machine of few cores, how much of the wall time is
+// MinIO's work rather than waiting.
+func BenchmarkFlushMinIO(b *testing.B) {
+	const parts, partRows, ranges = 10_000, 10, 4
+	m := testserver.MinIO(b)
+	cfg := objectstore.DefaultConfig()
+	cfg.Backend, cfg.Endpoint, cfg.Bucket = objectstore.BackendMinIO, m.Endpoint, m.Bucket
+	cfg.Insecure, cfg.PathStyle, cfg.Region = true, true, "us-east-1"
+	cfg.AccessKeyID, cfg.SecretAccessKey = m.AccessKey, m.SecretKey
+	store, err := objectstore.New(b.Context(), cfg, prometheus.NewRegistry(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	scfg := DefaultConfig()
+	scfg.Shards = 1
+	scfg.MemtableSize = 64 << 20
+	scfg.MemoryLimit = 256 << 20
+	scfg.Commitlog.Dir = "commitlog"
+	c := NewMemCommitter(store)
+	s, err := Open(b.Context(), scfg, 0, Deps{FS: vfs.NewMem(), Store: store, Committer: c, Reader: c, Ranges: ranges})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+
+	mutations := func(ts int64) []*Mutation {
+		val := fmt.Sprintf("%0100d", ts)
+		ms := make([]*Mutation, 0, parts)
+		for p := range parts {
+			mu := &Mutation{Table: 1}
+			for ck := range partRows {
+				mu.Entries = append(mu.Entries, rowMutation(1, "p"+strconv.Itoa(p), int64(ck), ts, val).Entries...)
+			}
+			ms = append(ms, mu)
+		}
+		return ms
+	}
+	var entries []Entry
+	var raw int64
+	for _, mu := range mutations(1) {
+		for _, e := range mu.Entries {
+			entries = append(entries, e)
+			raw += int64(len(e.Key) + len(e.Value))
+		}
+	}
+	slices.SortFunc(entries, func(a, b Entry) int { return bytes.Compare(a.Key, b.Key) })
+
+	bare := func(b *testing.B) {
+		b.SetBytes(raw)
+		for b.Loop() {
+			w := sstable.NewWriter(discard{}, sstable.WriterOptions{Split: splitPartition, Stats: entryStats, WriterID: "bench", CreatedAt: time.Now()})
+			for _, e := range entries {
+				if err := w.Add(e.Key, e.Value); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if _, err := w.Close(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	ts := int64(1)
+	flush := func(b *testing.B) {
+		b.SetBytes(raw)
+		var self, server time.Duration
+		for range b.N {
+			b.StopTimer()
+			ts++
+			ms := mutations(ts)
+			var wg sync.WaitGroup
+			for w := range 8 {
+				wg.Go(func() {
+					for i := w; i < len(ms); i += 8 {
+						if err := s.Apply(b.Context(), ms[i]); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			self0, server0 := processCPU(b), serverCPU(b, m)
+			b.StartTimer()
+			if err := s.Flush(b.Context()); err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			self += processCPU(b) - self0
+			server += serverCPU(b, m) - server0
+			b.StartTimer()
+		}
+		b.ReportMetric(float64(self.Milliseconds())/float64(b.N), "self-cpu-ms/op")
+		b.ReportMetric(float64(server.Milliseconds())/float64(b.N), "minio-cpu-ms/op")
+	}
+	var best benchfig.Best
+	for round := range 3 {
+		best.Observe(
+			benchfig.Measure(b, fmt.Sprintf("bare-sstable-writer/round=%d", round), bare),
+			benchfig.Measure(b, fmt.Sprintf("flush-minio/round=%d", round), flush),
+		)
+	}
+	if best[0] > 0 && best[1] > 0 {
+		b.Logf("flush/bare = %.2f", float64(best[1])/float64(best[0]))
+	}
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// processCPU returns the processor time this process has used.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func serverCPU(b *testing.B, m *testserver.MinIOServer) time.Duration {
+	d, err := m.CPUTime()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return d
 }
