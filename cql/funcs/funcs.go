@@ -17,6 +17,7 @@
 //	mintimeuuid, maxtimeuuid  (timestamp) -> timeuuid
 //	blobasT, TasBlob          (blob) -> T, (T) -> blob, for every native T
 //	castasT                   (U) -> T, for the conversions of Cast
+//	tojson                    (any) -> text; fromjson by its receiver (FromJSON)
 //	count                     (any) -> bigint; countrows () -> bigint is COUNT(*)
 //	min, max                  (T) -> T, for any T
 //	sum, avg                  (T) -> T, for every number type; counter -> bigint
@@ -111,6 +112,11 @@ func (f *Function) String() string {
 // take any type, so their signatures are made for the argument given.
 func candidates(name string, argTypes []*cqltype.Type) []*Function {
 	switch name {
+	case "tojson":
+		if len(argTypes) == 1 && argTypes[0] != nil {
+			return []*Function{toJSON(argTypes[0])}
+		}
+		return []*Function{toJSON(cqltype.BlobType)}
 	case "count", "min", "max":
 		if len(argTypes) == 1 && argTypes[0] != nil {
 			return []*Function{aggregateFor(name, argTypes[0])}
@@ -295,6 +301,25 @@ func init() {
 	registerBlob()
 	registerCasts()
 	registerAggregates()
+}
+
+// toJSON is system.tojson for an argument of type t.
+func toJSON(t *cqltype.Type) *Function {
+	return &Function{Name: "tojson", Args: []*cqltype.Type{t}, Return: cqltype.TextType, Deterministic: true,
+		scalar: func(a [][]byte) ([]byte, error) { return values.ToJSON(t, a[0]) }}
+}
+
+// FromJSON returns system.fromjson for a value assigned to receiver: its
+// argument is the JSON text, its result a value of the receiver's type.
+// Cassandra resolves it by the receiver, so it is not found by Lookup.
+func FromJSON(receiver *cqltype.Type) *Function {
+	return &Function{Name: "fromjson", Args: []*cqltype.Type{cqltype.TextType}, Return: receiver, Deterministic: true,
+		scalar: func(a [][]byte) ([]byte, error) {
+			if a[0] == nil {
+				return nil, nil
+			}
+			return values.FromJSON(receiver, a[0])
+		}}
 }
 
 // Token returns token(k) as a serialized bigint: the Murmur3 token of a
