@@ -27,7 +27,7 @@ func (p *parser) userName() string {
 		return t.text
 	case t.kind == tQuoted:
 		p.failf(t, "Quoted strings are are not supported for user names and USER is deprecated, please use ROLE")
-	case t.kind == tIdent && !reserved[t.word]:
+	case t.kind == tIdent && !ast.Reserved(t.word):
 		p.next()
 		return t.text
 	}

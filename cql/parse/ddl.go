@@ -504,7 +504,7 @@ func (p *parser) describe() *ast.Describe {
 	case isKind && k.plural && !p.isPunct(n, "."):
 		p.next()
 		s.Kind = k.kind
-	case isKind && !k.plural && (reserved[w] || !p.isPunct(n, ".") && n.kind != tEOF && !p.isPunct(n, ";") && !p.isKw(n, "with")):
+	case isKind && !k.plural && (ast.Reserved(w) || !p.isPunct(n, ".") && n.kind != tEOF && !p.isPunct(n, ";") && !p.isKw(n, "with")):
 		// TABLE and INDEX are reserved; TYPE, FUNCTION and AGGREGATE
 		// are kinds only when a name follows.
 		p.next()

@@ -8,8 +8,9 @@ import (
 )
 
 // FuzzParse feeds arbitrary text to the parser. Every input must give a
-// statement or a positioned *Error, never a panic, and a statement's
-// markers must be numbered 0, 1, ... in order.
+// statement or a positioned *Error, never a panic; a statement's markers
+// must be numbered 0, 1, ... in order, and ast.Format of the statement
+// must parse back to the same tree.
 func FuzzParse(f *testing.F) {
 	for _, s := range allTestStatements() {
 		f.Add(s)
@@ -30,6 +31,9 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string) {
 		s, err := Statement(text)
 		checkResult(t, text, s, err)
+		if err == nil {
+			roundTrip(t, text, s)
+		}
 		list, err := Statements(text)
 		if err != nil {
 			checkResult(t, text, nil, err)

@@ -273,27 +273,11 @@ func (p *parser) expectPunct(s string) {
 	}
 }
 
-// reserved are the keywords that cannot be identifiers unless quoted
-// (Cassandra 4's ReservedKeywords, plus the boolean literals).
-var reserved = map[string]bool{}
-
-func init() {
-	for _, w := range strings.Fields(`
-		select from where and entries full insert update with limit using use set
-		begin unlogged batch apply truncate delete in create keyspace schema
-		columnfamily table materialized view index on to drop primary into alter
-		rename add order by asc desc allow if is grant of revoke modify authorize
-		describe execute norecursive token null not nan infinity or replace
-		default unset mbean mbeans true false`) {
-		reserved[w] = true
-	}
-}
-
 // isIdent reports whether t can be an identifier.
 func (p *parser) isIdent(t token) bool {
 	switch t.kind {
 	case tIdent:
-		return !reserved[t.word]
+		return !ast.Reserved(t.word)
 	case tQuoted:
 		return t.text != ""
 	}

@@ -312,7 +312,7 @@ func (p *parser) tryType() (string, bool) {
 			}
 			return w + "<" + strings.Join(args, ", ") + ">", true
 		}
-		if reserved[w] || w == "set" {
+		if ast.Reserved(w) || w == "set" {
 			return "", false
 		}
 	} else if t.text == "" {
