@@ -66,6 +66,9 @@ func (e *Executor) planBatch(s *Session, st *ast.Batch) (*batchPlan, error) {
 	if err := checkBatch(bp.typ, bp.ts != nil, bp.stmts); err != nil {
 		return nil, err
 	}
+	if err := checkReceivers(bp.receivers); err != nil {
+		return nil, err
+	}
 	return bp, nil
 }
 

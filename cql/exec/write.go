@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/sedimentdb/sediment/cql/ast"
+	"github.com/sedimentdb/sediment/cql/funcs"
 	"github.com/sedimentdb/sediment/cqltype"
 	"github.com/sedimentdb/sediment/engine"
 	"github.com/sedimentdb/sediment/keys"
@@ -92,7 +93,14 @@ func (e *Executor) planWrite(s *Session, st ast.Statement) (plan, error) {
 	if b, ok := st.(*ast.Batch); ok {
 		return e.planBatch(s, b)
 	}
-	return e.planModification(s, st, len(ast.Binds(st)))
+	p, err := e.planModification(s, st, len(ast.Binds(st)))
+	if err != nil {
+		return nil, err
+	}
+	if err := checkReceivers(p.receivers); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // planModification plans an INSERT, UPDATE or DELETE whose markers are
@@ -171,8 +179,29 @@ func (p *modPlan) recv(term ast.Term, name string, t *cqltype.Type) {
 			}
 		}
 	case *ast.Hint:
+		if ht := hintType(x); ht != nil {
+			t = ht
+		}
 		p.recv(x.Term, name, t)
+	case *ast.Call:
+		f, err := funcs.LookupTerms(x.Keyspace, x.Name, x.Args, hintType)
+		if err != nil {
+			return // executing the call reports it
+		}
+		for i, a := range x.Args {
+			p.recv(a, fmt.Sprintf("arg%d(%s)", i, f.Name), f.Args[i])
+		}
 	}
+}
+
+// checkReceivers fails for a marker whose type the statement does not say.
+func checkReceivers(specs []ColumnSpec) error {
+	for i, s := range specs {
+		if s.Type == nil {
+			return invalidf("Cannot infer the type of bind marker %d", i)
+		}
+	}
+	return nil
 }
 
 // column resolves a column name of the statement's table.

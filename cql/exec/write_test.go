@@ -504,3 +504,98 @@ func TestWriteInsertJSON(t *testing.T) {
 	wantRow(t, one(t, s, "SELECT v FROM j WHERE k = 2 AND c = 'b'"), map[string]any{"v": 7})
 	wantInvalid(t, s, "JSON values map contains unrecognized column: zz", `INSERT INTO j JSON '{"k": 1, "c": "a", "zz": 1}'`)
 }
+
+func TestWriteEdges(t *testing.T) {
+	s := newWriteSession(t)
+	mustExec(t, s,
+		"CREATE TABLE st (k int, c int, v text, s int static, PRIMARY KEY (k, c))",
+		"CREATE TABLE two (k text, c1 int, c2 int, v text, PRIMARY KEY (k, c1, c2))",
+		"CREATE TABLE desc_t (k int, c int, v text, PRIMARY KEY (k, c)) WITH CLUSTERING ORDER BY (c DESC)",
+		"CREATE TABLE cs (k int, c int, s counter static, n counter, PRIMARY KEY (k, c))",
+	)
+	cas := func(stmt string, args ...any) (bool, map[string]any) {
+		t.Helper()
+		cur := map[string]any{}
+		applied, err := s.Query(stmt, args...).MapScanCAS(cur)
+		if err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+		return applied, cur
+	}
+
+	// Conditions on a static column read the static row.
+	if ok, _ := cas("UPDATE st SET s = 1 WHERE k = 1 IF s = null"); !ok {
+		t.Fatal("static condition on a missing static row not applied")
+	}
+	ok, cur := cas("UPDATE st SET s = 3 WHERE k = 1 IF s = 2")
+	if ok || cur["s"] != 1 {
+		t.Fatalf("failed static condition: applied %v, current %v", ok, cur)
+	}
+	mustExec(t, s, "INSERT INTO st (k, c, v) VALUES (1, 1, 'a')")
+	if ok, _ := cas("UPDATE st SET v = 'b' WHERE k = 1 AND c = 1 IF s = 1 AND v = 'a'"); !ok {
+		t.Fatal("static and regular conditions together not applied")
+	}
+
+	// A failed conditional batch answers with the primary key first.
+	b := s.NewBatch(gocql.LoggedBatch)
+	b.Query("UPDATE st SET v = 'z' WHERE k = 1 AND c = 1 IF v = 'nope'")
+	cur = map[string]any{}
+	applied, iter, err := s.MapExecuteBatchCAS(b, cur)
+	if err != nil || applied {
+		t.Fatalf("batch: applied %v, err %v", applied, err)
+	}
+	iter.Close()
+	wantRow(t, cur, map[string]any{"k": 1, "c": 1, "v": "b"})
+
+	// Multi-column equality and IN on clustering columns.
+	mustExec(t, s,
+		"UPDATE two SET v = 'm' WHERE k = 'a' AND (c1, c2) = (1, 2)",
+		"UPDATE two SET v = 'i' WHERE k = 'a' AND c1 IN (3, 4) AND c2 = 1",
+		"DELETE FROM two WHERE k = 'a' AND c1 IN (1, 3) AND c2 IN (1, 2)",
+	)
+	if got := rows(t, s, "SELECT c1, c2, v FROM two WHERE k = 'a'"); len(got) != 1 || got[0]["c1"] != 4 {
+		t.Fatalf("after IN deletion: %v", got)
+	}
+	// A clustering prefix deletes every row under it.
+	mustExec(t, s, "DELETE FROM two WHERE k = 'a' AND c1 = 4")
+	if got := rows(t, s, "SELECT * FROM two WHERE k = 'a'"); len(got) != 0 {
+		t.Fatalf("after prefix deletion: %v", got)
+	}
+	wantInvalid(t, s, "Key may not be empty", "INSERT INTO two (k, c1, c2) VALUES ('', 1, 1)")
+	wantInvalid(t, s, "Invalid unset value for column k", "INSERT INTO two (k, c1, c2) VALUES (?, 1, 1)", gocql.UnsetValue)
+
+	// Ranges on a DESC column delete by value, not by stored order.
+	for i := 1; i <= 5; i++ {
+		mustExec(t, s, fmt.Sprintf("INSERT INTO desc_t (k, c, v) VALUES (1, %d, 'x')", i))
+	}
+	mustExec(t, s, "DELETE FROM desc_t WHERE k = 1 AND c >= 2 AND c < 4")
+	var cs []int
+	for _, r := range rows(t, s, "SELECT c FROM desc_t WHERE k = 1") {
+		cs = append(cs, r["c"].(int))
+	}
+	if !reflect.DeepEqual(cs, []int{5, 4, 1}) {
+		t.Fatalf("after a range deletion on a DESC column: %v", cs)
+	}
+	mustExec(t, s, "DELETE FROM desc_t WHERE k = 1 AND c > 4")
+	mustExec(t, s, "DELETE FROM desc_t WHERE k = 1 AND c <= 1")
+	if got := rows(t, s, "SELECT c FROM desc_t WHERE k = 1"); len(got) != 1 || got[0]["c"] != 4 {
+		t.Fatalf("after one-sided ranges: %v", got)
+	}
+
+	// Static counters.
+	mustExec(t, s,
+		"UPDATE cs SET s = s + 2 WHERE k = 1",
+		"UPDATE cs SET n = n + 1, s = s + 1 WHERE k = 1 AND c = 1",
+	)
+	wantRow(t, one(t, s, "SELECT s, n FROM cs WHERE k = 1 AND c = 1"), map[string]any{"s": int64(3), "n": int64(1)})
+
+	// Named markers and markers inside function calls.
+	if err := s.Query("INSERT INTO st (k, c, v) VALUES (:k, :c, :v)", gocql.NamedValue("k", 7), gocql.NamedValue("c", 7), gocql.NamedValue("v", "named")).Exec(); err != nil {
+		t.Fatal(err)
+	}
+	wantRow(t, one(t, s, "SELECT v FROM st WHERE k = 7 AND c = 7"), map[string]any{"v": "named"})
+	if err := s.Query("UPDATE st SET v = blobAsText(?) WHERE k = 7 AND c = 7", []byte("fn")).Exec(); err != nil {
+		t.Fatal(err)
+	}
+	wantRow(t, one(t, s, "SELECT v FROM st WHERE k = 7 AND c = 7"), map[string]any{"v": "fn"})
+}
