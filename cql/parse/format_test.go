@@ -51,12 +51,4 @@ func TestFormat(t *testing.T) {
 			t.Errorf("Format(%q)\n got %s\nwant %s", c.in, got, c.want)
 		}
 	}
-	for name, want := range map[string]string{
-		"a": "a", "a_1": "a_1", "A": `"A"`, "1a": `"1a"`, "select": `"select"`, "key": "key",
-		`say "hi"`: `"say ""hi"""`, "": `""`, "é": `"é"`,
-	} {
-		if got := ast.QuoteName(name); got != want {
-			t.Errorf("QuoteName(%q) = %s, want %s", name, got, want)
-		}
-	}
 }
