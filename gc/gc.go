@@ -24,6 +24,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -40,6 +41,11 @@ const LeaseName = "gc"
 // batch bounds the deletions between two updates of the garbage list, so
 // that a crash repeats little work and a long pass shows progress.
 const batch = 256
+
+// deletes is how many deletions a collector has in flight: each is a round
+// trip to the bucket (and a directory sync for the file backend), so
+// running them one by one would bound a pass by latency, not throughput.
+const deletes = 16
 
 // Config is the collector's configuration.
 type Config struct {
@@ -167,28 +173,19 @@ func (c *Collector) Collect(ctx context.Context) (Stats, error) {
 	}
 	c.waiting.Set(float64(st.Waiting))
 	for len(due) > 0 {
+		if time.Since(acquired) > c.opts.LeaseTTL/2 {
+			// A long pass keeps the lease, or stops if it lost it.
+			if err := c.acquire(ctx); err != nil {
+				return st, err
+			}
+			acquired = time.Now()
+		}
 		n := min(batch, len(due))
-		var done []manifest.TableGarbage
-		for _, g := range due[:n] {
-			if time.Since(acquired) > c.opts.LeaseTTL/2 {
-				// A long pass keeps the lease, or stops if it lost it.
-				if err := c.acquire(ctx); err != nil {
-					return st, errors.Join(err, c.unlist(ctx, done))
-				}
-				acquired = time.Now()
-			}
-			if err := c.store.Delete(ctx, g.Key); err != nil {
-				if ctx.Err() != nil {
-					return st, errors.Join(ctx.Err(), c.unlist(context.WithoutCancel(ctx), done))
-				}
-				st.Failed++
-				c.failed.Inc()
-				c.log.Warn("delete of garbage object failed; retried next pass", "object", g.Key, "err", err)
-				continue
-			}
-			c.log.Info("deleted garbage object", "object", g.Key, "bytes", g.Size, "reason", g.Reason,
-				"table", g.Table, "range", g.Range, "garbage_for", now.Sub(g.Since).Round(time.Second))
-			done = append(done, g)
+		done, failed := c.delete(ctx, now, due[:n])
+		st.Failed += failed
+		if ctx.Err() != nil {
+			// Unlist what is gone, so the next pass need not repeat it.
+			return st, errors.Join(ctx.Err(), c.unlist(context.WithoutCancel(ctx), done))
 		}
 		if err := c.unlist(ctx, done); err != nil {
 			return st, err
@@ -202,6 +199,38 @@ func (c *Collector) Collect(ctx context.Context) (Stats, error) {
 		due = due[n:]
 	}
 	return st, nil
+}
+
+// delete deletes the objects of gs, up to deletes at once, and returns those it deleted and how many deletions failed.
+func (c *Collector) delete(ctx context.Context, now time.Time, gs []manifest.TableGarbage) (done []manifest.TableGarbage, failed int) {
+	ok := make([]bool, len(gs))
+	sem := make(chan struct{}, deletes)
+	var wg sync.WaitGroup
+	for i, g := range gs {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if err := c.store.Delete(ctx, g.Key); err != nil {
+				if ctx.Err() == nil {
+					c.log.Warn("delete of garbage object failed; retried next pass", "object", g.Key, "err", err)
+				}
+				return
+			}
+			ok[i] = true
+			c.log.Info("deleted garbage object", "object", g.Key, "bytes", g.Size, "reason", g.Reason,
+				"table", g.Table, "range", g.Range, "garbage_for", now.Sub(g.Since).Round(time.Second))
+		})
+	}
+	wg.Wait()
+	for i, g := range gs {
+		if ok[i] {
+			done = append(done, g)
+		} else if ctx.Err() == nil {
+			failed++
+			c.failed.Inc()
+		}
+	}
+	return done, failed
 }
 
 // unlist removes deleted objects from the garbage list.

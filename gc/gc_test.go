@@ -56,7 +56,7 @@ func (s *failingStore) Delete(ctx context.Context, key string) error {
 }
 
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	ctx   context.Context
 	m     *manifest.Manifest
 	store *failingStore
@@ -66,9 +66,9 @@ type env struct {
 
 const ranges = 4
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)
 	js, _ := manifesttest.JetStream(t)
 	fs, err := objectstore.NewFile(vfs.Default, t.TempDir(), prometheus.NewRegistry())
@@ -340,4 +340,63 @@ func value(t *testing.T, m prometheus.Metric) float64 {
 		return d.Counter.GetValue()
 	}
 	return d.Gauge.GetValue()
+}
+
+// hookStore runs hook before the first deletion.
+type hookStore struct {
+	objectstore.Store
+	once sync.Once
+	hook func()
+}
+
+func (s *hookStore) Delete(ctx context.Context, key string) error {
+	s.once.Do(s.hook)
+	return s.Store.Delete(ctx, key)
+}
+
+// TestLongPassLosesLease: a pass of several batches renews the lease
+// between them, and stops, leaving the rest listed, once another collector
+// has taken it.
+func TestLongPassLosesLease(t *testing.T) {
+	e := newEnv(t)
+	n := batch + 10
+	lo, hi := manifest.RangeBounds(1, ranges)
+	var add []manifest.SSTable
+	for i := range n {
+		add = append(add, manifest.SSTable{Key: fmt.Sprintf("k/%04d", i), Size: 1, MinToken: lo, MaxToken: hi})
+	}
+	if _, err := e.m.CommitSSTables(e.ctx, manifest.Commit{Table: e.table, Range: 1, Add: add}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.m.DropSSTables(e.ctx, e.table); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Add(2 * time.Hour)
+	thief := e.collector("thief", nil)
+	hs := &hookStore{Store: e.store}
+	c, err := New(e.m, hs, Config{GracePeriod: time.Hour, Interval: time.Second}, Options{
+		Holder: "slow", LeaseTTL: time.Nanosecond, Now: e.clock.Now,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs.hook = func() {
+		// The slow collector's lease has expired by the manifest's clock.
+		e.clock.Add(time.Second)
+		if err := thief.acquire(e.ctx); err != nil {
+			t.Error(err)
+		}
+	}
+	st, err := c.Collect(e.ctx)
+	if !errors.Is(err, manifest.ErrLeaseHeld) || st.Deleted != batch {
+		t.Fatalf("pass: %+v, %v; want one batch deleted, then ErrLeaseHeld", st, err)
+	}
+	gs, err := e.m.Garbage(e.ctx)
+	if err != nil || len(gs) != n-batch {
+		t.Fatalf("%d listed after the lost lease, want %d (%v)", len(gs), n-batch, err)
+	}
+	if st, err := thief.Collect(e.ctx); err != nil || st.Deleted != n-batch {
+		t.Fatalf("the new holder's pass: %+v, %v", st, err)
+	}
 }

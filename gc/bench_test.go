@@ -1,0 +1,48 @@
+package gc
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/sedimentdb/sediment/manifest"
+)
+
+// BenchmarkCollect measures a pass that deletes and unlists n garbage
+// objects of one table and range: the cost per object of the object-store
+// delete and of the share of the manifest update, against the file backend
+// and an embedded NATS.
+func BenchmarkCollect(b *testing.B) {
+	for _, n := range []int{16, 256} {
+		b.Run(fmt.Sprintf("objects=%d", n), func(b *testing.B) {
+			e := newEnv(b)
+			c := e.collector("bench", nil)
+			lo, hi := manifest.RangeBounds(0, ranges)
+			b.ResetTimer()
+			for i := range b.N {
+				b.StopTimer()
+				add := make([]manifest.SSTable, n)
+				for j := range add {
+					key := fmt.Sprintf("obj/%d/%d", i, j)
+					if _, err := e.store.Put(e.ctx, key, []byte("x")); err != nil {
+						b.Fatal(err)
+					}
+					add[j] = manifest.SSTable{Key: key, Size: 1, MinToken: lo, MaxToken: hi}
+				}
+				if _, err := e.m.CommitSSTables(e.ctx, manifest.Commit{Table: e.table, Range: 0, Add: add}); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := e.m.DropSSTables(e.ctx, e.table); err != nil {
+					b.Fatal(err)
+				}
+				e.clock.Add(2 * time.Hour)
+				b.StartTimer()
+				st, err := c.Collect(e.ctx)
+				if err != nil || st.Deleted != n {
+					b.Fatalf("pass: %+v, %v", st, err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/object")
+		})
+	}
+}
