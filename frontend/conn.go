@@ -188,10 +188,11 @@ func (c *conn) readLoop() {
 		switch {
 		case errors.As(err, &badVersion):
 			// The connection cannot go on in a version it does not
-			// share with the client: answer why, then hang up.
+			// share with the client: answer why, then hang up without
+			// waiting for statements in flight, whose answers the
+			// client could not tell from the rest of a broken stream.
 			h := badVersion.Header
 			c.reply(badVersion.ReplyVersion(), h.Stream, nil, badVersion.ProtocolError(), nil)
-			c.reqs.Wait()
 			c.closeAfterFlush()
 			return
 		case errors.As(err, &tooLarge):

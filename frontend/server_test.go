@@ -146,7 +146,11 @@ func (h *testHandler) Query(ctx context.Context, s *Session, q *wire.Query) (wir
 	case "ECHO", "SELECT":
 		return echo(q.Params.Values, false, cqltype.IntType), nil
 	case "WAIT":
-		h.started <- arg
+		select {
+		case h.started <- arg:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 		select {
 		case <-h.gate(arg):
 		case <-ctx.Done():
