@@ -88,7 +88,6 @@ func (b *durationBuilder) add(n, months, days, nanos int64) {
 
 // parseDuration parses the three duration forms of the package comment.
 func parseDuration(s string) (duration, error) {
-	bad := errorf(fmt.Sprintf("Unable to convert '%s' to a duration", s))
 	src := strings.TrimPrefix(s, "-")
 	neg := len(src) != len(s)
 	b := durationBuilder{ok: true}
@@ -99,7 +98,7 @@ func parseDuration(s string) (duration, error) {
 		ok = parseStandardDuration(src, &b)
 	}
 	if !ok {
-		return duration{}, bad
+		return duration{}, errorf(fmt.Sprintf("Unable to convert '%s' to a duration", s))
 	}
 	if !b.ok {
 		return duration{}, errorf(fmt.Sprintf("Invalid duration. The total number of months, days or nanoseconds of '%s' is too large", s))

@@ -208,6 +208,9 @@ type jsonMember struct {
 const maxJSONDepth = 100
 
 func decodeJSON(data []byte) (any, error) {
+	if x, ok := decodeScalar(data); ok {
+		return x, nil
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	x, err := decodeValue(dec, data, 0)
@@ -271,6 +274,34 @@ func decodeValue(dec *json.Decoder, data []byte, depth int) (any, error) {
 		return nil, fmt.Errorf("unexpected %v", tok)
 	}
 	return tok, nil
+}
+
+// decodeScalar decodes a lone number, string, boolean or null without a
+// json.Decoder, which costs more than the value for the common case of one
+// column value. It reports false for anything else, or anything invalid,
+// which the Decoder then handles and explains.
+func decodeScalar(data []byte) (any, bool) {
+	v := bytes.TrimSpace(data)
+	if len(v) == 0 || !json.Valid(v) {
+		return nil, false
+	}
+	switch c := v[0]; {
+	case c == '"':
+		var s string
+		if json.Unmarshal(v, &s) != nil {
+			return nil, false
+		}
+		return s, true
+	case c == '-' || c >= '0' && c <= '9':
+		return json.Number(v), true
+	case c == 't':
+		return true, true
+	case c == 'f':
+		return false, true
+	case c == 'n':
+		return nil, true
+	}
+	return nil, false
 }
 
 // token reads the next token, calling a premature end what it is.

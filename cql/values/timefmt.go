@@ -17,7 +17,7 @@ const (
 
 // parseDate parses [-]yyyy-mm-dd or a raw unsigned day number.
 func parseDate(s string) (uint32, error) {
-	bad := errorf(fmt.Sprintf("Unable to coerce '%s' to a formatted date (long)", s))
+	bad := func() error { return errorf(fmt.Sprintf("Unable to coerce '%s' to a formatted date (long)", s)) }
 	if allDigits(strings.TrimPrefix(s, "-")) {
 		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil || n < 0 || n > math.MaxUint32 {
@@ -27,11 +27,11 @@ func parseDate(s string) (uint32, error) {
 	}
 	y, m, d, rest, ok := splitDate(s)
 	if !ok || rest != "" {
-		return 0, bad
+		return 0, bad()
 	}
 	days, ok := civilDays(y, m, d)
 	if !ok {
-		return 0, bad
+		return 0, bad()
 	}
 	days += dateEpoch
 	if days < 0 || days > math.MaxUint32 {
@@ -158,7 +158,7 @@ func splitClock(s string, isTime bool) (int64, string, bool) {
 // parseTimestamp parses the formats Cassandra's TimestampSerializer
 // accepts, milliseconds since the epoch, or "now".
 func parseTimestamp(s string) (int64, error) {
-	bad := errorf(fmt.Sprintf("Unable to coerce '%s' to a formatted date (long)", s))
+	bad := func() error { return errorf(fmt.Sprintf("Unable to coerce '%s' to a formatted date (long)", s)) }
 	if strings.EqualFold(s, "now") {
 		return time.Now().UnixMilli(), nil
 	}
@@ -171,26 +171,26 @@ func parseTimestamp(s string) (int64, error) {
 	}
 	y, m, d, rest, ok := splitDate(s)
 	if !ok {
-		return 0, bad
+		return 0, bad()
 	}
 	days, ok := civilDays(y, m, d)
 	if !ok {
-		return 0, bad
+		return 0, bad()
 	}
 	var clock int64
 	if len(rest) > 0 && (rest[0] == ' ' || rest[0] == 'T') {
 		clock, rest, ok = splitClock(rest[1:], false)
 		if !ok {
-			return 0, bad
+			return 0, bad()
 		}
 	}
 	offset, ok := parseZone(rest)
 	if !ok {
-		return 0, bad
+		return 0, bad()
 	}
 	ms, ok := mulAdd(days, 86400e3, clock/1e6-offset*1e3)
 	if !ok {
-		return 0, bad
+		return 0, bad()
 	}
 	return ms, nil
 }
