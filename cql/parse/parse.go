@@ -252,13 +252,13 @@ func (p *parser) acceptPunct(s string) bool {
 // tokenName is the ANTLR name of a keyword token, as used in
 // "expecting" messages.
 func tokenName(kw string) string {
-	switch kw = strings.ToUpper(kw); kw {
-	case "TABLE":
+	switch kw {
+	case "table":
 		return "K_COLUMNFAMILY"
-	case "EXISTS", "NOT", "IF", "FROM", "INTO", "SET", "WHERE", "VALUES", "BY", "KEY", "TO", "ON", "BATCH", "AS":
-		return "K_" + kw
+	case "schema":
+		return "K_KEYSPACE"
 	}
-	return "K_" + kw
+	return "K_" + strings.ToUpper(kw)
 }
 
 func (p *parser) expectKw(kw string) {
