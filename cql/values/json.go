@@ -51,11 +51,35 @@ func ToJSON(t *cqltype.Type, v []byte) ([]byte, error) {
 	return appendJSON(nil, t, v), nil
 }
 
+// appendJSONString appends s as a JSON string escaped as Jackson's
+// quoteAsJsonString does for Cassandra: quotes, backslashes and control
+// characters only (\n, \t... or \u00XX), so that toJson output matches
+// Cassandra's byte for byte.
 func appendJSONString(dst []byte, s string) []byte {
-	// json.Marshal of a string never fails; it escapes <, > and & too,
-	// which stays valid JSON.
-	q, _ := json.Marshal(s)
-	return append(dst, q...)
+	const hexDigits = "0123456789ABCDEF"
+	dst = append(dst, '"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			dst = append(dst, '\\', c)
+		case c == '\n':
+			dst = append(dst, '\\', 'n')
+		case c == '\r':
+			dst = append(dst, '\\', 'r')
+		case c == '\t':
+			dst = append(dst, '\\', 't')
+		case c == '\b':
+			dst = append(dst, '\\', 'b')
+		case c == '\f':
+			dst = append(dst, '\\', 'f')
+		case c < 0x20:
+			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return append(dst, '"')
 }
 
 // appendJSON appends the JSON form of a valid value.

@@ -19,6 +19,7 @@ func TestJSON(t *testing.T) {
 		{cqltype.AsciiType, `"abc"`, ""},
 		{cqltype.TextType, `"h\u00e9 \"q\" \\ \n"`, `"hé \"q\" \\ \n"`},
 		{cqltype.TextType, `""`, ""},
+		{cqltype.TextType, `"<a&b> \u0000 \u001f \b\f\r\t \u2028 \/"`, "\"<a&b> \\u0000 \\u001F \\b\\f\\r\\t \u2028 /\""},
 		{cqltype.TextType, `null`, ""},
 		{cqltype.BooleanType, `true`, ""},
 		{cqltype.BooleanType, `"False"`, `false`},
