@@ -875,3 +875,35 @@ func TestConfig(t *testing.T) {
 }
 
 func newFlagSet() *flag.FlagSet { return flag.NewFlagSet("test", flag.ContinueOnError) }
+
+// flakyListener fails its first Accept, as a listener out of file
+// descriptors does.
+type flakyListener struct {
+	net.Listener
+	failed atomic.Bool
+}
+
+func (l *flakyListener) Accept() (net.Conn, error) {
+	if l.failed.CompareAndSwap(false, true) {
+		return nil, &net.OpError{Op: "accept", Net: "tcp", Err: errors.New("too many open files")}
+	}
+	return l.Listener.Accept()
+}
+
+func TestAcceptErrorsAreRetried(t *testing.T) {
+	s, err := New(testConfig(), newTestHandler(), Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := s.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(&flakyListener{Listener: ln}) }()
+	dial(t, ln.Addr().String()).startup(nil)
+	s.Close()
+	if err := <-done; err != ErrServerClosed {
+		t.Fatalf("Serve: %v", err)
+	}
+}
