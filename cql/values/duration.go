@@ -41,67 +41,104 @@ func appendUvint(dst []byte, u uint64) []byte {
 	return dst
 }
 
-// durationUnits are the units of the standard duration form, in the order
-// they must appear. Longer names come before their prefixes so that "mo"
-// and "ms" are not read as "m".
-var durationUnits = []struct {
-	name   string
-	months int64
-	days   int64
-	nanos  int64
-	order  int
-}{
-	{"y", 12, 0, 0, 0},
-	{"mo", 1, 0, 0, 1},
-	{"w", 0, 7, 0, 2},
-	{"d", 0, 1, 0, 3},
-	{"h", 0, 0, 3600e9, 4},
-	{"ms", 0, 0, 1e6, 7},
-	{"m", 0, 0, 60e9, 5},
-	{"s", 0, 0, 1e9, 6},
-	{"us", 0, 0, 1e3, 8},
-	{"µs", 0, 0, 1e3, 8},
-	{"ns", 0, 0, 1, 9},
+// Duration units in the order they must appear, as Cassandra's
+// Duration.Builder numbers them.
+const (
+	unitYears = iota + 1
+	unitMonths
+	unitWeeks
+	unitDays
+	unitHours
+	unitMinutes
+	unitSeconds
+	unitMillis
+	unitMicros
+	unitNanos
+)
+
+var unitNames = [...]string{"", "years", "months", "weeks", "days", "hours", "minutes", "seconds",
+	"milliseconds", "microseconds", "nanoseconds"}
+
+// unitSizes gives each unit in months, days or nanoseconds.
+var unitSizes = [...]struct{ months, days, nanos int64 }{
+	unitYears: {months: 12}, unitMonths: {months: 1}, unitWeeks: {days: 7}, unitDays: {days: 1},
+	unitHours: {nanos: 3600e9}, unitMinutes: {nanos: 60e9}, unitSeconds: {nanos: 1e9},
+	unitMillis: {nanos: 1e6}, unitMicros: {nanos: 1e3}, unitNanos: {nanos: 1},
 }
 
-// durationBuilder sums the components of a duration, checking overflow.
+// durationSymbols are the symbols of the standard form. Longer ones come
+// before their prefixes so that "mo" and "ms" are not read as "m".
+var durationSymbols = []struct {
+	name string
+	unit int
+}{
+	{"y", unitYears}, {"mo", unitMonths}, {"w", unitWeeks}, {"d", unitDays}, {"h", unitHours},
+	{"ms", unitMillis}, {"m", unitMinutes}, {"s", unitSeconds}, {"us", unitMicros}, {"µs", unitMicros},
+	{"ns", unitNanos},
+}
+
+// durationBuilder sums the components of a duration as Cassandra's
+// Duration.Builder does: units in order, each at most once, totals within
+// their types.
 type durationBuilder struct {
 	months, days, nanos int64
-	ok                  bool
+	last                int
+	err                 error
 }
 
-func (b *durationBuilder) add(n, months, days, nanos int64) {
-	mul := func(acc *int64, n, by int64, limit int64) {
-		if by == 0 {
-			return
-		}
-		if n > (limit-*acc)/by {
-			b.ok = false
-			return
-		}
-		*acc += n * by
+func (b *durationBuilder) add(n int64, unit int) {
+	if b.err != nil {
+		return
 	}
-	mul(&b.months, n, months, math.MaxInt32)
-	mul(&b.days, n, days, math.MaxInt32)
-	mul(&b.nanos, n, nanos, math.MaxInt64)
+	switch {
+	case unit == b.last:
+		b.err = errorf(fmt.Sprintf("Invalid duration. The %s are specified multiple times", unitNames[unit]))
+		return
+	case unit < b.last:
+		b.err = errorf(fmt.Sprintf("Invalid duration. The %s should be after %s", unitNames[b.last], unitNames[unit]))
+		return
+	}
+	b.last = unit
+	size := unitSizes[unit]
+	acc, per, limit, name := &b.nanos, size.nanos, int64(math.MaxInt64), "nanoseconds"
+	switch {
+	case size.months != 0:
+		acc, per, limit, name = &b.months, size.months, math.MaxInt32, "months"
+	case size.days != 0:
+		acc, per, limit, name = &b.days, size.days, math.MaxInt32, "days"
+	}
+	if n > (limit-*acc)/per {
+		// Cassandra names Integer.MAX_VALUE as the limit for all three.
+		b.err = errorf(fmt.Sprintf("Invalid duration. The total number of %s must be less or equal to %d", name, math.MaxInt32))
+		return
+	}
+	*acc += n * per
 }
 
 // parseDuration parses the three duration forms of the package comment.
 func parseDuration(s string) (duration, error) {
 	src := strings.TrimPrefix(s, "-")
 	neg := len(src) != len(s)
-	b := durationBuilder{ok: true}
+	var b durationBuilder
 	var ok bool
-	if strings.HasPrefix(src, "P") {
-		ok = parseISODuration(src[1:], &b)
-	} else {
+	switch {
+	case !strings.HasPrefix(src, "P"):
 		ok = parseStandardDuration(src, &b)
+	case strings.HasSuffix(src, "W"):
+		n, rest, isNum := leadingNumber(src[1:])
+		if ok = isNum && rest == "W"; ok {
+			b.add(n, unitWeeks)
+		}
+	case strings.Contains(src, "-"):
+		ok = parseAlternativeDuration(src[1:], &b)
+	default:
+		ok = parseISODuration(src[1:], &b)
 	}
 	if !ok {
 		return duration{}, errorf(fmt.Sprintf("Unable to convert '%s' to a duration", s))
 	}
-	if !b.ok {
-		return duration{}, errorf(fmt.Sprintf("Invalid duration. The total number of months, days or nanoseconds of '%s' is too large", s))
+	if b.err != nil {
+		return duration{}, b.err
 	}
 	d := duration{int32(b.months), int32(b.days), b.nanos}
 	if neg {
@@ -126,10 +163,9 @@ func leadingNumber(s string) (int64, string, bool) {
 	return n, s[i:], true
 }
 
-// parseStandardDuration parses 1y2mo3w4d5h6m7s8ms9us10ns: units in this
-// order, each at most once, case-insensitive.
+// parseStandardDuration parses 1y2mo3w4d5h6m7s8ms9us10ns, symbols in any
+// case.
 func parseStandardDuration(s string, b *durationBuilder) bool {
-	last := -1
 	if s == "" {
 		return false
 	}
@@ -139,13 +175,9 @@ func parseStandardDuration(s string, b *durationBuilder) bool {
 			return false
 		}
 		found := false
-		for _, u := range durationUnits {
+		for _, u := range durationSymbols {
 			if len(rest) >= len(u.name) && strings.EqualFold(rest[:len(u.name)], u.name) {
-				if u.order <= last {
-					return false
-				}
-				last = u.order
-				b.add(n, u.months, u.days, u.nanos)
+				b.add(n, u.unit)
 				s = rest[len(u.name):]
 				found = true
 				break
@@ -158,57 +190,46 @@ func parseStandardDuration(s string, b *durationBuilder) bool {
 	return true
 }
 
-// parseISODuration parses what follows the P of P1Y2M3DT4H5M6S, P2W or
+// parseAlternativeDuration parses what follows the P of
 // P0001-02-03T04:05:06.
-func parseISODuration(s string, b *durationBuilder) bool {
-	if strings.HasSuffix(s, "W") {
-		n, rest, ok := leadingNumber(s)
-		if !ok || rest != "W" {
+func parseAlternativeDuration(s string, b *durationBuilder) bool {
+	if len(s) != 19 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' {
+		return false
+	}
+	parts := []string{s[0:4], s[5:7], s[8:10], s[11:13], s[14:16], s[17:19]}
+	for i, p := range parts {
+		if !allDigits(p) {
 			return false
 		}
-		b.add(n, 0, 7, 0)
-		return true
+		n, _ := strconv.ParseInt(p, 10, 64)
+		b.add(n, []int{unitYears, unitMonths, unitDays, unitHours, unitMinutes, unitSeconds}[i])
 	}
-	if len(s) == 19 && s[4] == '-' && s[7] == '-' && s[10] == 'T' && s[13] == ':' && s[16] == ':' {
-		parts := []string{s[0:4], s[5:7], s[8:10], s[11:13], s[14:16], s[17:19]}
-		units := [6][3]int64{{12, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 3600e9}, {0, 0, 60e9}, {0, 0, 1e9}}
-		for i, p := range parts {
-			if !allDigits(p) {
-				return false
-			}
-			n, _ := strconv.ParseInt(p, 10, 64)
-			b.add(n, units[i][0], units[i][1], units[i][2])
-		}
-		return true
-	}
-	datePart, timePart, hasT := strings.Cut(s, "T")
-	if datePart == "" && (!hasT || timePart == "") {
-		return false
-	}
-	if hasT && timePart == "" {
-		return false
-	}
-	if !isoFields(datePart, "YMD", []int64{12, 1, 0}, []int64{0, 0, 1}, []int64{0, 0, 0}, b) {
-		return false
-	}
-	return isoFields(timePart, "HMS", []int64{0, 0, 0}, []int64{0, 0, 0}, []int64{3600e9, 60e9, 1e9}, b)
+	return true
 }
 
-// isoFields parses number-letter pairs whose letters appear in units, in
-// that order, each at most once.
-func isoFields(s, units string, months, days, nanos []int64, b *durationBuilder) bool {
+// parseISODuration parses what follows the P of P1Y2M3DT4H5M6S, each part
+// optional: P alone, or PT, is zero, as Cassandra's pattern allows.
+func parseISODuration(s string, b *durationBuilder) bool {
+	datePart, timePart, _ := strings.Cut(s, "T")
+	return isoFields(datePart, "YMD", []int{unitYears, unitMonths, unitDays}, b) &&
+		isoFields(timePart, "HMS", []int{unitHours, unitMinutes, unitSeconds}, b)
+}
+
+// isoFields parses number-letter pairs whose letters appear in letters,
+// in that order, each at most once.
+func isoFields(s, letters string, units []int, b *durationBuilder) bool {
 	next := 0
 	for s != "" {
 		n, rest, ok := leadingNumber(s)
 		if !ok || rest == "" {
 			return false
 		}
-		i := strings.IndexByte(units[next:], rest[0])
+		i := strings.IndexByte(letters[next:], rest[0])
 		if i < 0 {
 			return false
 		}
 		i += next
-		b.add(n, months[i], days[i], nanos[i])
+		b.add(n, units[i])
 		next = i + 1
 		s = rest[1:]
 	}
