@@ -21,6 +21,15 @@
 // AUTHENTICATE (org.apache.cassandra.auth.PasswordAuthenticator) and only
 // AUTH_RESPONSE, a SASL PLAIN token, is accepted until it succeeds.
 //
+// # Events
+//
+// REGISTER subscribes a connection to event types; Server.Publish pushes
+// an EVENT on stream -1 to every connection subscribed to its type. The
+// executor publishes SCHEMA_CHANGE after DDL; TOPOLOGY_CHANGE and
+// STATUS_CHANGE come from the catalog's members. Delivery is best effort:
+// a client that does not read misses events rather than holding up the
+// publisher.
+//
 // # Errors
 //
 // A frame in a version other than 3 or 4 is answered with a Protocol error

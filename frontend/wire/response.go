@@ -452,3 +452,31 @@ func decodeResult(d *decoder, v Version) Message {
 		return &Void{}
 	}
 }
+
+// Compile-time proof that every message is one.
+var (
+	_ Message = (*Startup)(nil)
+	_ Message = (*AuthResponse)(nil)
+	_ Message = (*Options)(nil)
+	_ Message = (*Query)(nil)
+	_ Message = (*Prepare)(nil)
+	_ Message = (*Execute)(nil)
+	_ Message = (*Batch)(nil)
+	_ Message = (*Register)(nil)
+	_ Message = (*Error)(nil)
+	_ Message = (*Ready)(nil)
+	_ Message = (*Authenticate)(nil)
+	_ Message = (*Supported)(nil)
+	_ Message = (*AuthChallenge)(nil)
+	_ Message = (*AuthSuccess)(nil)
+	_ Message = (*Event)(nil)
+	_ Result  = (*Void)(nil)
+	_ Result  = (*Rows)(nil)
+	_ Result  = (*SetKeyspace)(nil)
+	_ Result  = (*Prepared)(nil)
+	_ Result  = (*SchemaChange)(nil)
+	_ error   = (*Error)(nil)
+
+	_ Compressor = lz4Compressor{}
+	_ Compressor = snappyCompressor{}
+)
