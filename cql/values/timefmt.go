@@ -40,27 +40,40 @@ func parseDate(s string) (uint32, error) {
 	return uint32(days), nil
 }
 
-// splitDate reads [-]y+-mm-dd from the start of s.
+// splitDate reads [-]y+-m-d from the start of s, with one or two digits
+// for month and day as Joda's and Java's date parsers allow.
 func splitDate(s string) (y, m, d int64, rest string, ok bool) {
 	neg := strings.HasPrefix(s, "-")
 	if neg {
 		s = s[1:]
 	}
-	i := strings.IndexByte(s, '-')
-	if i < 1 || i > 9 || len(s) < i+6 || s[i+3] != '-' {
+	y, s, ok = digits(s, 9)
+	if !ok || len(s) == 0 || s[0] != '-' {
 		return 0, 0, 0, "", false
 	}
-	ys, ms, ds := s[:i], s[i+1:i+3], s[i+4:i+6]
-	if !allDigits(ys) || !allDigits(ms) || !allDigits(ds) {
+	m, s, ok = digits(s[1:], 2)
+	if !ok || len(s) == 0 || s[0] != '-' {
 		return 0, 0, 0, "", false
 	}
-	y, _ = strconv.ParseInt(ys, 10, 64)
-	m, _ = strconv.ParseInt(ms, 10, 64)
-	d, _ = strconv.ParseInt(ds, 10, 64)
+	d, s, ok = digits(s[1:], 2)
+	if !ok {
+		return 0, 0, 0, "", false
+	}
 	if neg {
 		y = -y
 	}
-	return y, m, d, s[i+6:], true
+	return y, m, d, s, true
+}
+
+// digits reads one to max decimal digits from the start of s.
+func digits(s string, max int) (int64, string, bool) {
+	i := 0
+	var n int64
+	for i < len(s) && i < max && s[i] >= '0' && s[i] <= '9' {
+		n = n*10 + int64(s[i]-'0')
+		i++
+	}
+	return n, s[i:], i > 0
 }
 
 // civilDays returns the days from 1970-01-01 to the given proleptic
