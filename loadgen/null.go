@@ -103,7 +103,7 @@ func (h *NullHandler) addSystem(addr netip.Addr) {
 		[]byte("local"), []byte("COMPLETED"), ip, []byte("Sediment null"),
 		[]byte(frontend.CQLVersion), []byte("datacenter1"), hostID[:], ip,
 		[]byte("4"), []byte("org.apache.cassandra.dht.Murmur3Partitioner"), []byte("rack1"),
-		[]byte("4.0.0"), ip, schemaID[:], collection([]byte("0")),
+		[]byte("4.0.0"), ip, schemaID[:], set([]byte("0")),
 	}})
 	h.add(statement{
 		text:   "SELECT schema_version FROM system.local WHERE key='local'",
@@ -132,20 +132,21 @@ func (h *NullHandler) addSystem(addr netip.Addr) {
 		bound:  cols("system_schema", "keyspaces", "keyspace_name", text),
 		pk:     []uint16{0},
 		result: cols("system_schema", "keyspaces", "durable_writes", cqltype.BooleanType, "replication", replication),
-	}, [][][]byte{{{1}, collection(
+	}, [][][]byte{{{1}, textMap(
 		[]byte("class"), []byte("org.apache.cassandra.locator.SimpleStrategy"),
 		[]byte("replication_factor"), []byte("1"),
 	)}})
 }
 
-// collection serializes a set of elems, or a map of alternating keys and
-// values: an int32 count, then each element as an int32 length and its bytes.
-// A map's count is that of its entries, half of len(elems): pass pairs.
-func collection(elems ...[]byte) []byte {
-	n := len(elems)
-	if n > 1 {
-		n /= 2 // a map
-	}
+// set serializes a set: an int32 count, then each element as an int32
+// length and its bytes.
+func set(elems ...[]byte) []byte { return collection(len(elems), elems) }
+
+// textMap serializes a map of alternating keys and values: the count of its
+// entries, then each key and value as a set's elements are.
+func textMap(kvs ...[]byte) []byte { return collection(len(kvs)/2, kvs) }
+
+func collection(n int, elems [][]byte) []byte {
 	b := binary.BigEndian.AppendUint32(nil, uint32(n))
 	for _, e := range elems {
 		b = binary.BigEndian.AppendUint32(b, uint32(len(e)))
