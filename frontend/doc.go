@@ -38,5 +38,7 @@
 // connection is closed; drivers then reconnect with a lower version. A
 // frame longer than the maximum is skipped and answered with a Protocol
 // error on its stream; so is a malformed body. A connection is closed only
-// when its byte stream is out of step.
+// when its byte stream is out of step. A Handler error that is not a
+// *wire.Error, and a Handler panic, is logged (sampled) and sent as a
+// Server error without its text.
 package frontend
