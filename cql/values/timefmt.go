@@ -97,28 +97,60 @@ func floorDiv(a, b int64) int64 {
 	return q
 }
 
-// parseTime parses hh:mm:ss[.fffffffff] or nanoseconds since midnight.
+// parseTime parses hh:mm:ss[.fffffffff] or nanoseconds since midnight, as
+// Cassandra's TimeSerializer does: fields of any width, a fraction of up to
+// nine digits padded on the right, surrounding spaces ignored.
 func parseTime(s string) (int64, error) {
 	if allDigits(strings.TrimPrefix(s, "-")) {
 		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil || n < 0 || n >= nanosPerDay {
-			return 0, errorf(fmt.Sprintf("Input long out of bounds: %s", s))
+			return 0, errorf(fmt.Sprintf("Unable to make long (for time) from: '%s'", s))
 		}
 		return n, nil
 	}
-	ns, rest, ok := splitClock(s, true)
-	if !ok || rest != "" {
-		return 0, errorf(fmt.Sprintf("Unable to coerce '%s' to a formatted time (long)", s))
+	ns, ok := parseClock(strings.TrimSpace(s))
+	if !ok {
+		return 0, errorf(fmt.Sprintf("(TimeType) Unable to coerce '%s' to a formatted time (long)", s))
 	}
 	return ns, nil
 }
 
-// splitClock reads hh:mm[:ss[.f]] from the start of s and returns the
-// nanoseconds since midnight. For a time (isTime), seconds are required
-// and f is a fraction of up to 9 digits. For a timestamp f is a count of
+func parseClock(s string) (int64, bool) {
+	hh, rest, ok := strings.Cut(s, ":")
+	if !ok {
+		return 0, false
+	}
+	mm, rest, ok := strings.Cut(rest, ":")
+	if !ok {
+		return 0, false
+	}
+	ss, frac, hasFrac := strings.Cut(rest, ".")
+	field := func(f string, limit int64) (int64, bool) {
+		n, tail, ok := digits(f, 9)
+		return n, ok && tail == "" && n < limit
+	}
+	h, ok1 := field(hh, 24)
+	m, ok2 := field(mm, 60)
+	sec, ok3 := field(ss, 60)
+	if !ok1 || !ok2 || !ok3 {
+		return 0, false
+	}
+	ns := ((h*60+m)*60 + sec) * 1e9
+	if hasFrac {
+		if len(frac) == 0 || len(frac) > 9 || !allDigits(frac) {
+			return 0, false
+		}
+		f, _ := strconv.ParseInt(frac+strings.Repeat("0", 9-len(frac)), 10, 64)
+		ns += f
+	}
+	return ns, true
+}
+
+// splitClock reads the hh:mm[:ss[.SSS]] of a timestamp from the start of s
+// and returns the nanoseconds since midnight. SSS is a count of
 // milliseconds up to 999, however many digits it has: Cassandra parses it
-// with SimpleDateFormat's SSS, which reads '.5' as 5 ms.
-func splitClock(s string, isTime bool) (int64, string, bool) {
+// with SimpleDateFormat, which reads '.5' as 5 ms.
+func splitClock(s string) (int64, string, bool) {
 	two := func(s string) (int64, bool) {
 		if len(s) < 2 || !allDigits(s[:2]) {
 			return 0, false
@@ -136,7 +168,7 @@ func splitClock(s string, isTime bool) (int64, string, bool) {
 	ns := (h*60 + m) * 60 * 1e9
 	s = s[5:]
 	if len(s) == 0 || s[0] != ':' {
-		return ns, s, !isTime
+		return ns, s, true
 	}
 	sec, ok := two(s[1:])
 	if !ok || sec > 59 {
@@ -153,16 +185,11 @@ func splitClock(s string, isTime bool) (int64, string, bool) {
 		if len(frac) == 0 || len(frac) > 9 {
 			return 0, "", false
 		}
-		if isTime {
-			f, _ := strconv.ParseInt(frac+strings.Repeat("0", 9-len(frac)), 10, 64)
-			ns += f
-		} else {
-			f, _ := strconv.ParseInt(frac, 10, 64)
-			if f > 999 {
-				return 0, "", false
-			}
-			ns += f * 1e6
+		f, _ := strconv.ParseInt(frac, 10, 64)
+		if f > 999 {
+			return 0, "", false
 		}
+		ns += f * 1e6
 		s = s[n:]
 	}
 	return ns, s, true
@@ -192,7 +219,7 @@ func parseTimestamp(s string) (int64, error) {
 	}
 	var clock int64
 	if len(rest) > 0 && (rest[0] == ' ' || rest[0] == 'T') {
-		clock, rest, ok = splitClock(rest[1:], false)
+		clock, rest, ok = splitClock(rest[1:])
 		if !ok {
 			return 0, bad()
 		}
