@@ -36,14 +36,20 @@ func registerAggregates() {
 	register(&Function{Name: "countrows", Return: cqltype.BigintType, Deterministic: true,
 		newAcc: func() Acc { return &countAcc{rows: true} }})
 	for _, t := range numberKinds {
-		ret := t
-		if t.Kind == cqltype.Counter {
-			ret = cqltype.BigintType
+		var sum, avg func() Acc
+		switch t.Kind {
+		case cqltype.Float, cqltype.Double:
+			sum = func() Acc { return &floatAcc{t: t} }
+			avg = func() Acc { return &floatAcc{t: t, avg: true} }
+		case cqltype.Decimal:
+			sum = func() Acc { return &decimalAcc{} }
+			avg = func() Acc { return &decimalAcc{avg: true} }
+		default:
+			sum = func() Acc { return &intAcc{t: t} }
+			avg = func() Acc { return &intAcc{t: t, avg: true} }
 		}
-		register(&Function{Name: "sum", Args: []*cqltype.Type{t}, Return: ret, Deterministic: true,
-			newAcc: func() Acc { return &sumAcc{t: t} }})
-		register(&Function{Name: "avg", Args: []*cqltype.Type{t}, Return: ret, Deterministic: true,
-			newAcc: func() Acc { return &sumAcc{t: t, avg: true} }})
+		register(&Function{Name: "sum", Args: []*cqltype.Type{t}, Return: t, Deterministic: true, newAcc: sum})
+		register(&Function{Name: "avg", Args: []*cqltype.Type{t}, Return: t, Deterministic: true, newAcc: avg})
 	}
 }
 
@@ -85,99 +91,58 @@ func (a *extremeAcc) Add(v []byte) error {
 
 func (a *extremeAcc) Result() []byte { return a.best }
 
-// sumAcc sums (or averages) numbers as Cassandra's AggregateFcts does:
-// tinyint, smallint, int and bigint sums wrap around in their own type,
-// while averages of them sum exactly and truncate the quotient; varints and
-// decimals are exact (a decimal average keeps the scale of the sum and
-// rounds half even); floats and doubles sum with Kahan compensation. With
-// no values the result is zero.
-type sumAcc struct {
+// read reads a number for an accumulator: ok is false for null and the
+// empty value, which aggregates skip.
+func read(t *cqltype.Type, v []byte) (n number, ok bool, err error) {
+	if v == nil {
+		return number{}, false, nil
+	}
+	n, err = readNumber(t, v)
+	if err == errEmpty {
+		return number{}, false, nil
+	}
+	return n, err == nil, err
+}
+
+// intAcc sums or averages tinyint, smallint, int, bigint, counter and
+// varint values as Cassandra's AggregateFcts does: sums of the fixed-size
+// types wrap around in their own type (Java arithmetic), averages sum
+// exactly and truncate the quotient toward zero, then keep its low bits;
+// varints are exact. With no values the result is 0.
+type intAcc struct {
 	t     *cqltype.Type
 	avg   bool
 	count int64
-	i     int64    // wrapping sum of small integers
-	b     *big.Int // exact sum: varint, decimal unscaled, averages of integers
-	scale int32    // decimal sum's scale
-	f, c  float64  // float sum and its compensation
+	wrap  int64   // wrapping sum
+	exact big.Int // exact sum
 }
 
-// maxScaleGap bounds how far apart the scales of added decimals may be,
-// so that a hostile scale cannot make a huge power of ten.
-const maxScaleGap = 1 << 16
-
-func (a *sumAcc) Add(v []byte) error {
-	if v == nil {
-		return nil
-	}
-	n, err := readNumber(a.t, v)
-	if err == errEmpty {
-		return nil
-	}
-	if err != nil {
+func (a *intAcc) Add(v []byte) error {
+	n, ok, err := read(a.t, v)
+	if !ok {
 		return err
 	}
-	if a.b == nil {
-		a.b = new(big.Int)
-	}
-	switch a.t.Kind {
-	case cqltype.Float, cqltype.Double:
-		// Kahan summation.
-		y := n.f - a.c
-		t := a.f + y
-		a.c = (t - a.f) - y
-		a.f = t
-	case cqltype.Varint:
-		a.b.Add(a.b, n.b)
-	case cqltype.Decimal:
-		if a.count == 0 {
-			a.scale = n.sc
-		}
-		x := n.b
-		if gap := int64(n.sc) - int64(a.scale); gap > maxScaleGap || gap < -maxScaleGap {
-			return errorf("Cannot sum decimals whose scales differ by more than %d", maxScaleGap)
-		} else if gap > 0 {
-			a.b.Mul(a.b, pow10(int(gap)))
-			a.scale = n.sc
-		} else if gap < 0 {
-			x = new(big.Int).Mul(x, pow10(int(-gap)))
-		}
-		a.b.Add(a.b, x)
-	default:
-		a.i += n.i
-		a.b.Add(a.b, big.NewInt(n.i))
-	}
 	a.count++
+	if n.kind == cqltype.Varint {
+		a.exact.Add(&a.exact, n.b)
+		return nil
+	}
+	a.wrap += n.i
+	a.exact.Add(&a.exact, big.NewInt(n.i))
 	return nil
 }
 
-func (a *sumAcc) Result() []byte {
-	switch a.t.Kind {
-	case cqltype.Float, cqltype.Double:
-		r := a.f
-		if a.avg && a.count > 0 {
-			r /= float64(a.count)
-		}
-		if a.t.Kind == cqltype.Float {
-			return binary.BigEndian.AppendUint32(nil, math.Float32bits(float32(r)))
-		}
-		return binary.BigEndian.AppendUint64(nil, math.Float64bits(r))
-	case cqltype.Varint:
-		r := a.exact()
-		if a.avg && a.count > 0 {
-			r = new(big.Int).Quo(r, big.NewInt(a.count))
-		}
-		return cqltype.AppendBigInt(nil, new(big.Int).Abs(r), r.Sign() < 0)
-	case cqltype.Decimal:
-		r := a.exact()
-		if a.avg && a.count > 0 {
-			r = quoHalfEven(r, big.NewInt(a.count))
-		}
-		out := binary.BigEndian.AppendUint32(nil, uint32(a.scale))
-		return cqltype.AppendBigInt(out, new(big.Int).Abs(r), r.Sign() < 0)
-	}
-	s := a.i
+func (a *intAcc) Result() []byte {
+	r := new(big.Int).Set(&a.exact)
 	if a.avg && a.count > 0 {
-		s = new(big.Int).Quo(a.exact(), big.NewInt(a.count)).Int64()
+		r.Quo(r, big.NewInt(a.count))
+	}
+	if a.t.Kind == cqltype.Varint {
+		return cqltype.AppendBigInt(nil, new(big.Int).Abs(r), r.Sign() < 0)
+	}
+	s := a.wrap
+	if a.avg {
+		s = lowBits(r)
 	}
 	switch a.t.Kind {
 	case cqltype.Tinyint:
@@ -190,11 +155,142 @@ func (a *sumAcc) Result() []byte {
 	return bigint(s)
 }
 
-func (a *sumAcc) exact() *big.Int {
-	if a.b == nil {
-		return new(big.Int)
+// floatAcc sums or averages floats and doubles as Cassandra does: in
+// double arithmetic with Kahan's compensation, the final sum being the
+// running sum plus the compensation, and an infinite plain sum winning over
+// the NaN the compensation can produce. An average whose sum overflows
+// continues exactly (as BigDecimal in Cassandra) and divides at the end.
+type floatAcc struct {
+	t                 *cqltype.Type
+	avg               bool
+	count             int64
+	sum, comp, simple float64
+	overflow          bool
+	big               *big.Float
+}
+
+// bigSumPrec is the precision of an overflowed average's sum: enough for
+// any sum of doubles to stay exact for practical counts.
+const bigSumPrec = 4096
+
+func (a *floatAcc) Add(v []byte) error {
+	n, ok, err := read(a.t, v)
+	if !ok {
+		return err
 	}
-	return a.b
+	d := n.f
+	a.count++
+	if a.overflow {
+		if math.IsNaN(d) || math.IsInf(d, 0) {
+			// BigDecimal.valueOf fails here in Cassandra too.
+			return errorf("Cannot add %v to the average of values whose sum overflowed", d)
+		}
+		a.big.Add(a.big, new(big.Float).SetPrec(bigSumPrec).SetFloat64(d))
+		return nil
+	}
+	a.simple += d
+	prev := a.sum
+	t := d - a.comp
+	rounded := a.sum + t
+	a.comp = (rounded - a.sum) - t
+	a.sum = rounded
+	if a.avg && math.IsInf(a.sum, 0) && !math.IsInf(d, 0) {
+		a.overflow = true
+		a.big = new(big.Float).SetPrec(bigSumPrec).SetFloat64(prev)
+		a.big.Add(a.big, new(big.Float).SetPrec(bigSumPrec).SetFloat64(d))
+	}
+	return nil
+}
+
+func (a *floatAcc) Result() []byte {
+	var r float64
+	switch {
+	case a.avg && a.count == 0:
+	case a.overflow:
+		q := new(big.Float).SetPrec(bigSumPrec).Quo(a.big, new(big.Float).SetInt64(a.count))
+		r, _ = q.Float64()
+	default:
+		r = a.sum + a.comp
+		if math.IsNaN(r) && math.IsInf(a.simple, 0) {
+			r = a.simple
+		}
+		if a.avg {
+			r /= float64(a.count)
+		}
+	}
+	if a.t.Kind == cqltype.Float {
+		return binary.BigEndian.AppendUint32(nil, math.Float32bits(float32(r)))
+	}
+	return binary.BigEndian.AppendUint64(nil, math.Float64bits(r))
+}
+
+// dec is a decimal as BigDecimal holds it: unscaled × 10^-scale.
+type dec struct {
+	unscaled *big.Int
+	scale    int32
+}
+
+// maxScaleGap bounds how far apart the scales of decimals combined may be,
+// so that a hostile scale cannot make a huge power of ten.
+const maxScaleGap = 1 << 16
+
+// align returns the unscaled values of x and y at their larger scale.
+func align(x, y dec) (xu, yu *big.Int, scale int32, err error) {
+	gap := int64(x.scale) - int64(y.scale)
+	switch {
+	case gap > maxScaleGap || gap < -maxScaleGap:
+		return nil, nil, 0, errorf("Cannot combine decimals whose scales differ by more than %d", maxScaleGap)
+	case gap > 0:
+		return x.unscaled, new(big.Int).Mul(y.unscaled, pow10(int(gap))), x.scale, nil
+	case gap < 0:
+		return new(big.Int).Mul(x.unscaled, pow10(int(-gap))), y.unscaled, y.scale, nil
+	}
+	return x.unscaled, y.unscaled, x.scale, nil
+}
+
+// decimalAcc sums decimals exactly, or averages them as Cassandra does,
+// incrementally: avg += (x - avg) / count, the quotient rounded half even
+// at the scale of x - avg.
+type decimalAcc struct {
+	avg   bool
+	count int64
+	acc   dec
+}
+
+func (a *decimalAcc) Add(v []byte) error {
+	n, ok, err := read(cqltype.DecimalType, v)
+	if !ok {
+		return err
+	}
+	if a.acc.unscaled == nil {
+		a.acc.unscaled = new(big.Int)
+	}
+	x := dec{n.b, n.sc}
+	if !a.avg {
+		xu, yu, scale, err := align(a.acc, x)
+		if err != nil {
+			return err
+		}
+		a.acc = dec{new(big.Int).Add(xu, yu), scale}
+		a.count++
+		return nil
+	}
+	xu, au, scale, err := align(x, a.acc)
+	if err != nil {
+		return err
+	}
+	a.count++
+	q := quoHalfEven(new(big.Int).Sub(xu, au), big.NewInt(a.count))
+	a.acc = dec{new(big.Int).Add(au, q), scale}
+	return nil
+}
+
+func (a *decimalAcc) Result() []byte {
+	out := binary.BigEndian.AppendUint32(nil, uint32(a.acc.scale))
+	if a.acc.unscaled == nil {
+		return append(out, 0)
+	}
+	return cqltype.AppendBigInt(out, new(big.Int).Abs(a.acc.unscaled), a.acc.unscaled.Sign() < 0)
 }
 
 // quoHalfEven divides x by a positive y, rounding half to even.

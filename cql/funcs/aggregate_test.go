@@ -49,10 +49,19 @@ func TestAggregates(t *testing.T) {
 		{"avg", "bigint", [][]byte{bigint(math.MaxInt64), bigint(math.MaxInt64)}, "9223372036854775807"},
 		{"avg", "smallint", nil, "0"},
 		{"avg", "varint", [][]byte{{0x05}, {0x02}}, "3"},
-		{"avg", "decimal", [][]byte{dec("1"), dec("2")}, "2"}, // 1.5 rounds half even at scale 0
+		// Cassandra averages decimals incrementally: 1, then 1 + (2-1)/2
+		// rounded half even at scale 0, which is 1 + 0.
+		{"avg", "decimal", [][]byte{dec("1"), dec("2")}, "1"},
+		{"avg", "decimal", [][]byte{dec("1"), dec("4")}, "3"}, // 1 + 1.5 rounds to 1 + 2
+		{"avg", "decimal", nil, "0"},
 		{"avg", "decimal", [][]byte{dec("1.0"), dec("2.0")}, "1.5"},
 		{"avg", "decimal", [][]byte{dec("2.5"), dec("2.5"), dec("2.6")}, "2.5"},
 		{"avg", "double", [][]byte{f64(1), f64(2), nil}, "1.5"},
+		{"avg", "double", [][]byte{f64(math.MaxFloat64), f64(math.MaxFloat64), f64(-math.MaxFloat64)}, "5.992310449541053E307"},
+		{"sum", "double", [][]byte{f64(math.Inf(1)), f64(math.Inf(1))}, "Infinity"},
+		{"sum", "double", [][]byte{f64(math.Inf(1)), f64(math.Inf(-1))}, "NaN"},
+		{"avg", "float", [][]byte{f32(1), f32(2)}, "1.5"},
+		{"max", "counter", [][]byte{bigint(3), bigint(-4)}, "3"},
 		{"avg", "float", nil, "0.0"},
 		{"avg", "counter", [][]byte{bigint(3), bigint(4)}, "3"},
 	}
@@ -105,12 +114,14 @@ func TestAggregateBadInput(t *testing.T) {
 			t.Errorf("%s accepted a 3-byte int", name)
 		}
 	}
-	f, _ := Lookup("", "sum", types("decimal"))
-	acc := f.New()
-	if err := acc.Add([]byte{0, 0, 0, 0, 1}); err != nil {
-		t.Fatal(err)
-	}
-	if err := acc.Add([]byte{0x7f, 0xff, 0xff, 0xff, 1}); err == nil {
-		t.Error("sum of decimals with scales 0 and 2^31-1 did not refuse")
+	for _, name := range []string{"sum", "avg"} {
+		f, _ := Lookup("", name, types("decimal"))
+		acc := f.New()
+		if err := acc.Add([]byte{0, 0, 0, 0, 1}); err != nil {
+			t.Fatal(err)
+		}
+		if err := acc.Add([]byte{0x7f, 0xff, 0xff, 0xff, 1}); err == nil {
+			t.Errorf("%s of decimals with scales 0 and 2^31-1 did not refuse", name)
+		}
 	}
 }

@@ -20,7 +20,7 @@
 //	tojson                    (any) -> text; fromjson by its receiver (FromJSON)
 //	count                     (any) -> bigint; countrows () -> bigint is COUNT(*)
 //	min, max                  (T) -> T, for any T
-//	sum, avg                  (T) -> T, for every number type; counter -> bigint
+//	sum, avg                  (T) -> T, for every number type and counter
 //
 // Names are lower case, as Cassandra registers them; the keyspace may be
 // empty or "system". Values are serialized as everywhere in Sediment (see

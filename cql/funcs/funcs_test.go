@@ -69,7 +69,7 @@ func TestLookup(t *testing.T) {
 		{"", "count", types("list<int>"), "system.count : (list<int>) -> bigint", false},
 		{"", "max", types("text"), "system.max : (text) -> text", false},
 		{"", "sum", types("int"), "system.sum : (int) -> int", false},
-		{"", "sum", types("counter"), "system.sum : (counter) -> bigint", false},
+		{"", "sum", types("counter"), "system.sum : (counter) -> counter", false},
 		{"", "avg", types("decimal"), "system.avg : (decimal) -> decimal", false},
 		{"", "countrows", nil, "system.countrows : () -> bigint", false},
 		{"", "castasint", types("double"), "system.castasint : (double) -> int", false},
@@ -85,7 +85,7 @@ func TestLookup(t *testing.T) {
 		{"", "sum", types("text"), "Invalid call to function sum, none of its type signatures match (known type signatures: " +
 			"system.sum : (tinyint) -> tinyint, system.sum : (smallint) -> smallint, system.sum : (int) -> int, " +
 			"system.sum : (bigint) -> bigint, system.sum : (float) -> float, system.sum : (double) -> double, " +
-			"system.sum : (decimal) -> decimal, system.sum : (counter) -> bigint, system.sum : (varint) -> varint)", true},
+			"system.sum : (decimal) -> decimal, system.sum : (counter) -> counter, system.sum : (varint) -> varint)", true},
 	}
 	for _, tc := range tests {
 		f, err := Lookup(tc.ks, tc.name, tc.args)
