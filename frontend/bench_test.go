@@ -1,7 +1,9 @@
 package frontend
 
 import (
+	"bufio"
 	"fmt"
+	"net"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/gocql/gocql"
 
+	"github.com/sedimentdb/sediment/frontend/wire"
 	"github.com/sedimentdb/sediment/internal/benchfig"
 )
 
@@ -71,5 +74,45 @@ func BenchmarkConnections(b *testing.B) {
 	benchfig.Report("frontend.single_conn.vs_many", benchfig.Speedup(best[0], best[1]), "x")
 	if best[0] > 0 {
 		benchfig.Report("frontend.statements_s", 1/best[0].Seconds(), "statements/s")
+	}
+}
+
+// BenchmarkPipelined measures the server alone: one connection carries
+// window statements at a time, written and read in bulk by a client that
+// does no decoding beyond frame headers.
+func BenchmarkPipelined(b *testing.B) {
+	for _, window := range []int{1, 32, 256} {
+		b.Run(fmt.Sprintf("window=%d", window), func(b *testing.B) {
+			_, addr := startServer(b, testConfig(), newTestHandler(), nil)
+			nc, err := net.Dial("tcp", addr)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer nc.Close()
+			c := &client{t: b, nc: nc, v: wire.V4}
+			c.startup(nil)
+			var batch []byte
+			for i := range window {
+				if batch, err = wire.AppendFrame(batch, wire.Header{Version: wire.V4, Stream: int16(i)}, nil,
+					query("ECHO", []byte{0, 0, 0, 1}), nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			br := bufio.NewReaderSize(nc, 64<<10)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for done := 0; done < b.N; done += window {
+				if _, err := nc.Write(batch); err != nil {
+					b.Fatal(err)
+				}
+				for range window {
+					if _, err := wire.ReadFrame(br, 1<<20); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "statements/s")
+		})
 	}
 }

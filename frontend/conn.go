@@ -237,7 +237,7 @@ func (c *conn) handle(f *wire.Frame) {
 	case *wire.Query, *wire.Prepare, *wire.Execute, *wire.Batch:
 		c.active.Add(1)
 		c.reqs.Add(1)
-		go c.execute(h, m)
+		c.s.workers.run(func() { c.execute(h, m) })
 		return
 	case *wire.Options:
 		c.reply(h.Version, h.Stream, nil, supported, c.compressor)
@@ -385,7 +385,7 @@ func (c *conn) register(h wire.Header, m *wire.Register) error {
 	return nil
 }
 
-// execute runs a statement in its own goroutine and answers it.
+// execute runs a statement on a worker and answers it.
 func (c *conn) execute(h wire.Header, m wire.Message) {
 	start := time.Now()
 	c.s.m.inFlight.Inc()

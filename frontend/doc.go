@@ -6,15 +6,15 @@
 // Each connection has one reader and one writer goroutine. The reader
 // decodes frames and answers the handshake (OPTIONS, STARTUP,
 // AUTH_RESPONSE, REGISTER) itself, in order; QUERY, PREPARE, EXECUTE and
-// BATCH each run in a goroutine of their own, so that many requests of one
-// connection execute at once and are answered as they finish, whatever
-// their order. The reader reads a frame only with a free slot of the
-// connection's in-flight bound, and handles it only with one of the
-// server's (taken after the read, so that idle connections hold none):
-// when either is full it stops reading, and TCP pushes back on the
-// client. The writer
-// sends, in one write, every answer queued while its previous write was
-// in progress.
+// BATCH each run on a worker goroutine of their own (workers outlive
+// statements so that their grown stacks serve again), so that many
+// requests of one connection execute at once and are answered as they
+// finish, whatever their order. The reader reads a frame only with a free
+// slot of the connection's in-flight bound, and handles it only with one
+// of the server's (taken after the read, so that idle connections hold
+// none): when either is full it stops reading, and TCP pushes back on the
+// client. The writer sends, in one write, every answer queued while its
+// previous write was in progress.
 //
 // The handshake follows Cassandra: until STARTUP only OPTIONS and STARTUP
 // are accepted; with password authentication STARTUP is answered with

@@ -41,13 +41,15 @@ type Server struct {
 	cancel context.CancelFunc
 	// inFlight holds a token per statement executing on the server.
 	inFlight chan struct{}
+	workers  *workers
 	nextID   atomic.Uint64
 
-	mu     sync.Mutex
-	closed bool
-	lns    map[net.Listener]struct{}
-	conns  map[*conn]struct{}
-	wg     sync.WaitGroup
+	closeOnce sync.Once
+	mu        sync.Mutex
+	closed    bool
+	lns       map[net.Listener]struct{}
+	conns     map[*conn]struct{}
+	wg        sync.WaitGroup
 }
 
 // New returns a server of h configured by cfg.
@@ -77,6 +79,7 @@ func New(cfg Config, h Handler, o Options) (*Server, error) {
 		ctx:      ctx,
 		cancel:   cancel,
 		inFlight: make(chan struct{}, cfg.MaxInFlight),
+		workers:  newWorkers(time.Second),
 		lns:      make(map[net.Listener]struct{}),
 		conns:    make(map[*conn]struct{}),
 	}, nil
@@ -163,6 +166,7 @@ func (s *Server) Close() error {
 	s.mu.Unlock()
 	s.cancel()
 	s.wg.Wait()
+	s.closeOnce.Do(s.workers.stop)
 	return nil
 }
 

@@ -237,7 +237,7 @@ func testConfig() Config {
 }
 
 // startServer serves h on a loopback port until the test ends.
-func startServer(t *testing.T, cfg Config, h Handler, auth Authenticator) (*Server, string) {
+func startServer(t testing.TB, cfg Config, h Handler, auth Authenticator) (*Server, string) {
 	t.Helper()
 	s, err := New(cfg, h, Options{Authenticator: auth, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
@@ -260,13 +260,13 @@ func startServer(t *testing.T, cfg Config, h Handler, auth Authenticator) (*Serv
 
 // client speaks the protocol over a raw socket.
 type client struct {
-	t    *testing.T
+	t    testing.TB
 	nc   net.Conn
 	v    wire.Version
 	comp wire.Compressor
 }
 
-func dial(t *testing.T, addr string) *client {
+func dial(t testing.TB, addr string) *client {
 	t.Helper()
 	nc, err := net.Dial("tcp", addr)
 	if err != nil {
