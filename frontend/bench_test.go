@@ -3,8 +3,8 @@ package frontend
 import (
 	"bufio"
 	"fmt"
-	"net"
 	"log/slog"
+	"net"
 	"sync"
 	"sync/atomic"
 	"testing"
