@@ -102,7 +102,7 @@ func (p *modPlan) addCounters(eval termEval, s *counterSet) error {
 	for _, part := range parts {
 		for _, ck := range cks {
 			var rowKey []byte
-			if ck != nil {
+			if !p.static {
 				if rowKey, err = p.layout.rowKey(part.tok, part.pk, ck); err != nil {
 					return toError(err)
 				}

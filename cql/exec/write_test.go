@@ -599,3 +599,65 @@ func TestWriteEdges(t *testing.T) {
 	}
 	wantRow(t, one(t, s, "SELECT v FROM st WHERE k = 7 AND c = 7"), map[string]any{"v": "fn"})
 }
+
+func TestWriteConditionElements(t *testing.T) {
+	s := newWriteSession(t)
+	mustExec(t, s,
+		"CREATE TYPE pt (x int, y int)",
+		"CREATE TABLE ce (k int PRIMARY KEY, v int, l list<int>, fl frozen<list<int>>, p pt, fp frozen<pt>, fm frozen<map<text, int>>)",
+		"INSERT INTO ce (k, l, fl, p, fp, fm) VALUES (1, [10, 20], [1, 2], {x: 1, y: 2}, {x: 3, y: 4}, {'a': 1})",
+	)
+	for _, tc := range []struct {
+		cond string
+		want bool
+	}{
+		{"l[1] = 20", true},
+		{"l[1] = 10", false},
+		{"l[5] = null", true},
+		{"fl[0] = 1", true},
+		{"p.y = 2", true},
+		{"p.x > 1", false},
+		{"fp.x = 3 AND fp.y IN (4, 5)", true},
+		{"fm['a'] = 1", true},
+		{"fm['b'] != null", false},
+		{"l = [10, 20]", true},
+		{"p = {x: 1, y: 2}", true},
+	} {
+		applied, err := s.Query("UPDATE ce SET v = 1 WHERE k = 1 IF " + tc.cond).MapScanCAS(map[string]any{})
+		if err != nil {
+			t.Fatalf("IF %s: %v", tc.cond, err)
+		}
+		if applied != tc.want {
+			t.Errorf("IF %s: applied %v, want %v", tc.cond, applied, tc.want)
+		}
+	}
+}
+
+func TestWriteAcrossFlush(t *testing.T) {
+	srv := cqltest.Start(t, cqltest.Options{})
+	s := srv.Session(t, "w")
+	mustExec(t, s,
+		"CREATE TABLE f (k int, c int, l list<int>, m map<int, int>, PRIMARY KEY (k, c))",
+		"CREATE TABLE fc (k int PRIMARY KEY, n counter)",
+		"INSERT INTO f (k, c, l, m) VALUES (1, 1, [1, 2], {1: 1})",
+		"INSERT INTO f (k, c) VALUES (1, 2)",
+		"INSERT INTO f (k, c) VALUES (1, 3)",
+		"UPDATE fc SET n = n + 40 WHERE k = 1",
+	)
+	srv.Flush(t, "w", "f")
+	srv.Flush(t, "w", "fc")
+	wantRow(t, one(t, s, "SELECT n FROM fc WHERE k = 1"), map[string]any{"n": int64(40)})
+	mustExec(t, s,
+		"UPDATE f SET l = [3] WHERE k = 1 AND c = 1",
+		"UPDATE f SET m = m + {2: 2} WHERE k = 1 AND c = 1",
+		"DELETE FROM f WHERE k = 1 AND c >= 2",
+		"UPDATE fc SET n = n + 2 WHERE k = 1",
+	)
+	wantRow(t, one(t, s, "SELECT l, m FROM f WHERE k = 1 AND c = 1"), map[string]any{"l": []int{3}, "m": map[int]int{1: 1, 2: 2}})
+	if got := rows(t, s, "SELECT c FROM f WHERE k = 1"); len(got) != 1 {
+		t.Fatalf("the range deletion missed flushed rows: %v", got)
+	}
+	wantRow(t, one(t, s, "SELECT n FROM fc WHERE k = 1"), map[string]any{"n": int64(42)})
+	srv.Flush(t, "w", "f")
+	wantRow(t, one(t, s, "SELECT l, m FROM f WHERE k = 1 AND c = 1"), map[string]any{"l": []int{3}, "m": map[int]int{1: 1, 2: 2}})
+}
