@@ -18,6 +18,8 @@
 //	                  range.<%05d index>     Ownership: owner and epoch
 //	<c>_members       m.<node ID>            Member: roles, address, heartbeat
 //	<c>_leases        l.<lease name>         Lease: holder and expiry
+//	<c>_roles         role.<role name>       Role: password hash, LOGIN, SUPERUSER,
+//	                                         OPTIONS, roles granted, permissions
 //
 // Names in keys are escaped: ASCII letters, digits, '_' and '-' stand for
 // themselves and every other byte is "=XX" (upper-case hex), so any CQL
@@ -89,8 +91,8 @@
 //
 // # The copy in the bucket
 //
-// After its compare-and-set wins, every change of the schema, SSTable and
-// ownership buckets is written, before the call returns, to the object
+// After its compare-and-set wins, every change of the schema, SSTable,
+// ownership and roles buckets is written, before the call returns, to the object
 // store as an immutable object:
 //
 //	manifest/<bucket>/<key>/<version, 20 digits>   the envelope, byte for byte

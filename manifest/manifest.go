@@ -24,13 +24,14 @@ const (
 	kindOwnership = "ownership"
 	kindMembers   = "members"
 	kindLeases    = "leases"
+	kindRoles     = "roles"
 )
 
 // archivedKinds are the buckets copied to the object store. Members and
 // leases are not: they describe live processes, which rewrite them within a
 // heartbeat or lease period, and copying every heartbeat would fill the
 // bucket with objects nobody needs.
-var archivedKinds = map[string]bool{kindSchema: true, kindSSTables: true, kindOwnership: true}
+var archivedKinds = map[string]bool{kindSchema: true, kindSSTables: true, kindOwnership: true, kindRoles: true}
 
 var clusterNameRE = regexp.MustCompile(`^[A-Za-z0-9-]{1,64}$`)
 
@@ -77,7 +78,7 @@ type Manifest struct {
 	store   objectstore.Store
 	opts    Options
 
-	schema, sstables, ownership, members, leases *bucket
+	schema, sstables, ownership, members, leases, roles *bucket
 
 	rangeCount atomic.Int64 // cached; 0 until read
 }
@@ -109,6 +110,7 @@ func Open(ctx context.Context, js jetstream.JetStream, store objectstore.Store, 
 		{kindOwnership, &m.ownership},
 		{kindMembers, &m.members},
 		{kindLeases, &m.leases},
+		{kindRoles, &m.roles},
 	} {
 		bk, err := openBucket(ctx, js, cluster+"_"+b.kind, b.kind)
 		if err != nil {

@@ -31,8 +31,10 @@ type View struct {
 	// tables indexes the sstables documents by table and range.
 	tables map[uuid.UUID]map[int]*TableSSTables
 	// sstRev is the highest revision of the sstables bucket applied.
-	sstRev  uint64
-	changed chan struct{} // closed and replaced at every change
+	sstRev uint64
+	// rolesRev is the highest revision of the roles bucket applied.
+	rolesRev uint64
+	changed  chan struct{} // closed and replaced at every change
 }
 
 // decoders turn a document of each bucket kind into its Go value.
@@ -57,6 +59,9 @@ var decoders = map[string]func(key string, raw []byte) (any, error){
 	kindLeases: func(key string, raw []byte) (any, error) {
 		return decodeAt(key, raw, func(l *Lease) string { return leaseKey(l.Name) })
 	},
+	kindRoles: func(key string, raw []byte) (any, error) {
+		return decodeAt(key, raw, func(r *Role) string { return roleKey(r.Name) })
+	},
 }
 
 // decodeAt decodes a T and checks that it sits under the key it names.
@@ -79,7 +84,7 @@ func (m *Manifest) Watch(ctx context.Context) (*View, error) {
 	v.version = SchemaVersion(nil)
 	buckets := map[string]*bucket{
 		kindSchema: m.schema, kindSSTables: m.sstables, kindOwnership: m.ownership,
-		kindMembers: m.members, kindLeases: m.leases,
+		kindMembers: m.members, kindLeases: m.leases, kindRoles: m.roles,
 	}
 	ready := make(chan error, len(buckets))
 	for kind := range buckets {
@@ -238,6 +243,9 @@ func (v *View) replace(kind string, docs map[string]any, rev uint64) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.docs[kind] = docs
+	if kind == kindRoles {
+		v.rolesRev = max(v.rolesRev, rev)
+	}
 	if kind == kindSSTables {
 		v.sstRev = max(v.sstRev, rev)
 		v.tables = map[uuid.UUID]map[int]*TableSSTables{}
@@ -257,6 +265,9 @@ func (v *View) set(kind, key string, val any, rev uint64) {
 	defer v.mu.Unlock()
 	if kind == kindSSTables {
 		v.sstRev = max(v.sstRev, rev)
+	}
+	if kind == kindRoles {
+		v.rolesRev = max(v.rolesRev, rev)
 	}
 	if val == noDoc {
 		v.changedLocked(kind)
