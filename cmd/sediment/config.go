@@ -16,6 +16,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/sedimentdb/sediment/cache"
+	"github.com/sedimentdb/sediment/frontend"
 	"github.com/sedimentdb/sediment/gc"
 	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/manifest"
@@ -38,6 +40,8 @@ type Config struct {
 	Manifest    manifest.Config    `yaml:"manifest"`
 	Ingest      IngestConfig       `yaml:"ingest"`
 	GC          gc.Config          `yaml:"gc"`
+	CQL         frontend.Config    `yaml:"cql"`
+	Cache       cache.Config       `yaml:"cache"`
 
 	// PrintConfig asks for the effective configuration as YAML, then exit.
 	PrintConfig bool `yaml:"-"`
@@ -55,6 +59,8 @@ func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	c.Manifest.RegisterFlags(f)
 	c.Ingest.RegisterFlags(f)
 	c.GC.RegisterFlags(f)
+	c.CQL.RegisterFlags(f)
+	c.Cache.RegisterFlags(f)
 }
 
 // Validate checks every section.
@@ -65,7 +71,7 @@ func (c *Config) Validate() error {
 	if c.DataDir == "" {
 		return errors.New("config: -data.dir must not be empty")
 	}
-	return errors.Join(c.Log.Validate(), c.HTTP.Validate(), c.Node.Validate(), c.ObjectStore.Validate(), c.Manifest.Validate(), c.Ingest.Validate(), c.GC.Validate())
+	return errors.Join(c.Log.Validate(), c.HTTP.Validate(), c.Node.Validate(), c.ObjectStore.Validate(), c.Manifest.Validate(), c.Ingest.Validate(), c.GC.Validate(), c.CQL.Validate(), c.Cache.Validate())
 }
 
 // Roles returns the roles named by Target.

@@ -53,7 +53,7 @@ func TestRunIngestServesRPC(t *testing.T) {
 	tt := createTable(t, s.manifest)
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := s.view.WaitFor(wctx, func(v *manifest.View) bool { return v.Table("ks", "t") != nil && len(v.Members()) == 1 }); err != nil {
+	if err := s.view.WaitFor(wctx, func(v *manifest.View) bool { return v.Table("ks", "t") != nil && len(nodeMembers(v.Members())) == 1 }); err != nil {
 		t.Fatal(err)
 	}
 	table := *s.view.Table("ks", "t")

@@ -82,6 +82,7 @@ func startProcess(t *testing.T, dataDir string, extra ...string) *process {
 		fmt.Sprintf("-http.listen-address=127.0.0.1:%d", p.httpPort),
 		fmt.Sprintf("-manifest.embedded-port=%d", p.natsPort),
 		"-ingest.rpc-address=127.0.0.1:0",
+		"-cql.listen-address=127.0.0.1:0",
 	}, extra...)
 	var cfg Config
 	if err := cfg.Load(args, func(string) string { return "" }); err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -46,20 +47,35 @@ type Sediment struct {
 	committer *ingest.ManifestCommitter
 	// rpcAddr is where the node serves frontends (package rpc).
 	rpcAddr string
+	// cqlAddr is where the frontend role serves CQL.
+	cqlAddr string
 }
 
 // modules registers every module with its dependencies. The frontend role
-// starts nothing of its own yet; it names what it will need. The compactor
-// role runs the garbage collector (initCompactor).
+// serves CQL (initFrontend); when the ingest role runs in the same process,
+// the frontend starts after it and writes to its node directly. The
+// compactor role runs the garbage collector (initCompactor).
 func (s *Sediment) modules() *moduleManager {
 	m := newModuleManager()
 	m.register(ObjectStore, s.initObjectStore)
 	m.register(NATS, s.initNATS)
 	m.register(Manifest, s.initManifest, NATS, ObjectStore)
-	m.register(Frontend, nil, Manifest, ObjectStore)
+	frontendDeps := []string{Manifest, ObjectStore}
+	if roles, _ := s.roles(); slices.Contains(roles, Ingest) {
+		frontendDeps = append(frontendDeps, Ingest)
+	}
+	m.register(Frontend, s.initFrontend, frontendDeps...)
 	m.register(Ingest, s.initIngest, Manifest, ObjectStore)
 	m.register(Compactor, s.initCompactor, Manifest, ObjectStore)
 	return m
+}
+
+// roles returns the roles the process runs; none without a configuration.
+func (s *Sediment) roles() ([]string, error) {
+	if s.cfg == nil {
+		return nil, nil
+	}
+	return s.cfg.Roles()
 }
 
 // initObjectStore opens the configured bucket and checks that it answers, so

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gocql/gocql"
+
+	"github.com/sedimentdb/sediment/manifest"
+)
+
+// nodeMembers returns the members that are nodes, without the frontends'
+// CQL endpoints.
+func nodeMembers(mems []manifest.Member) []manifest.Member {
+	return slices.DeleteFunc(slices.Clone(mems), func(m manifest.Member) bool { return strings.HasSuffix(m.ID, cqlMemberSuffix) })
+}
+
+// cqlSession connects gocql to a process's CQL port.
+func cqlSession(t *testing.T, p *process, keyspace string) *gocql.Session {
+	t.Helper()
+	host, port, err := net.SplitHostPort(p.s.cqlAddr)
+	if err != nil {
+		t.Fatalf("no CQL address: %v", err)
+	}
+	c := gocql.NewCluster(host)
+	c.Port, _ = strconv.Atoi(port)
+	c.Keyspace = keyspace
+	c.Consistency = gocql.One
+	c.Timeout = 20 * time.Second
+	c.ConnectTimeout = 10 * time.Second
+	s, err := c.CreateSession()
+	if err != nil {
+		t.Fatalf("connecting to %s: %v\n%s", p.s.cqlAddr, err, p.log)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+func execCQL(t *testing.T, s *gocql.Session, stmts ...string) {
+	t.Helper()
+	for _, st := range stmts {
+		if err := s.Query(st).Exec(); err != nil {
+			t.Fatalf("%s: %v", st, err)
+		}
+	}
+}
+
+// TestRunFrontendAllInOne starts every role in one process, as `go run
+// ./cmd/sediment` does, and uses it through gocql.
+func TestRunFrontendAllInOne(t *testing.T) {
+	dataDir := t.TempDir()
+	p := startProcess(t, dataDir, "-node.heartbeat-interval=50ms")
+	p.waitReady(t)
+	if !strings.Contains(p.log.String(), "CQL server listening") || !strings.Contains(p.log.String(), "engine=local") {
+		t.Fatalf("the log does not say where CQL listens, over the local engine:\n%s", p.log)
+	}
+	s := cqlSession(t, p, "")
+	execCQL(t, s,
+		"CREATE KEYSPACE app WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+		"CREATE TABLE app.kv (k text PRIMARY KEY, v int)",
+	)
+	for i := range 20 {
+		if err := s.Query("INSERT INTO app.kv (k, v) VALUES (?, ?)", fmt.Sprint("k", i), i).Exec(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var v int
+	if err := s.Query("SELECT v FROM app.kv WHERE k = ?", "k7").Scan(&v); err != nil || v != 7 {
+		t.Fatalf("SELECT k7: %d %v", v, err)
+	}
+	// The frontend's member carries its CQL address; it is not its own peer.
+	var n int
+	if err := s.Query("SELECT count(*) FROM system.peers").Scan(&n); err != nil || n != 0 {
+		t.Errorf("peers of the lone frontend: %d %v", n, err)
+	}
+	mems := p.s.view.Members()
+	i := slices.IndexFunc(mems, func(m manifest.Member) bool { return m.ID == p.s.nodeID+cqlMemberSuffix })
+	if i < 0 || mems[i].Addr != p.s.cqlAddr || !slices.Equal(mems[i].Roles, []string{Frontend}) {
+		t.Fatalf("members %+v lack the CQL endpoint %s\n%s", mems, p.s.cqlAddr, p.log)
+	}
+	p.stop(t)
+	if ln, err := net.Listen("tcp", p.s.cqlAddr); err != nil {
+		t.Fatalf("CQL address still in use after stop: %v", err)
+	} else {
+		ln.Close()
+	}
+
+	// The data and the schema survive a restart.
+	p2 := startProcess(t, dataDir)
+	p2.waitReady(t)
+	s2 := cqlSession(t, p2, "app")
+	if err := s2.Query("SELECT v FROM kv WHERE k = 'k19'").Scan(&v); err != nil || v != 19 {
+		t.Fatalf("SELECT after restart: %d %v", v, err)
+	}
+	p2.stop(t)
+}
+
+// TestRunFrontendRemote runs the frontend role in a process of its own: it
+// writes and reads through the ingest node of another process, and the two
+// frontends list each other as peers.
+func TestRunFrontendRemote(t *testing.T) {
+	ingestDir := t.TempDir()
+	node := startProcess(t, ingestDir, "-node.heartbeat-interval=50ms")
+	node.waitReady(t)
+	fe := startProcess(t, t.TempDir(), "-target=frontend", "-node.heartbeat-interval=50ms",
+		fmt.Sprintf("-manifest.nats-url=nats://127.0.0.1:%d", node.natsPort),
+		"-objectstore.dir="+filepath.Join(ingestDir, "objects"))
+	fe.waitReady(t)
+	if !strings.Contains(fe.log.String(), "engine=remote") {
+		t.Fatalf("the frontend-only process does not use the remote engine:\n%s", fe.log)
+	}
+	s := cqlSession(t, fe, "")
+	execCQL(t, s,
+		"CREATE KEYSPACE r WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+		"CREATE TABLE r.t (k int, c int, v text, PRIMARY KEY (k, c))",
+		"INSERT INTO r.t (k, c, v) VALUES (1, 1, 'through the remote frontend')",
+	)
+	// The other process's frontend sees the schema and the row.
+	s2 := cqlSession(t, node, "r")
+	var v string
+	if err := s2.Query("SELECT v FROM t WHERE k = 1 AND c = 1").Scan(&v); err != nil || v != "through the remote frontend" {
+		t.Fatalf("read through the ingest process's frontend: %q %v", v, err)
+	}
+	// Each lists the other as a peer, with its CQL address.
+	_, fePort, _ := net.SplitHostPort(fe.s.cqlAddr)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var peer string
+		var port int
+		err := s2.Query("SELECT peer, native_port FROM system.peers_v2").Scan(&peer, &port)
+		if err == nil && peer == "127.0.0.1" && strconv.Itoa(port) == fePort {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("peers_v2 of the ingest process's frontend: %s %d %v", peer, port, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	fe.stop(t)
+	node.stop(t)
+}
