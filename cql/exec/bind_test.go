@@ -112,9 +112,6 @@ func TestToError(t *testing.T) {
 	if e := writeError(fmt.Errorf("x: %w", errTimeoutForTest), writeSimple); e.Code != CodeWriteTimeout || e.WriteType != "SIMPLE" {
 		t.Errorf("deadline mapped to %#x %q", e.Code, e.WriteType)
 	}
-	if got := codeLabel(CodeAlreadyExists); got != "0x2400" {
-		t.Errorf("codeLabel = %q", got)
-	}
 }
 
 var errTimeoutForTest = context.DeadlineExceeded

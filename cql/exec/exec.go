@@ -41,7 +41,8 @@ type Config struct {
 	PreparedCacheSize int
 	// Now is the clock (default time.Now).
 	Now        func() time.Time
-	Logger     *slog.Logger
+	Logger *slog.Logger
+	// Registerer receives the executor's metrics; nil registers none.
 	Registerer prometheus.Registerer
 }
 
@@ -71,9 +72,6 @@ type Executor struct {
 	layoutMu      sync.Mutex
 	layoutVersion uuid.UUID
 	layouts       map[*manifest.Table]*tableLayout
-
-	statements *prometheus.CounterVec
-	errors     *prometheus.CounterVec
 }
 
 // New returns an Executor.
@@ -86,9 +84,6 @@ func New(cfg Config) (*Executor, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
-	}
-	if cfg.Registerer == nil {
-		cfg.Registerer = prometheus.NewRegistry()
 	}
 	if cfg.PreparedCacheSize <= 0 {
 		cfg.PreparedCacheSize = 10000
@@ -108,8 +103,7 @@ func New(cfg Config) (*Executor, error) {
 	if cfg.Local.ClusterName == "" {
 		cfg.Local.ClusterName = cfg.Manifest.Cluster()
 	}
-	reg := promauto.With(cfg.Registerer)
-	return &Executor{
+	e := &Executor{
 		cfg:      cfg,
 		eng:      cfg.Engine,
 		manifest: cfg.Manifest,
@@ -118,15 +112,14 @@ func New(cfg Config) (*Executor, error) {
 		log:      cfg.Logger.With("component", "cql"),
 		prepared: newPreparedCache(cfg.PreparedCacheSize),
 		layouts:  map[*manifest.Table]*tableLayout{},
-		statements: reg.NewCounterVec(prometheus.CounterOpts{
-			Name: "sediment_cql_statements_total",
-			Help: "CQL statements executed, by kind (query, execute, batch).",
-		}, []string{"kind"}),
-		errors: reg.NewCounterVec(prometheus.CounterOpts{
-			Name: "sediment_cql_errors_total",
-			Help: "CQL statements that failed, by protocol error code.",
-		}, []string{"code"}),
-	}, nil
+	}
+	if cfg.Registerer != nil {
+		promauto.With(cfg.Registerer).NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "sediment_cql_prepared_statements",
+			Help: "Prepared statements cached by the executor.",
+		}, func() float64 { return float64(e.prepared.len()) })
+	}
+	return e, nil
 }
 
 // ColumnSpec is one column of a statement's bound variables or results.

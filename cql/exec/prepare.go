@@ -117,7 +117,6 @@ func sessionFor(s *Session, keyspace string) *Session {
 
 // Query parses, plans and runs one statement (the QUERY message).
 func (e *Executor) Query(ctx context.Context, s *Session, text string, p *Params) (*Result, error) {
-	e.statements.WithLabelValues("query").Inc()
 	res, err := e.query(ctx, s, text, p)
 	return res, e.failed(err)
 }
@@ -144,29 +143,23 @@ func (e *Executor) run(ctx context.Context, s *Session, pl plan, p *Params) (*Re
 	return pl.execute(ctx, e.newExecCtx(s, p, vals, unset))
 }
 
-// failed counts and maps an error for the client.
+// failed maps an error for the client, logging internal failures (the
+// server counts errors by code).
 func (e *Executor) failed(err error) error {
 	if err == nil {
 		return nil
 	}
 	ce := toError(err)
-	e.errors.WithLabelValues(codeLabel(ce.Code)).Inc()
 	if ce.Code == CodeServer {
 		e.log.Error("statement failed", "err", err)
 	}
 	return ce
 }
 
-func codeLabel(c Code) string {
-	const hex = "0123456789abcdef"
-	return string([]byte{'0', 'x', hex[c>>12&15], hex[c>>8&15], hex[c>>4&15], hex[c&15]})
-}
-
 // Prepare parses and plans a statement and caches it (the PREPARE message).
 // keyspace is the request's keyspace (protocol v5), empty for the
 // session's.
 func (e *Executor) Prepare(ctx context.Context, s *Session, text, keyspace string) (*Prepared, error) {
-	e.statements.WithLabelValues("prepare").Inc()
 	res, err := e.prepare(s, text, keyspace)
 	return res, e.failed(err)
 }
@@ -248,7 +241,6 @@ func (e *Executor) pkIndexes(binds []ColumnSpec) []uint16 {
 // Execute runs a prepared statement (the EXECUTE message). An unknown id is
 // an Unprepared error, on which drivers prepare the statement again.
 func (e *Executor) Execute(ctx context.Context, s *Session, id []byte, p *Params) (*Result, error) {
-	e.statements.WithLabelValues("execute").Inc()
 	res, err := e.execute(ctx, s, id, p)
 	return res, e.failed(err)
 }
@@ -296,7 +288,6 @@ type batchChild struct {
 // cache or its text) and bound, then the batch plan runs them together
 // (executeBatch, batch.go).
 func (e *Executor) Batch(ctx context.Context, s *Session, b *BatchRequest) (*Result, error) {
-	e.statements.WithLabelValues("batch").Inc()
 	res, err := e.batch(ctx, s, b)
 	return res, e.failed(err)
 }

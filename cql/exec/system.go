@@ -52,8 +52,8 @@ const (
 	partitionerName = "org.apache.cassandra.dht.Murmur3Partitioner"
 	// vnodesPerFrontend is how many tokens each frontend reports.
 	vnodesPerFrontend = 16
-	// RoleFrontend is the member role of a frontend; its member address is
-	// its CQL address.
+	// RoleFrontend is the only role of a frontend's CQL endpoint in the
+	// member list; the member's address is the CQL address.
 	RoleFrontend = "frontend"
 )
 
@@ -306,7 +306,10 @@ func (e *Executor) frontends() []frontendHost {
 	now := e.now()
 	hosts := []frontendHost{{hostID: e.cfg.Local.HostID, addr: e.localAddr()}}
 	for _, m := range e.view.Members() {
-		if !slices.Contains(m.Roles, RoleFrontend) || !m.Live(now, e.cfg.MemberMaxAge) {
+		// A CQL endpoint's member has the single role frontend; an ingest
+		// node's member lists every role of its process and its RPC
+		// address.
+		if !slices.Equal(m.Roles, []string{RoleFrontend}) || !m.Live(now, e.cfg.MemberMaxAge) {
 			continue
 		}
 		id := HostIDOf(m.ID)
