@@ -40,7 +40,7 @@ type Config struct {
 	// 10000); the least recently used go first.
 	PreparedCacheSize int
 	// Now is the clock (default time.Now).
-	Now        func() time.Time
+	Now    func() time.Time
 	Logger *slog.Logger
 	// Registerer receives the executor's metrics; nil registers none.
 	Registerer prometheus.Registerer
