@@ -15,13 +15,13 @@ BENCHTIME ?= 1s
 # Sediment does, so that the comparison runs the same compression code.
 BENCH_TAGS := -tags pebblegozstd
 
-.PHONY: test tools bench build fmt-check
+.PHONY: test tools bench build fmt-check python-driver
 build:
 	go build -o bin/sediment ./cmd/sediment
 
 # Servers the tests start on loopback. go install caches its build, so a
 # second run costs only the stamp check.
-tools: $(TOOLS)/minio-$(MINIO_VERSION) $(TOOLS)/nats-server-$(NATS_VERSION)
+tools: $(TOOLS)/minio-$(MINIO_VERSION) $(TOOLS)/nats-server-$(NATS_VERSION) python-driver
 
 $(TOOLS)/minio-$(MINIO_VERSION):
 	go install github.com/minio/minio@$(MINIO_VERSION)
@@ -30,6 +30,13 @@ $(TOOLS)/minio-$(MINIO_VERSION):
 $(TOOLS)/nats-server-$(NATS_VERSION):
 	go install github.com/nats-io/nats-server/v2@$(NATS_VERSION)
 	mkdir -p $(TOOLS) && touch $@
+
+# The DataStax Python driver from Debian, for the driver tests
+# (internal/cqltest/python), run with /usr/bin/python3.
+python-driver:
+	@/usr/bin/python3 -c 'import cassandra' 2>/dev/null || { \
+		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+		$$sudo apt-get update && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y python3-cassandra; }
 
 test: tools fmt-check
 	go vet ./...
