@@ -97,7 +97,8 @@ func runModel(t *testing.T, env *restartEnv, rng *rand.Rand, ops int) {
 				restarts++
 			}
 		case x < 68:
-			checkScan(t, env, op, rng.IntN(6), now, model)
+			first, last := scanBounds(rng, parts)
+			checkScan(t, env, op, first, last, rng.IntN(6), now, model)
 		default:
 			checkSlice(t, env, op, rng, pk, cks, now, model[pk])
 		}
@@ -106,7 +107,7 @@ func runModel(t *testing.T, env *restartEnv, rng *rand.Rand, ops int) {
 	for _, n := range env.nodes {
 		env.crash(n)
 	}
-	checkScan(t, env, ops, 0, now, model)
+	checkScan(t, env, ops, math.MinInt64, math.MaxInt64, 0, now, model)
 	for pk := range model {
 		checkSlice(t, env, ops, rng, pk, cks, now, model[pk])
 	}
@@ -162,27 +163,53 @@ func checkSlice(t *testing.T, env *restartEnv, op int, rng *rand.Rand, pk string
 	}
 }
 
-// checkScan scans the whole ring in pages of limit rows (0: no limit) and
-// compares every partition, row and value with the model.
-func checkScan(t *testing.T, env *restartEnv, op, limit int, now int64, model map[string]map[int64]string) {
+// scanBounds returns the token range of a scan: the whole ring, or bounds
+// at, just inside or just outside the tokens of the model's partitions, or
+// anywhere.
+func scanBounds(rng *rand.Rand, parts int) (first, last int64) {
+	if rng.IntN(3) == 0 {
+		return math.MinInt64, math.MaxInt64
+	}
+	near := func() int64 {
+		if rng.IntN(4) == 0 {
+			return int64(rng.Uint64())
+		}
+		tok := tokenOf("m" + strconv.Itoa(rng.IntN(parts)))
+		switch d := int64(rng.IntN(3)) - 1; {
+		case d < 0 && tok == math.MinInt64, d > 0 && tok == math.MaxInt64:
+			return tok
+		default:
+			return tok + d
+		}
+	}
+	first, last = near(), near()
+	if first > last {
+		first, last = last, first
+	}
+	return first, last
+}
+
+// checkScan scans the tokens [first, last] in pages of limit rows (0: no
+// limit) and compares every partition, row and value with the model.
+func checkScan(t *testing.T, env *restartEnv, op int, first, last int64, limit int, now int64, model map[string]map[int64]string) {
 	t.Helper()
 	got := map[string]map[int64]string{}
 	var after []byte
-	last, lastPK := int64(math.MinInt64), ""
+	prev, lastPK := first, ""
 	for pages := 0; ; pages++ {
 		if pages > 10000 {
 			t.Fatalf("op %d: scan does not end", op)
 		}
-		page, err := env.engine().Scan(env.ctx, Scan{Table: env.table, First: math.MinInt64, Last: math.MaxInt64, After: after, Limit: limit, Now: now})
+		page, err := env.engine().Scan(env.ctx, Scan{Table: env.table, First: first, Last: last, After: after, Limit: limit, Now: now})
 		if err != nil {
-			t.Fatalf("op %d: scan: %v", op, err)
+			t.Fatalf("op %d: scan [%d, %d]: %v", op, first, last, err)
 		}
 		n := 0
 		for i := range page.Partitions {
 			p := &page.Partitions[i]
 			pk := string(p.Key)
-			if p.Token < last {
-				t.Fatalf("op %d: scan: token %d after %d", op, p.Token, last)
+			if p.Token < prev || p.Token > last {
+				t.Fatalf("op %d: scan [%d, %d]: token %d after %d", op, first, last, p.Token, prev)
 			}
 			rows, seen := got[pk]
 			if seen && pk != lastPK {
@@ -192,7 +219,7 @@ func checkScan(t *testing.T, env *restartEnv, op, limit int, now int64, model ma
 				rows = map[int64]string{}
 				got[pk] = rows
 			}
-			last, lastPK = p.Token, pk
+			prev, lastPK = p.Token, pk
 			cks, vs := values(t, p)
 			for i, ck := range cks {
 				if _, dup := rows[ck]; dup {
@@ -215,9 +242,12 @@ func checkScan(t *testing.T, env *restartEnv, op, limit int, now int64, model ma
 		}
 	}
 	for pk, want := range model {
+		if tok := tokenOf(pk); tok < first || tok > last {
+			want = nil
+		}
 		rows := got[pk]
 		if !slices.Equal(sortedKeys(rows), sortedKeys(want)) {
-			t.Fatalf("op %d: scan of %s (limit %d): rows %v, want %v", op, pk, limit, sortedKeys(rows), sortedKeys(want))
+			t.Fatalf("op %d: scan [%d, %d] of %s (token %d, limit %d): rows %v, want %v", op, first, last, pk, tokenOf(pk), limit, sortedKeys(rows), sortedKeys(want))
 		}
 		for ck, v := range want {
 			if rows[ck] != v {
