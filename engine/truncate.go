@@ -19,7 +19,8 @@ import (
 // order would let a flush commit old entries after the drop. Both steps
 // are idempotent, so a failed Truncate may be retried.
 
-// Truncate implements Engine.
+// Truncate implements Engine. Like every Local operation, it relies on its
+// node being the only one that takes the cluster's writes.
 func (l *Local) Truncate(ctx context.Context, table uuid.UUID) error {
 	if table == uuid.Nil {
 		return fmt.Errorf("%w: truncate of the nil table", ErrInvalidQuery)

@@ -238,22 +238,42 @@ func TestRemoteTruncateNeedsEveryNode(t *testing.T) {
 	checkAll(t, e.ctx, e.engine(), e.table, now, map[string]map[int64]string{}, "p0", "p1", "p2")
 }
 
-// TestDropTableSequence runs DROP TABLE as the CQL layer does: the schema
-// drop, then Truncate; then the collector deletes the objects once their
-// grace period is over.
-func TestDropTableSequence(t *testing.T) {
+// TestDropSequence runs DROP TABLE and DROP KEYSPACE as the CQL layer
+// does: the schema drop, then Truncate of each table; then the collector
+// deletes the objects once their grace period is over.
+func TestDropSequence(t *testing.T) {
+	for _, drop := range []string{"table", "keyspace"} {
+		t.Run(drop, func(t *testing.T) { testDropSequence(t, drop) })
+	}
+}
+
+func testDropSequence(t *testing.T, drop string) {
 	te := newTestEnv(t, 1<<20)
 	now := time.Now().Unix()
 	flushed := fillTable(t, te.ctx, te.e, te.view, te.table, te.flush, now)
 
-	if err := te.m.DropTable(te.ctx, "ks", "t"); err != nil {
-		t.Fatal(err)
-	}
-	if err := te.e.Truncate(te.ctx, te.table); err != nil {
-		t.Fatal(err)
-	}
 	s, err := te.m.Schema(te.ctx)
 	if err != nil {
+		t.Fatal(err)
+	}
+	var tables []uuid.UUID
+	for _, tbl := range s.Keyspaces["ks"].Tables {
+		tables = append(tables, tbl.ID)
+	}
+	if drop == "table" {
+		err = te.m.DropTable(te.ctx, "ks", "t")
+	} else {
+		err = te.m.DropKeyspace(te.ctx, "ks")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range tables {
+		if err := te.e.Truncate(te.ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s, err = te.m.Schema(te.ctx); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := s.Table("ks", "t"); ok {

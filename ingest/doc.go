@@ -127,5 +127,6 @@
 // just before its commit, under a lock that Truncate takes to mark, and
 // starts over if a table it uploaded was truncated meanwhile: once Truncate
 // returns, no flush commits the table's older entries. Dropping the
-// table's SSTables committed before is the manifest's part.
+// table's SSTables committed before is the manifest's part
+// (manifest.DropSSTables), which engine.Truncate runs after this.
 package ingest
