@@ -493,7 +493,7 @@ func TestMalformedFrames(t *testing.T) {
 		part  string
 	}{
 		{"truncated body", frame(4, 0, 1, wire.OpQuery, queryBody[:5]), "Not enough bytes"},
-		{"trailing bytes", frame(4, 0, 2, wire.OpQuery, append(bytes.Clone(queryBody), 1, 2)), "unexpected bytes"},
+		{"bad flags", frame(4, 0, 2, wire.OpQuery, append(bytes.Clone(queryBody[:len(queryBody)-1]), 0x80)), "Unknown query flags"},
 		{"unknown opcode", frame(4, 0, 3, 0x42, nil), "Unknown opcode"},
 		{"response opcode", frame(4, 0, 4, wire.OpReady, nil), "Unknown opcode"},
 		{"response bit", frame(0x84, 0, 5, wire.OpQuery, queryBody), "Unexpected response frame"},

@@ -1,6 +1,9 @@
 package frontend
 
-import "time"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // workers runs statements on goroutines that outlive them. A goroutine
 // starts with a small stack that a statement's first calls grow by
@@ -11,6 +14,8 @@ type workers struct {
 	tasks chan func()
 	quit  chan struct{}
 	idle  time.Duration
+	// live counts the workers.
+	live atomic.Int64
 }
 
 func newWorkers(idle time.Duration) *workers {
@@ -22,6 +27,7 @@ func (w *workers) run(f func()) {
 	select {
 	case w.tasks <- f:
 	default:
+		w.live.Add(1)
 		go w.loop(f)
 	}
 }
@@ -30,7 +36,10 @@ func (w *workers) run(f func()) {
 // w.idle or the workers stop.
 func (w *workers) loop(f func()) {
 	t := time.NewTimer(w.idle)
-	defer t.Stop()
+	defer func() {
+		t.Stop()
+		w.live.Add(-1)
+	}()
 	for {
 		f()
 		t.Reset(w.idle)

@@ -353,7 +353,8 @@ func (m *Register) AppendBody(dst []byte, v Version) ([]byte, error) {
 
 // DecodeRequest decodes the body of a request frame with opcode op in
 // version v. The body must be decompressed and stripped of any custom
-// payload (see SplitRequestBody). Malformed bodies give a Protocol *Error.
+// payload (see SplitBody). Malformed bodies give a Protocol *Error;
+// bytes after the message are ignored, as by Cassandra.
 func DecodeRequest(op Opcode, v Version, body []byte) (Message, error) {
 	d := &decoder{b: body}
 	var m Message
@@ -381,8 +382,11 @@ func DecodeRequest(op Opcode, v Version, body []byte) (Message, error) {
 	default:
 		return nil, &Error{Code: CodeProtocol, Message: fmt.Sprintf("Unknown opcode %d for a request", op)}
 	}
-	if err := d.end(op.String() + " message"); err != nil {
-		return nil, err
+	// Bytes after the message are ignored, as Cassandra ignores them:
+	// the frame's length keeps the stream in step, and a driver that
+	// works with Cassandra must work here.
+	if d.err != nil {
+		return nil, d.err
 	}
 	return m, nil
 }

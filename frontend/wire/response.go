@@ -364,7 +364,7 @@ func (m *Event) AppendBody(dst []byte, v Version) ([]byte, error) {
 
 // DecodeResponse decodes the body of a response frame with opcode op in
 // version v, decompressed and stripped of its tracing ID, warnings and
-// custom payload (see SplitResponseBody). Servers do not need it; it
+// custom payload (see SplitBody). Servers do not need it; it
 // serves tests and tools that speak to a server.
 func DecodeResponse(op Opcode, v Version, body []byte) (Message, error) {
 	d := &decoder{b: body}
