@@ -1,7 +1,9 @@
 package gc
 
 import (
+	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,12 +24,16 @@ func BenchmarkCollect(b *testing.B) {
 			for i := range b.N {
 				b.StopTimer()
 				add := make([]manifest.SSTable, n)
+				errs := make([]error, n)
+				var wg sync.WaitGroup
 				for j := range add {
 					key := fmt.Sprintf("obj/%d/%d", i, j)
-					if _, err := e.store.Put(e.ctx, key, []byte("x")); err != nil {
-						b.Fatal(err)
-					}
 					add[j] = manifest.SSTable{Key: key, Size: 1, MinToken: lo, MaxToken: hi}
+					wg.Go(func() { _, errs[j] = e.store.Put(e.ctx, key, []byte("x")) })
+				}
+				wg.Wait()
+				if err := errors.Join(errs...); err != nil {
+					b.Fatal(err)
 				}
 				if _, err := e.m.CommitSSTables(e.ctx, manifest.Commit{Table: e.table, Range: 0, Add: add}); err != nil {
 					b.Fatal(err)
