@@ -56,7 +56,160 @@ type keyRestriction struct {
 	in ast.Term
 	// inRel: the values come from IN, even a single one.
 	inRel bool
+	// multi is the multi-column relation this column is part of, which
+	// gives the values of all its columns at once.
+	multi *multiRestriction
 }
+
+// multiRestriction is (c1, c2, ...) = t or (c1, c2, ...) IN (...) on
+// consecutive clustering columns.
+type multiRestriction struct {
+	cols []*column
+	// alts are the alternatives: = has one; each is a *ast.Tuple literal
+	// or a term of the tuple type.
+	alts []ast.Term
+	// in is the marker of IN ?: a list of tuples.
+	in ast.Term
+}
+
+// tupleType is the type of one alternative.
+func (m *multiRestriction) tupleType() *cqltype.Type {
+	ts := make([]*cqltype.Type, len(m.cols))
+	for i, c := range m.cols {
+		ts[i] = c.typ
+	}
+	return cqltype.TupleOf(ts...)
+}
+
+// names is the columns' names as the relation writes them.
+func (m *multiRestriction) names() string {
+	ns := make([]string, len(m.cols))
+	for i, c := range m.cols {
+		ns[i] = c.name
+	}
+	return "(" + strings.Join(ns, ",") + ")"
+}
+
+// multiRelation plans a multi-column relation.
+func (p *modPlan) multiRelation(r *ast.Relation, byCol map[*column]*keyRestriction) error {
+	m := &multiRestriction{}
+	for _, name := range r.Columns {
+		c, err := p.column(name)
+		if err != nil {
+			return err
+		}
+		if c.kind != kindClustering {
+			return invalidf("Multi-column relations can only be applied to clustering columns but was applied to: %s", name)
+		}
+		if byCol[c] != nil {
+			return invalidf("Column \"%s\" cannot be restricted by two multi-column relations or by a multi-column and a single-column relation", name)
+		}
+		if len(m.cols) > 0 && c.pos != m.cols[len(m.cols)-1].pos+1 {
+			return invalidf("Clustering columns must appear in the PRIMARY KEY order in multi-column relations: %s", strings.Join(r.Columns, ", "))
+		}
+		m.cols = append(m.cols, c)
+	}
+	tt := m.tupleType()
+	switch r.Op {
+	case ast.OpEq:
+		m.alts = []ast.Term{r.Value}
+	case ast.OpIn:
+		if tup, ok := r.Value.(*ast.Tuple); ok {
+			m.alts = tup.Elems
+		} else {
+			m.in = r.Value
+			p.recv(r.Value, "in("+m.names()+")", cqltype.ListOf(tt, false))
+		}
+	default:
+		return invalidf("Multi-column slice restrictions are not supported in %s statements by Sediment", p.kind)
+	}
+	for _, a := range m.alts {
+		p.recvTuple(a, m)
+	}
+	for _, c := range m.cols {
+		byCol[c] = &keyRestriction{col: c, inRel: r.Op == ast.OpIn, multi: m}
+	}
+	return nil
+}
+
+// recvTuple records the receivers of one alternative of m.
+func (p *modPlan) recvTuple(a ast.Term, m *multiRestriction) {
+	if tup, ok := a.(*ast.Tuple); ok && len(tup.Elems) == len(m.cols) {
+		for i, el := range tup.Elems {
+			p.recv(el, m.cols[i].name, m.cols[i].typ)
+		}
+		return
+	}
+	p.recv(a, m.names(), m.tupleType())
+}
+
+// tuples evaluates m's alternatives: one value per column each.
+func (m *multiRestriction) tuples(eval termEval) ([][][]byte, error) {
+	tt := m.tupleType()
+	var out [][][]byte
+	add := func(v []byte) error {
+		if v == nil {
+			return invalidf("Invalid null value in condition for columns %s", m.names())
+		}
+		parts, err := splitTuple(v, len(m.cols))
+		if err != nil {
+			return err
+		}
+		out = append(out, parts)
+		return nil
+	}
+	if m.in != nil {
+		v, unset, err := eval(m.in, cqltype.ListOf(tt, false), "in("+m.names()+")")
+		if err != nil {
+			return nil, err
+		}
+		if unset || v == nil {
+			return nil, invalidf("Invalid null or unset value for columns %s", m.names())
+		}
+		elems, err := splitCollection(v, false)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range elems {
+			if err := add(e); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+	for _, a := range m.alts {
+		if tup, ok := a.(*ast.Tuple); ok && len(tup.Elems) == len(m.cols) {
+			vals := make([][]byte, len(m.cols))
+			for i, el := range tup.Elems {
+				v, unset, err := eval(el, m.cols[i].typ, m.cols[i].name)
+				if err != nil {
+					return nil, err
+				}
+				if unset {
+					return nil, invalidf("Invalid unset value for column %s", m.cols[i].name)
+				}
+				if v == nil {
+					return nil, invalidf("Invalid null value in condition for column %s", m.cols[i].name)
+				}
+				vals[i] = v
+			}
+			out = append(out, vals)
+			continue
+		}
+		v, unset, err := eval(a, tt, m.names())
+		if err != nil {
+			return nil, err
+		}
+		if unset {
+			return nil, invalidf("Invalid unset value for columns %s", m.names())
+		}
+		if err := add(v); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
 
 // sliceBound is one side of a clustering range of a DELETE.
 type sliceBound struct {
@@ -225,26 +378,8 @@ func (p *modPlan) where(rels []ast.Relation) error {
 			return invalidf("The token function cannot be used in WHERE clauses for %s statements", p.kind)
 		}
 		if r.Multi {
-			if r.Op != ast.OpEq {
-				return invalidf("Multi-column relations other than = are not supported in %s statements by Sediment", p.kind)
-			}
-			tup, ok := r.Value.(*ast.Tuple)
-			if !ok || len(tup.Elems) != len(r.Columns) {
-				return invalidf("Multi-column relations with a bound tuple are not supported in %s statements by Sediment", p.kind)
-			}
-			for i, name := range r.Columns {
-				c, err := p.column(name)
-				if err != nil {
-					return err
-				}
-				if c.kind != kindClustering {
-					return invalidf("Multi-column relations can only be applied to clustering columns but was applied to: %s", name)
-				}
-				if byCol[c] != nil {
-					return invalidf("%s cannot be restricted by more than one relation if it includes an Equal", name)
-				}
-				byCol[c] = &keyRestriction{col: c, terms: []ast.Term{tup.Elems[i]}}
-				p.recv(tup.Elems[i], c.name, c.typ)
+			if err := p.multiRelation(&r, byCol); err != nil {
+				return err
 			}
 			continue
 		}
@@ -571,25 +706,55 @@ func (p *modPlan) partitions(eval termEval) ([]*partitionWrite, error) {
 	return out, nil
 }
 
-// clusterings evaluates the clustering prefixes the statement names.
+// clusterings evaluates the clustering prefixes the statement names: every
+// combination of the values of its restrictions, a multi-column one giving
+// several columns at once.
 func (p *modPlan) clusterings(eval termEval) ([][][]byte, error) {
-	cols := make([][][]byte, len(p.ck))
-	for i := range p.ck {
-		vals, err := keyValues(eval, &p.ck[i])
-		if err != nil {
-			return nil, err
-		}
-		for j, v := range vals {
-			if err := cqltype.Validate(p.ck[i].col.typ, v); err != nil {
-				return nil, toError(err)
+	var groups [][][][]byte // per restriction, its alternatives
+	for i := 0; i < len(p.ck); i++ {
+		kr := &p.ck[i]
+		var alts [][][]byte
+		if kr.multi != nil {
+			var err error
+			if alts, err = kr.multi.tuples(eval); err != nil {
+				return nil, err
 			}
-			if vals[j], err = cqltype.Normalize(p.ck[i].col.typ, v); err != nil {
-				return nil, toError(err)
+			i += len(kr.multi.cols) - 1
+		} else {
+			vals, err := keyValues(eval, kr)
+			if err != nil {
+				return nil, err
+			}
+			for _, v := range vals {
+				alts = append(alts, [][]byte{v})
 			}
 		}
-		cols[i] = vals
+		groups = append(groups, alts)
 	}
-	return product(cols), nil
+	out := [][][]byte{nil}
+	for _, alts := range groups {
+		next := make([][][]byte, 0, len(out)*len(alts))
+		for _, prefix := range out {
+			for _, a := range alts {
+				next = append(next, append(prefix[:len(prefix):len(prefix)], a...))
+			}
+		}
+		out = next
+	}
+	for _, ck := range out {
+		for j, v := range ck {
+			t := p.layout.clustering[j].typ
+			if err := cqltype.Validate(t, v); err != nil {
+				return nil, toError(err)
+			}
+			n, err := cqltype.Normalize(t, v)
+			if err != nil {
+				return nil, toError(err)
+			}
+			ck[j] = n
+		}
+	}
+	return out, nil
 }
 
 // build evaluates the statement and returns what it writes, partition by

@@ -661,3 +661,23 @@ func TestWriteAcrossFlush(t *testing.T) {
 	srv.Flush(t, "w", "f")
 	wantRow(t, one(t, s, "SELECT l, m FROM f WHERE k = 1 AND c = 1"), map[string]any{"l": []int{3}, "m": map[int]int{1: 1, 2: 2}})
 }
+
+func TestWriteMultiColumn(t *testing.T) {
+	s := newWriteSession(t)
+	mustExec(t, s,
+		"CREATE TABLE mc (k int, a int, b text, v int, PRIMARY KEY (k, a, b))",
+		"UPDATE mc SET v = 1 WHERE k = 1 AND (a, b) = (1, 'x')",
+		"UPDATE mc SET v = 2 WHERE k = 1 AND (a, b) IN ((2, 'y'), (3, 'z'))",
+	)
+	if err := s.Query("UPDATE mc SET v = 3 WHERE k = 1 AND (a, b) IN ((?, ?), (4, 'w'))", 5, "q").Exec(); err != nil {
+		t.Fatal(err)
+	}
+	if got := rows(t, s, "SELECT a, b, v FROM mc WHERE k = 1"); len(got) != 5 {
+		t.Fatalf("multi-column writes: %v", got)
+	}
+	mustExec(t, s, "DELETE FROM mc WHERE k = 1 AND (a, b) IN ((1, 'x'), (2, 'y'))")
+	if got := rows(t, s, "SELECT a FROM mc WHERE k = 1"); len(got) != 3 || got[0]["a"] != 3 {
+		t.Fatalf("after a multi-column IN deletion: %v", got)
+	}
+	wantInvalid(t, s, "Multi-column relations can only be applied to clustering columns", "UPDATE mc SET v = 1 WHERE (k, a) = (1, 1) AND b = 'x'")
+}
