@@ -2,7 +2,7 @@
 // into JSON and text, the way Cassandra 4 does.
 //
 // Every value is in its native protocol v4 serialized form (see package
-// cqltype); nil is null. Three directions are covered:
+// cqltype); nil is null. Four conversions are covered:
 //
 //	Encode     literal term (cql/ast) + type  -> serialized value
 //	FromJSON   JSON value + type              -> serialized value
@@ -27,7 +27,7 @@
 //
 //	type       accepted text
 //	---------  ---------------------------------------------------------------
-//	date       [-]yyyy-mm-dd, or the raw unsigned day number (2^31 = epoch)
+//	date       [-]yyyy-m[m]-d[d], or the raw unsigned day number (2^31 = epoch)
 //	time       hh:mm:ss[.f{1,9}], or nanoseconds since midnight
 //	timestamp  yyyy-mm-dd[( |T)hh:mm[:ss[.SSS]]][zone], ms since the epoch,
 //	           or now; zone is Z, +hh, +hhmm or +hh:mm (also -), or after a
