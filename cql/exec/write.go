@@ -210,7 +210,6 @@ func (m *multiRestriction) tuples(eval termEval) ([][][]byte, error) {
 	return out, nil
 }
 
-
 // sliceBound is one side of a clustering range of a DELETE.
 type sliceBound struct {
 	term      ast.Term
