@@ -313,4 +313,6 @@ func testDropSequence(t *testing.T, drop string) {
 	if got := garbageKeys(t, te.ctx, te.m, te.table); len(got) != 0 {
 		t.Fatalf("garbage left after collection: %v", got)
 	}
+	// Reads after the collection open no deleted object.
+	checkAll(t, te.ctx, te.e, te.table, now, map[string]map[int64]string{}, "p0")
 }
