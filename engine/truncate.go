@@ -33,7 +33,9 @@ func (l *Local) Truncate(ctx context.Context, table uuid.UUID) error {
 
 // Truncate implements Engine: every node that owns a token range truncates
 // its memtables over RPC, all at once; a node that cannot be reached fails
-// the call before any SSTable is dropped.
+// the call before any SSTable is dropped. The owners are those the View
+// shows: a node that took a range after the View last looked is missed,
+// so writes it acknowledged in that window may survive.
 func (r *Remote) Truncate(ctx context.Context, table uuid.UUID) error {
 	if table == uuid.Nil {
 		return fmt.Errorf("%w: truncate of the nil table", ErrInvalidQuery)
