@@ -203,8 +203,12 @@ func (n number) floatValue() float32 {
 			return float32(math.NaN())
 		}
 		return float32(f)
+	case cqltype.Float, cqltype.Double:
+		return float32(n.f)
 	}
-	return float32(n.doubleValue())
+	// One rounding, as Java's (float) of a long; through float64 it would
+	// round twice.
+	return float32(n.i)
 }
 
 var numberKinds = []*cqltype.Type{

@@ -361,3 +361,21 @@ func TestCast(t *testing.T) {
 		t.Error("cast(Infinity as decimal) succeeded")
 	}
 }
+
+// TestCastRoundsOnce checks that a bigint becomes a float with one
+// rounding, as Java's (float) does: 2^60 + 2^36 + 1 is just above the
+// midpoint of two floats, but through a double it would land on the
+// midpoint and round to even, down.
+func TestCastRoundsOnce(t *testing.T) {
+	f, err := Cast(cqltype.BigintType, cqltype.FloatType)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.Call([][]byte{bigint(1<<60 + 1<<36 + 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := f32(float32(1<<60 + 1<<37)); !bytes.Equal(got, want) {
+		t.Errorf("cast(2^60+2^36+1 as float) = %x, want %x", got, want)
+	}
+}
