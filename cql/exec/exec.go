@@ -39,6 +39,9 @@ type Config struct {
 	// PreparedCacheSize bounds the prepared statements kept (default
 	// 10000); the least recently used go first.
 	PreparedCacheSize int
+	// Auth authenticates and authorizes with the catalog's roles; nil
+	// allows everything (Cassandra's AllowAllAuthenticator).
+	Auth *Auth
 	// Now is the clock (default time.Now).
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -295,6 +298,8 @@ func (e *Executor) plan(s *Session, st ast.Statement) (plan, error) {
 		return e.planSelect(s, st)
 	case *ast.Insert, *ast.Update, *ast.Delete, *ast.Batch:
 		return e.planWrite(s, st)
+	case *ast.CreateRole, *ast.AlterRole, *ast.DropRole, *ast.CreateUser, *ast.AlterUser, *ast.DropUser, *ast.ListRoles, *ast.ListUsers, *ast.GrantRole, *ast.RevokeRole, *ast.GrantPermission, *ast.RevokePermission, *ast.ListPermissions:
+		return e.planAuth(s, st)
 	case *ast.CreateIndex:
 		return nil, invalidf("Secondary indexes are not supported by Sediment")
 	case *ast.CreateView:

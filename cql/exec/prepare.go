@@ -131,7 +131,7 @@ func (e *Executor) query(ctx context.Context, s *Session, text string, p *Params
 	if err != nil {
 		return nil, err
 	}
-	return e.run(ctx, s, pl, p)
+	return e.runAs(ctx, s, ps.Keyspace(), st, pl, p)
 }
 
 // run binds a request's values to a plan and executes it.
@@ -254,7 +254,7 @@ func (e *Executor) execute(ctx context.Context, s *Session, id []byte, p *Params
 	if err != nil {
 		return nil, err
 	}
-	return e.run(ctx, s, pl, p)
+	return e.runAs(ctx, s, ps.keyspace, ps.stmt, pl, p)
 }
 
 // BatchRequest is a BATCH message: statements given as text or prepared
@@ -305,6 +305,9 @@ func (e *Executor) batch(ctx context.Context, s *Session, b *BatchRequest) (*Res
 			if pl, err = e.planOf(ps); err != nil {
 				return nil, err
 			}
+			if err := e.authorize(s, ps.keyspace, ps.stmt); err != nil {
+				return nil, err
+			}
 		} else {
 			st, err := parseStatement(c.Query)
 			if err != nil {
@@ -316,6 +319,9 @@ func (e *Executor) batch(ctx context.Context, s *Session, b *BatchRequest) (*Res
 				return nil, invalidf("Invalid statement in batch: only UPDATE, INSERT and DELETE statements are allowed.")
 			}
 			if pl, err = e.plan(s, st); err != nil {
+				return nil, err
+			}
+			if err := e.authorize(s, s.Keyspace(), st); err != nil {
 				return nil, err
 			}
 		}
