@@ -206,7 +206,7 @@ func runBatch(ctx context.Context, x *execCtx, typ ast.BatchType, items []batchI
 			wt = writeCounter
 		}
 		if err := x.e.eng.Apply(ctx, ws.mutations()...); err != nil {
-			return nil, writeError(err, wt)
+			return nil, applyError(err, wt)
 		}
 	}
 	if err := x.applyCounters(ctx, cs); err != nil {

@@ -657,7 +657,7 @@ func (x *execCtx) applyIf(ctx context.Context, req *casRequest, ws *writeSet) (*
 		return req.result(out), nil
 	}
 	if _, err := x.e.eng.ApplyIf(ctx, ms[0], x.nowSec, cond); err != nil {
-		return nil, writeError(err, writeCAS)
+		return nil, applyError(err, writeCAS)
 	}
 	return req.result(out), nil
 }

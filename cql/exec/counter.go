@@ -182,13 +182,13 @@ func (x *execCtx) applyCounterPartition(ctx context.Context, cp *counterPartitio
 			return true, nil
 		})
 		if err != nil {
-			return writeError(err, writeCounter)
+			return applyError(err, writeCounter)
 		}
 		if ok {
 			return nil
 		}
 		if err := ctx.Err(); err != nil {
-			return writeError(err, writeCounter)
+			return applyError(err, writeCounter)
 		}
 	}
 }

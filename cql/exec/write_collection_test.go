@@ -2,12 +2,16 @@ package exec
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"testing"
 
 	"github.com/google/uuid"
 
 	"github.com/sedimentdb/sediment/cqltype"
+	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/keys"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/model"
@@ -172,4 +176,14 @@ func testLayout(t *testing.T) *tableLayout {
 		t.Fatal(err)
 	}
 	return l
+}
+
+func TestApplyErrorTooLarge(t *testing.T) {
+	err := applyError(fmt.Errorf("%w: 40000000 bytes, at most 16777215", ingest.ErrTooLarge), writeSimple)
+	if err.Code != CodeInvalid || !errors.Is(err, ingest.ErrTooLarge) {
+		t.Fatalf("too large mutation: %+v", err)
+	}
+	if err := applyError(context.DeadlineExceeded, writeBatch); err.Code != CodeWriteTimeout || err.WriteType != writeBatch {
+		t.Fatalf("timeout: %+v", err)
+	}
 }

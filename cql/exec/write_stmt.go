@@ -2,11 +2,13 @@ package exec
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/sedimentdb/sediment/cql/ast"
 	"github.com/sedimentdb/sediment/cqltype"
 	"github.com/sedimentdb/sediment/engine"
+	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/keys"
 	"github.com/sedimentdb/sediment/model"
 )
@@ -296,7 +298,7 @@ func (p *modPlan) execute(ctx context.Context, x *execCtx) (*Result, error) {
 		return voidResult, nil
 	}
 	if err := x.e.eng.Apply(ctx, ws.mutations()...); err != nil {
-		return nil, writeError(err, writeSimple)
+		return nil, applyError(err, writeSimple)
 	}
 	return voidResult, nil
 }
@@ -410,4 +412,14 @@ func assignText(a *ast.Assignment) string {
 		return c + "." + a.Field + " = " + v
 	}
 	return c + " = " + v
+}
+
+// applyError maps an error of an engine write: a mutation larger than a
+// commitlog record is the client's to split, as Cassandra's "Mutation ...
+// too large" is; the rest as every write error.
+func applyError(err error, wt string) *Error {
+	if errors.Is(err, ingest.ErrTooLarge) {
+		return &Error{Code: CodeInvalid, Message: "Mutation is too large for the maximum size of a commitlog record: " + err.Error(), Cause: err}
+	}
+	return writeError(err, wt)
 }
