@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"sync"
 	"time"
 
@@ -157,7 +158,7 @@ func summarize(h *hdrhistogram.Histogram) Latency {
 		P99:  ms(h.ValueAtQuantile(99)),
 		P999: ms(h.ValueAtQuantile(99.9)),
 		Max:  ms(h.Max()),
-		Mean: h.Mean() / 1e3,
+		Mean: math.Round(h.Mean()) / 1e3, // to the microsecond, as the others
 	}
 }
 
@@ -227,7 +228,11 @@ func (r *Report) WriteText(w io.Writer) error {
 	p("latency   %s\n", lat(r.Latency))
 	if len(r.ByOp) > 1 || len(r.ByOp) == 1 && r.ByOp[0].Op == kindNames[opScan] {
 		for _, o := range r.ByOp {
-			p("%-9s %d ops, %d errors, %d misses, %d rows; %s\n", o.Op, o.Ops, o.Errors, o.Misses, o.Rows, lat(o.Latency))
+			reads := ""
+			if o.Op == kindNames[opRead] || o.Op == kindNames[opScan] {
+				reads = fmt.Sprintf(", %d misses, %d rows", o.Misses, o.Rows)
+			}
+			p("%-9s %d ops, %d errors%s; %s\n", o.Op, o.Ops, o.Errors, reads, lat(o.Latency))
 		}
 	}
 	if r.FirstError != "" {
