@@ -21,6 +21,7 @@ import (
 	"github.com/gocql/gocql"
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/sedimentdb/sediment/cql/exec"
 	"github.com/sedimentdb/sediment/engine"
@@ -42,7 +43,9 @@ type Options struct {
 	Ranges int
 	// Now is the executor's clock (default time.Now).
 	Now func() time.Time
-	// Frontend adjusts the CQL server's configuration.
+	// Frontend adjusts the CQL server's configuration. With the password
+	// authenticator the catalog gets the default superuser cassandra
+	// (password cassandra), and Cluster's drivers must log in.
 	Frontend func(*frontend.Config)
 }
 
@@ -57,6 +60,8 @@ type Server struct {
 	Engine   *engine.Local
 	Executor *exec.Executor
 	CQL      *frontend.Server
+	// Auth is the executor's Auth; nil without password authentication.
+	Auth *exec.Auth
 }
 
 // Start starts a server for the test t.
@@ -120,8 +125,24 @@ func Start(t testing.TB, o Options) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var fc frontend.Config
+	fc.RegisterFlags(flag.NewFlagSet("cql", flag.ContinueOnError))
+	fc.ListenAddress = ln.Addr().String()
+	if o.Frontend != nil {
+		o.Frontend(&fc)
+	}
+	var auth *exec.Auth
+	fo := frontend.Options{Registerer: prometheus.NewRegistry()}
+	if fc.Authenticator == "password" {
+		auth = exec.NewAuth(m, view, exec.AuthOptions{BcryptCost: bcrypt.MinCost})
+		if err := auth.Setup(ctx); err != nil {
+			t.Fatal(err)
+		}
+		fo.Authenticator = auth
+	}
 	var srv *frontend.Server
 	x, err := exec.New(exec.Config{
+		Auth:       auth,
 		Engine:     eng,
 		Manifest:   m,
 		View:       view,
@@ -137,13 +158,7 @@ func Start(t testing.TB, o Options) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var fc frontend.Config
-	fc.RegisterFlags(flag.NewFlagSet("cql", flag.ContinueOnError))
-	fc.ListenAddress = ln.Addr().String()
-	if o.Frontend != nil {
-		o.Frontend(&fc)
-	}
-	srv, err = frontend.New(fc, x.Handler(), frontend.Options{Registerer: prometheus.NewRegistry()})
+	srv, err = frontend.New(fc, x.Handler(), fo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,11 +173,12 @@ func Start(t testing.TB, o Options) *Server {
 	})
 	return &Server{
 		Addr: ln.Addr().String(), Manifest: m, View: view, Store: store,
-		Node: node, Engine: eng, Executor: x, CQL: srv,
+		Node: node, Engine: eng, Executor: x, CQL: srv, Auth: auth,
 	}
 }
 
-// Cluster returns a gocql cluster configuration for the server.
+// Cluster returns a gocql cluster configuration for the server; with
+// password authentication it logs in as the default superuser.
 func (s *Server) Cluster() *gocql.ClusterConfig {
 	host, port, _ := net.SplitHostPort(s.Addr)
 	c := gocql.NewCluster(host)
@@ -171,6 +187,9 @@ func (s *Server) Cluster() *gocql.ClusterConfig {
 	c.Timeout = 20 * time.Second
 	c.ConnectTimeout = 10 * time.Second
 	c.NumConns = 1
+	if s.Auth != nil {
+		c.Authenticator = gocql.PasswordAuthenticator{Username: exec.DefaultSuperuser, Password: exec.DefaultSuperuser}
+	}
 	return c
 }
 
