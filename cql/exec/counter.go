@@ -8,6 +8,7 @@ import (
 
 	"github.com/sedimentdb/sediment/cqltype"
 	"github.com/sedimentdb/sediment/engine"
+	"github.com/sedimentdb/sediment/keys"
 	"github.com/sedimentdb/sediment/model"
 )
 
@@ -38,6 +39,10 @@ type counterPartition struct {
 	pk     []byte
 	deltas map[counterKey]int64
 	order  []counterKey
+	// first and last are the clusterings of the lowest and highest rows
+	// incremented, which bound the read; nil if only static counters are.
+	first, last       [][]byte
+	firstKey, lastKey []byte
 }
 
 // counterSet gathers the increments of a statement or a COUNTER batch by
@@ -49,14 +54,23 @@ type counterSet struct {
 
 func newCounterSet() *counterSet { return &counterSet{parts: map[string]*counterPartition{}} }
 
-// add adds delta to the counter cell (rowKey, col) of partition (tok, pk).
-func (s *counterSet) add(l *tableLayout, tok int64, pk, rowKey []byte, col uint32, delta int64) {
+// add adds delta to the counter cell (rowKey, col) of partition (tok, pk):
+// of the row with clustering ck, or the static row if rowKey is nil.
+func (s *counterSet) add(l *tableLayout, tok int64, pk, rowKey []byte, ck [][]byte, col uint32, delta int64) {
 	id := string(l.id[:]) + string(l.prefix(tok, pk))
 	cp := s.parts[id]
 	if cp == nil {
 		cp = &counterPartition{layout: l, tok: tok, pk: pk, deltas: map[counterKey]int64{}}
 		s.parts[id] = cp
 		s.order = append(s.order, cp)
+	}
+	if rowKey != nil {
+		if cp.firstKey == nil || bytes.Compare(rowKey, cp.firstKey) < 0 {
+			cp.first, cp.firstKey = ck, rowKey
+		}
+		if cp.lastKey == nil || bytes.Compare(rowKey, cp.lastKey) > 0 {
+			cp.last, cp.lastKey = ck, rowKey
+		}
 	}
 	k := counterKey{row: string(rowKey), col: col}
 	if _, ok := cp.deltas[k]; !ok {
@@ -115,7 +129,7 @@ func (p *modPlan) addCounters(eval termEval, s *counterSet) error {
 				if o.col.kind == kindStatic {
 					key = nil
 				}
-				s.add(p.layout, part.tok, part.pk, key, o.col.id, deltas[i])
+				s.add(p.layout, part.tok, part.pk, key, ck, o.col.id, deltas[i])
 			}
 		}
 	}
@@ -155,9 +169,12 @@ type counterCell struct {
 // applyCounterPartition increments the counters of one partition with the
 // read, then conditional write, loop.
 func (x *execCtx) applyCounterPartition(ctx context.Context, cp *counterPartition) error {
-	l := cp.layout
+	s, err := cp.slice(x.nowSec)
+	if err != nil {
+		return err
+	}
 	for {
-		p, err := x.e.eng.Read(ctx, engine.Slice{Table: l.id, Key: cp.pk, Now: x.nowSec})
+		p, err := x.e.eng.Read(ctx, s)
 		if err != nil {
 			return readError(err)
 		}
@@ -191,6 +208,26 @@ func (x *execCtx) applyCounterPartition(ctx context.Context, cp *counterPartitio
 			return applyError(err, writeCounter)
 		}
 	}
+}
+
+// slice is the read of the rows cp increments, and of the partition's
+// header (with the static row), which every read returns.
+func (cp *counterPartition) slice(now int64) (engine.Slice, error) {
+	l := cp.layout
+	s := engine.Slice{Table: l.id, Key: cp.pk, Now: now}
+	if cp.firstKey == nil {
+		s.Limit = 1
+		return s, nil
+	}
+	prefix := l.prefix(cp.tok, cp.pk)
+	var err error
+	if s.Start, err = l.bound(prefix, cp.first, keys.Before); err != nil {
+		return s, toError(err)
+	}
+	if s.End, err = l.bound(prefix, cp.last, keys.After); err != nil {
+		return s, toError(err)
+	}
+	return s, nil
 }
 
 // readCounter returns counter cell k in the partition's live view.
