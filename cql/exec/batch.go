@@ -180,7 +180,10 @@ func runBatch(ctx context.Context, x *execCtx, typ ast.BatchType, items []batchI
 	ws := newWriteSet()
 	cs := newCounterSet()
 	for _, it := range items {
-		eval := it.x.writeEval()
+		eval, err := it.p.eval(it.x)
+		if err != nil {
+			return nil, err
+		}
 		if it.p.counter && it.p.kind == writeUpdate {
 			if err := it.p.addCounters(eval, cs); err != nil {
 				return nil, err
@@ -235,7 +238,10 @@ func runConditionalBatch(ctx context.Context, x *execCtx, items []batchItem) (*R
 				return nil, invalidf("IN on the clustering key columns is not supported with conditional %s", what)
 			}
 		}
-		eval := it.x.writeEval()
+		eval, err := it.p.eval(it.x)
+		if err != nil {
+			return nil, err
+		}
 		parts, err := it.p.build(ctx, eval, writeTimes{ts: it.x.timestamp, now: it.x.nowSec}, it.x.readRow)
 		if err != nil {
 			return nil, err

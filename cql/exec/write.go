@@ -760,12 +760,6 @@ func (p *modPlan) clusterings(eval termEval) ([][][]byte, error) {
 // partition. read returns the live view of a row (nil clustering: the
 // static row) for operations that read before they write.
 func (p *modPlan) build(ctx context.Context, eval termEval, w writeTimes, read rowReader) ([]*partitionWrite, error) {
-	if p.json != nil {
-		var err error
-		if eval, err = p.jsonEval(eval); err != nil {
-			return nil, err
-		}
-	}
 	w, err := p.times(eval, w)
 	if err != nil {
 		return nil, err

@@ -276,7 +276,10 @@ func (p *modPlan) conditional() bool { return p.ifExists || p.ifNotExists || len
 
 // execute runs the statement.
 func (p *modPlan) execute(ctx context.Context, x *execCtx) (*Result, error) {
-	eval := x.writeEval()
+	eval, err := p.eval(x)
+	if err != nil {
+		return nil, err
+	}
 	w := writeTimes{ts: x.timestamp, now: x.nowSec}
 	switch {
 	case p.counter && p.kind == writeUpdate:
@@ -301,6 +304,15 @@ func (p *modPlan) execute(ctx context.Context, x *execCtx) (*Result, error) {
 		return nil, applyError(err, writeSimple)
 	}
 	return voidResult, nil
+}
+
+// eval returns the evaluation of the statement's terms in x: with the
+// columns of INSERT JSON resolved from its decoded object.
+func (p *modPlan) eval(x *execCtx) (termEval, error) {
+	if p.json != nil {
+		return p.jsonEval(x.writeEval())
+	}
+	return x.writeEval(), nil
 }
 
 // writeEval evaluates a write's terms: bound values as they came (null and

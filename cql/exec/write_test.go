@@ -503,6 +503,22 @@ func TestWriteInsertJSON(t *testing.T) {
 	}
 	wantRow(t, one(t, s, "SELECT v FROM j WHERE k = 2 AND c = 'b'"), map[string]any{"v": 7})
 	wantInvalid(t, s, "JSON values map contains unrecognized column: zz", `INSERT INTO j JSON '{"k": 1, "c": "a", "zz": 1}'`)
+
+	// With IF NOT EXISTS and in a batch.
+	cur := map[string]any{}
+	applied, err := s.Query(`INSERT INTO j JSON '{"k": 2, "c": "b", "v": 8}' IF NOT EXISTS`).MapScanCAS(cur)
+	if err != nil || applied || cur["v"] != 7 {
+		t.Fatalf("INSERT JSON IF NOT EXISTS on an existing row: applied %v, current %v, err %v", applied, cur, err)
+	}
+	b := s.NewBatch(gocql.UnloggedBatch)
+	b.Query("INSERT INTO j JSON ?", `{"k": 3, "c": "c", "v": 9}`)
+	b.Query(`INSERT INTO j JSON '{"k": 3, "c": "d", "v": 10}'`)
+	if err := s.ExecuteBatch(b); err != nil {
+		t.Fatal(err)
+	}
+	if got := rows(t, s, "SELECT v FROM j WHERE k = 3"); len(got) != 2 {
+		t.Fatalf("JSON batch: %v", got)
+	}
 }
 
 func TestWriteEdges(t *testing.T) {
