@@ -221,7 +221,7 @@ func (p *selectPlan) selector(s ast.Selectable, top bool) (selector, string, err
 			return nil, "", err
 		}
 		p.receive(s.Term, "[selection]", t)
-		return &termSelector{term: s.Term, t: t}, termName(s.Term), nil
+		return &termSelector{term: s.Term, t: t}, values.TermText(s.Term), nil
 	case *ast.FieldSel:
 		arg, argName, err := p.selector(s.Arg, false)
 		if err != nil {
@@ -247,7 +247,7 @@ func (p *selectPlan) selector(s ast.Selectable, top bool) (selector, string, err
 		case cqltype.Map, cqltype.Set:
 			p.receive(s.Key, "key("+argName+")", t.Elems[0])
 			et := t.Elems[len(t.Elems)-1]
-			return &partSelector{arg: arg, key: s.Key, keyType: t.Elems[0], t: et}, argName + "[" + termName(s.Key) + "]", nil
+			return &partSelector{arg: arg, key: s.Key, keyType: t.Elems[0], t: et}, argName + "[" + values.TermText(s.Key) + "]", nil
 		}
 		return nil, "", invalidf("Element selection is only allowed on sets and maps, but %s is a %s", argName, t)
 	}
@@ -365,26 +365,7 @@ func termType(t ast.Term) (*cqltype.Type, error) {
 			return cqltype.DurationType, nil
 		}
 	}
-	return nil, invalidf("Cannot infer type for term %s in selection clause (try using a cast to force a type)", termName(t))
-}
-
-// termName names a term selector as Cassandra shows it.
-func termName(t ast.Term) string {
-	switch t := t.(type) {
-	case *ast.Literal:
-		if t.Kind == ast.LitString {
-			return "'" + strings.ReplaceAll(t.Text, "'", "''") + "'"
-		}
-		return t.Text
-	case *ast.Bind:
-		if t.Name != "" {
-			return ":" + t.Name
-		}
-		return "?"
-	case *ast.Hint:
-		return "(" + t.Type + ")" + termName(t.Term)
-	}
-	return fmt.Sprintf("%T", t)
+	return nil, invalidf("Cannot infer type for term %s in selection clause (try using a cast to force a type)", values.TermText(t))
 }
 
 // columnSelector selects a column.
