@@ -58,7 +58,9 @@ type RemoteConfig struct {
 // bounded by its context, for this View to reach the highest mark of the
 // pages it has before choosing SSTables. A scan fetches its later pages as
 // it moves on; one whose mark passed the SSTables' revision fails with
-// ErrFlushRaced rather than miss the entries its node dropped meanwhile.
+// ErrFlushRaced rather than miss the entries its node dropped meanwhile, and
+// Read and Scan then start again, choosing SSTables anew (a few times; then
+// the error, retriable, reaches the caller).
 //
 // A conditional write (ApplyIf) reads the partition as Read does and sends
 // its write with the digest of what it read; the owner applies it only if
@@ -155,10 +157,30 @@ func (r *Remote) Apply(ctx context.Context, ms ...*Mutation) error {
 }
 
 // Read implements Engine.
-func (r *Remote) Read(ctx context.Context, s Slice) (*Partition, error) { return r.rp.read(ctx, s) }
+func (r *Remote) Read(ctx context.Context, s Slice) (*Partition, error) {
+	return retryRaced(ctx, func() (*Partition, error) { return r.rp.read(ctx, s) })
+}
 
 // Scan implements Engine.
-func (r *Remote) Scan(ctx context.Context, s Scan) (*Page, error) { return r.rp.scan(ctx, s) }
+func (r *Remote) Scan(ctx context.Context, s Scan) (*Page, error) {
+	return retryRaced(ctx, func() (*Page, error) { return r.rp.scan(ctx, s) })
+}
+
+// raceRetries bounds how often Read and Scan start again after
+// ErrFlushRaced. Each new attempt chooses SSTables after the flush that raced
+// the last, so only a stream of flushes, one per attempt, exhausts them.
+const raceRetries = 8
+
+// retryRaced runs read again while it fails with ErrFlushRaced, at most
+// raceRetries more times, and returns its last result.
+func retryRaced[T any](ctx context.Context, read func() (T, error)) (T, error) {
+	for i := 0; ; i++ {
+		v, err := read()
+		if err == nil || !errors.Is(err, ErrFlushRaced) || i == raceRetries || ctx.Err() != nil {
+			return v, err
+		}
+	}
+}
 
 // eachNode calls fn once on the client of every node that owns at least one
 // range, all at once, and returns their errors joined. Free ranges are

@@ -161,3 +161,38 @@ func TestRemoteIterMarks(t *testing.T) {
 		t.Fatalf("Last past the pinned mark: %v", it.Error())
 	}
 }
+
+// TestRetryRaced: a read that a flush raced starts again, a bounded number
+// of times; other errors and a done context stop it at once.
+func TestRetryRaced(t *testing.T) {
+	raced := func(n int) (func() (int, error), *int) {
+		calls := 0
+		return func() (int, error) {
+			calls++
+			if calls <= n {
+				return 0, ErrFlushRaced
+			}
+			return calls, nil
+		}, &calls
+	}
+	ctx := context.Background()
+	read, calls := raced(3)
+	if v, err := retryRaced(ctx, read); err != nil || v != 4 || *calls != 4 {
+		t.Fatalf("3 races: %d, %v after %d calls", v, err, *calls)
+	}
+	read, calls = raced(100)
+	if _, err := retryRaced(ctx, read); !errors.Is(err, ErrFlushRaced) || *calls != raceRetries+1 {
+		t.Fatalf("endless races: %v after %d calls", err, *calls)
+	}
+	other := errors.New("other")
+	n := 0
+	if _, err := retryRaced(ctx, func() (int, error) { n++; return 0, other }); err != other || n != 1 {
+		t.Fatalf("other error: %v after %d calls", err, n)
+	}
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	read, calls = raced(100)
+	if _, err := retryRaced(done, read); !errors.Is(err, ErrFlushRaced) || *calls != 1 {
+		t.Fatalf("done context: %v after %d calls", err, *calls)
+	}
+}
