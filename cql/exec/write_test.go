@@ -477,6 +477,22 @@ func TestWriteBatch(t *testing.T) {
 	mustExec(t, s, "BEGIN UNLOGGED BATCH USING TIMESTAMP 100 INSERT INTO b (k, c, v) VALUES (9, 1, 'a'); DELETE FROM b WHERE k = 9 AND c = 2; APPLY BATCH")
 	wantRow(t, one(t, s, "SELECT writetime(v) AS w FROM b WHERE k = 9 AND c = 1"), map[string]any{"w": int64(100)})
 
+	// The batch's timestamp as a marker, and a client's default timestamp.
+	if err := s.Query("BEGIN BATCH USING TIMESTAMP ? INSERT INTO b (k, c, v) VALUES (11, 1, 'a'); APPLY BATCH", int64(555)).Exec(); err != nil {
+		t.Fatal(err)
+	}
+	wantRow(t, one(t, s, "SELECT writetime(v) AS w FROM b WHERE k = 11 AND c = 1"), map[string]any{"w": int64(555)})
+	if err := s.Query("INSERT INTO b (k, c, v) VALUES (11, 2, 'a')").WithTimestamp(777).Exec(); err != nil {
+		t.Fatal(err)
+	}
+	wantRow(t, one(t, s, "SELECT writetime(v) AS w FROM b WHERE k = 11 AND c = 2"), map[string]any{"w": int64(777)})
+	b = s.NewBatch(gocql.UnloggedBatch).WithTimestamp(888)
+	b.Query("INSERT INTO b (k, c, v) VALUES (?, ?, ?)", 11, 3, "a")
+	if err := s.ExecuteBatch(b); err != nil {
+		t.Fatal(err)
+	}
+	wantRow(t, one(t, s, "SELECT writetime(v) AS w FROM b WHERE k = 11 AND c = 3"), map[string]any{"w": int64(888)})
+
 	// A prepared BATCH statement with markers across its statements.
 	if err := s.Query("BEGIN BATCH INSERT INTO b (k, c, v) VALUES (?, ?, ?); UPDATE b SET v = ? WHERE k = ? AND c = ?; APPLY BATCH", 10, 1, "x", "y", 10, 2).Exec(); err != nil {
 		t.Fatal(err)
