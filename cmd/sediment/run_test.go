@@ -199,7 +199,7 @@ func TestRunAllInOne(t *testing.T) {
 		buckets = append(buckets, name)
 	}
 	slices.Sort(buckets)
-	want := []string{"sediment_leases", "sediment_members", "sediment_ownership", "sediment_schema", "sediment_sstables"}
+	want := []string{"sediment_leases", "sediment_members", "sediment_ownership", "sediment_roles", "sediment_schema", "sediment_sstables"}
 	if !slices.Equal(buckets, want) {
 		t.Fatalf("KV buckets %v, want %v", buckets, want)
 	}
