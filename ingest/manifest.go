@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"maps"
@@ -20,11 +19,11 @@ import (
 	"github.com/sedimentdb/sediment/sstable"
 )
 
-// TableIDOf returns the TableID of the manifest table id: its first four
-// bytes, big-endian. The manifest assigns random (version 4) UUIDs, so the
-// IDs of two tables of the schema collide with probability about
-// tables²/2³³; a ManifestCommitter refuses to guess between them.
-func TableIDOf(id uuid.UUID) TableID { return TableID(binary.BigEndian.Uint32(id[:4])) }
+// TableIDOf returns the TableID of the manifest table id, its
+// manifest.ShortID. The manifest keeps them distinct when it creates tables;
+// should two still collide, a ManifestCommitter refuses to guess between
+// them.
+func TableIDOf(id uuid.UUID) TableID { return TableID(manifest.ShortID(id)) }
 
 // errAmbiguousTable means two tables of the schema share a TableID.
 var errAmbiguousTable = errors.New("ingest: two tables share a table ID")

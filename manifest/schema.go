@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"maps"
 	"slices"
@@ -305,11 +306,28 @@ func (m *Manifest) DropKeyspace(ctx context.Context, name string) error {
 	})
 }
 
+// ShortID is the 4-byte form of a table ID that memtables and commitlogs
+// know tables by (ingest.TableIDOf): its first four bytes, big-endian.
+func ShortID(id uuid.UUID) uint32 { return binary.BigEndian.Uint32(id[:4]) }
+
 // CreateTable creates a table, assigning its ID and column IDs, and returns
-// it as stored.
+// it as stored. The ID's ShortID differs from every other table's in the
+// schema as read before the change; only two tables created at the same
+// moment in different keyspaces could still share one (odds about 2⁻³² per
+// such pair), which ingest detects and refuses to guess between.
 func (m *Manifest) CreateTable(ctx context.Context, spec TableSpec) (*Table, error) {
 	var created *Table
-	err := m.updateKeyspace(ctx, spec.Keyspace, func(ks *Keyspace) error {
+	schema, err := m.Schema(ctx)
+	if err != nil {
+		return nil, err
+	}
+	taken := map[uint32]bool{}
+	for _, ks := range schema.Keyspaces {
+		for _, t := range ks.Tables {
+			taken[ShortID(t.ID)] = true
+		}
+	}
+	err = m.updateKeyspace(ctx, spec.Keyspace, func(ks *Keyspace) error {
 		if ks.Tables[spec.Name] != nil {
 			return fmt.Errorf("%w: table %q.%q", ErrExists, spec.Keyspace, spec.Name)
 		}
@@ -317,6 +335,10 @@ func (m *Manifest) CreateTable(ctx context.Context, spec TableSpec) (*Table, err
 		if err != nil {
 			return err
 		}
+		for _, o := range ks.Tables {
+			taken[ShortID(o.ID)] = true
+		}
+		t.ID = freshID(taken, t.ID, uuid.New)
 		if ks.Tables == nil {
 			ks.Tables = map[string]*Table{}
 		}
@@ -328,6 +350,14 @@ func (m *Manifest) CreateTable(ctx context.Context, spec TableSpec) (*Table, err
 		return nil, err
 	}
 	return created, nil
+}
+
+// freshID returns id, or the first ID from gen, whose ShortID is not taken.
+func freshID(taken map[uint32]bool, id uuid.UUID, gen func() uuid.UUID) uuid.UUID {
+	for taken[ShortID(id)] {
+		id = gen()
+	}
+	return id
 }
 
 func newTable(spec TableSpec, ks *Keyspace) (*Table, error) {
