@@ -2,6 +2,9 @@ package exec
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -36,6 +39,19 @@ type Auth struct {
 	log  *slog.Logger
 
 	snap atomic.Pointer[authSnapshot]
+
+	// verified remembers, per role, the password last checked right
+	// against its current hash, as an HMAC under a key of this process:
+	// a driver opens several connections at once, and each would
+	// otherwise cost a bcrypt comparison (deliberately slow). Wrong
+	// passwords are never remembered and always pay the full cost.
+	macKey   [32]byte
+	verified sync.Map // role → verifiedPassword
+}
+
+type verifiedPassword struct {
+	hash string // the role's SaltedHash when the password was checked
+	mac  []byte
 }
 
 var _ frontend.Authenticator = (*Auth)(nil)
@@ -60,7 +76,9 @@ func NewAuth(m *manifest.Manifest, view *manifest.View, o AuthOptions) *Auth {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	return &Auth{m: m, view: view, cost: o.BcryptCost, log: o.Logger.With("component", "auth")}
+	a := &Auth{m: m, view: view, cost: o.BcryptCost, log: o.Logger.With("component", "auth")}
+	rand.Read(a.macKey[:])
+	return a
 }
 
 // Setup creates the default superuser cassandra, password cassandra, if
@@ -93,6 +111,14 @@ func (a *Auth) CheckPassword(_ context.Context, role, password string) (bool, er
 	if r == nil || !r.Login || r.SaltedHash == "" {
 		return false, nil
 	}
+	mac := hmac.New(sha256.New, a.macKey[:])
+	mac.Write([]byte(password))
+	sum := mac.Sum(nil)
+	if v, ok := a.verified.Load(role); ok {
+		if v := v.(verifiedPassword); v.hash == r.SaltedHash && hmac.Equal(v.mac, sum) {
+			return true, nil
+		}
+	}
 	err := bcrypt.CompareHashAndPassword([]byte(r.SaltedHash), []byte(password))
 	if errors.Is(err, bcrypt.ErrMismatchedHashAndPassword) {
 		return false, nil
@@ -100,6 +126,7 @@ func (a *Auth) CheckPassword(_ context.Context, role, password string) (bool, er
 	if err != nil {
 		return false, fmt.Errorf("exec: password hash of role %q: %w", role, err)
 	}
+	a.verified.Store(role, verifiedPassword{hash: r.SaltedHash, mac: sum})
 	return true, nil
 }
 
