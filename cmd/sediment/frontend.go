@@ -24,7 +24,8 @@ import (
 //     otherwise engine.Remote, which reaches the owning ingest nodes over
 //     RPC; SSTable blocks are read through the -cache.* tiers;
 //  3. starts the executor and the CQL server, and logs where it listens;
-//  4. announces its CQL endpoint in the member list as member
+//  4. pushes events of the schema and of the other frontends (exec.Watch);
+//  5. announces its CQL endpoint in the member list as member
 //     "<node ID>-cql" with the single role frontend and the CQL address
 //     (-node.address's host if set, else the listen address), renewed every
 //     heartbeat interval, so that the other frontends list it in
@@ -80,8 +81,17 @@ func (s *Sediment) initFrontend(ctx context.Context) (service, error) {
 		return service{}, err
 	}
 
-	var srv atomic.Pointer[frontend.Server]
+	var auth *exec.Auth
+	fopts := frontend.Options{Registerer: s.reg, Logger: s.logger}
+	if cfg.Authenticator == "password" {
+		auth = exec.NewAuth(s.manifest, s.view, exec.AuthOptions{Logger: logger})
+		if err := auth.Setup(ctx); err != nil {
+			return service{}, errors.Join(fmt.Errorf("default superuser: %w", err), closeEngine())
+		}
+		fopts.Authenticator = auth
+	}
 	x, err := exec.New(exec.Config{
+		Auth:     auth,
 		Engine:   eng,
 		Manifest: s.manifest,
 		View:     s.view,
@@ -91,22 +101,16 @@ func (s *Sediment) initFrontend(ctx context.Context) (service, error) {
 			Addr:        addr,
 		},
 		MemberMaxAge: 3 * s.cfg.Node.HeartbeatInterval,
-		OnSchemaChange: func(c exec.SchemaChange) {
-			if p := srv.Load(); p != nil {
-				p.Publish(exec.SchemaEvent(c))
-			}
-		},
-		Logger:     logger,
-		Registerer: s.reg,
+		Logger:       logger,
+		Registerer:   s.reg,
 	})
 	if err != nil {
 		return service{}, errors.Join(err, closeEngine())
 	}
-	server, err := frontend.New(cfg, x.Handler(), frontend.Options{Registerer: s.reg, Logger: s.logger})
+	server, err := frontend.New(cfg, x.Handler(), fopts)
 	if err != nil {
 		return service{}, errors.Join(err, closeEngine())
 	}
-	srv.Store(server)
 	serving := make(chan struct{})
 	var serveErr error
 	go func() {
@@ -131,6 +135,13 @@ func (s *Sediment) initFrontend(ctx context.Context) (service, error) {
 		defer close(done)
 		s.heartbeat(hbCtx, member, &hbErr, logger)
 	}()
+	// Events of the schema and of the other frontends, for the clients
+	// that registered for them.
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		x.Watch(hbCtx, server.Publish)
+	}()
 	s.cqlAddr = ln.Addr().String()
 	return service{
 		ready: func() error {
@@ -147,6 +158,7 @@ func (s *Sediment) initFrontend(ctx context.Context) (service, error) {
 		stop: func(ctx context.Context) error {
 			cancel()
 			<-done
+			<-watched
 			err := server.Close()
 			<-serving
 			return errors.Join(err, closeEngine(), s.manifest.Leave(ctx, memberID))
