@@ -44,11 +44,6 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) (*Report, error) {
 	}
 	defer sess.Close()
 
-	if cfg.Duration > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, cfg.Duration)
-		defer cancel()
-	}
 	var limiter *rate.Limiter
 	if cfg.Rate > 0 {
 		// A burst of 10 ms of operations smooths the limiter's timer
@@ -63,6 +58,11 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) (*Report, error) {
 	}
 
 	start := time.Now()
+	if cfg.Duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, cfg.Duration)
+		defer cancel()
+	}
 	stopProgress := startProgress(progress, rec, start)
 	var wg sync.WaitGroup
 	for _, w := range workers {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sedimentdb/sediment/internal/cqltest"
 )
@@ -114,5 +115,68 @@ func TestSediment(t *testing.T) {
 	e.Count = 30
 	if rep := run(t, e); rep.Misses != e.Count || rep.Errors != e.Count {
 		t.Fatalf("read of an empty table: %d misses, %d errors, want %d", rep.Misses, rep.Errors, e.Count)
+	}
+}
+
+// TestLimits: a duration, a rate and a cancelled context each end or pace a
+// run as documented.
+func TestLimits(t *testing.T) {
+	c := testConfig(Write)
+	c.Count, c.Duration = 0, 300*time.Millisecond
+	var progress strings.Builder
+	rep, err := Run(context.Background(), c, &progress)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Ops == 0 || rep.Errors != 0 || rep.Elapsed < c.Duration.Seconds() {
+		t.Fatalf("duration run: %d ops, %d errors in %.3fs", rep.Ops, rep.Errors, rep.Elapsed)
+	}
+
+	// The limiter lets 200 operations a second through, after a burst of
+	// 2, so 40 operations cannot take less than 38/200 s.
+	c = testConfig(Write)
+	c.Count, c.Rate = 40, 200
+	if rep := run(t, c); rep.Elapsed < 38.0/200 {
+		t.Fatalf("40 operations at 200/s took %.3fs", rep.Elapsed)
+	}
+
+	// Cancelling ends an unbounded count early, with a report of what ran.
+	c = testConfig(Read)
+	c.Count = 1 << 40
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	rep, err = Run(ctx, c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Ops == 0 || rep.Ops >= c.Count || rep.Errors != 0 {
+		t.Fatalf("cancelled run: %d ops, %d errors", rep.Ops, rep.Errors)
+	}
+}
+
+// TestProgress: a run of a few seconds writes a progress line each second
+// (two here, one fewer if the machine delays a tick past the end).
+func TestProgress(t *testing.T) {
+	c := testConfig(Write)
+	c.Count, c.Duration, c.Rate = 0, 2500*time.Millisecond, 400
+	var progress strings.Builder
+	if _, err := Run(context.Background(), c, &progress); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(progress.String(), "\n"), "\n")
+	if len(lines) < 1 || len(lines) > 2 || !strings.HasPrefix(lines[0], "    1s ") {
+		t.Fatalf("progress:\n%s", progress.String())
+	}
+	for _, l := range lines {
+		if f := strings.Fields(l); len(f) != 7 || f[2] != "ops/s" || f[3] != "0" || f[5] != "p99" || !strings.HasSuffix(f[6], "ms") {
+			t.Fatalf("progress line %q", l)
+		}
+	}
+}
+
+func TestInvalidConfig(t *testing.T) {
+	c := testConfig("nope")
+	if _, err := Run(context.Background(), c, nil); err == nil || !strings.Contains(err.Error(), "loadgen: unknown workload") {
+		t.Fatalf("got %v", err)
 	}
 }
