@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"math/rand/v2"
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -46,12 +46,12 @@ func bigInputs(t testing.TB, s objectstore.Store, n int, size int, opts sstable.
 // checks what the job held: its read-ahead buffers, and the bytes of the
 // ranged reads in flight at once.
 func TestMemoryBounded(t *testing.T) {
-	const n, size, readAhead, tail = 3, 3 << 20, 64 << 10, 16 << 10
+	const n, size, readAhead, tail, buffer = 3, 1 << 20, 16 << 10, 16 << 10, 16 << 10
 	s := newMemStore()
 	ins := bigInputs(t, s, n, size, sstable.WriterOptions{BlockSize: 4 << 10})
 	s.resetPeak()
-	job := Job{ID: "big", Table: testTable, Inputs: ins, Now: 1, TargetSize: 1 << 20}
-	outs, stats, err := Run(context.Background(), job, Deps{Store: s, Options: Options{ReadAhead: readAhead, TailSize: tail}})
+	job := Job{ID: "big", Table: testTable, Inputs: ins, Now: 1, TargetSize: 256 << 10}
+	outs, stats, err := Run(context.Background(), job, Deps{Store: s, Options: Options{ReadAhead: readAhead, TailSize: tail, Writer: sstable.WriterOptions{BufferSize: buffer}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestMemoryBounded(t *testing.T) {
 	// Uncompressed, each output ends within a partition, a block and the
 	// write buffer of its target, plus its metadata.
 	for _, o := range outs[:len(outs)-1] {
-		if slack := int64(16*260 + 4<<10 + sstable.DefaultBufferSize + 64<<10); o.Size > job.TargetSize+slack {
+		if slack := int64(16*260 + sstable.DefaultBlockSize + buffer + 16<<10); o.Size > job.TargetSize+slack {
 			t.Fatalf("%s: %d bytes, target %d", o.Key, o.Size, job.TargetSize)
 		}
 	}

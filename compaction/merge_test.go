@@ -403,9 +403,9 @@ func randomTrial(t testing.TB, s objectstore.Store, seed uint64) trial {
 }
 
 func TestRunRandom(t *testing.T) {
-	trials := 150
+	trials := 100
 	if testing.Short() {
-		trials = 40
+		trials = 30
 	}
 	s := newMemStore()
 	var sum Stats
