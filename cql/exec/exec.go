@@ -33,6 +33,9 @@ type Config struct {
 	// MemberMaxAge is how recent a frontend's heartbeat must be for it
 	// to be listed as a peer (default 30s).
 	MemberMaxAge time.Duration
+	// OnSchemaChange is called after every schema change this executor
+	// made, for the server to push SCHEMA_CHANGE events; nil for none.
+	OnSchemaChange func(SchemaChange)
 	// PreparedCacheSize bounds the prepared statements kept (default
 	// 10000); the least recently used go first.
 	PreparedCacheSize int
@@ -288,6 +291,8 @@ func (e *Executor) plan(s *Session, st ast.Statement) (plan, error) {
 		return e.planAlterType(s, st)
 	case *ast.DropType:
 		return e.planDropType(s, st)
+	case *ast.Describe:
+		return e.planDescribe(s, st)
 	case *ast.Select:
 		if p, ok, err := e.planSystemSelect(s, st); ok {
 			return p, err
