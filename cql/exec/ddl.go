@@ -18,8 +18,8 @@ import (
 
 // DDL statements change the manifest with one compare-and-set per
 // statement, then wait until this frontend's View shows the change, so the
-// next statement of the client plans against it, and announce it to the
-// clients that registered for SCHEMA_CHANGE events.
+// next statement of the client plans against it. The clients that
+// registered for SCHEMA_CHANGE events hear of it from Watch.
 
 // schemaWait bounds the wait for the View to show a change. A change made
 // concurrently by another frontend to the same keyspace can replace ours
@@ -46,10 +46,8 @@ func (p *ddlPlan) execute(ctx context.Context, x *execCtx) (*Result, error) {
 	if !applied {
 		return voidResult, nil
 	}
+	// Watch announces the change to the clients once the View shows it.
 	x.e.awaitSchema(ctx, p.keyspace)
-	if f := x.e.cfg.OnSchemaChange; f != nil {
-		f(sc)
-	}
 	return &Result{Kind: ResultSchemaChange, Change: sc}, nil
 }
 

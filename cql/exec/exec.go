@@ -33,9 +33,6 @@ type Config struct {
 	// MemberMaxAge is how recent a frontend's heartbeat must be for it
 	// to be listed as a peer (default 30s).
 	MemberMaxAge time.Duration
-	// OnSchemaChange is called after every schema change this executor
-	// made, for the server to push SCHEMA_CHANGE events; nil for none.
-	OnSchemaChange func(SchemaChange)
 	// PreparedCacheSize bounds the prepared statements kept (default
 	// 10000); the least recently used go first.
 	PreparedCacheSize int

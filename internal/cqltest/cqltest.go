@@ -140,7 +140,6 @@ func Start(t testing.TB, o Options) *Server {
 		}
 		fo.Authenticator = auth
 	}
-	var srv *frontend.Server
 	x, err := exec.New(exec.Config{
 		Auth:       auth,
 		Engine:     eng,
@@ -149,16 +148,11 @@ func Start(t testing.TB, o Options) *Server {
 		Local:      exec.Node{HostID: uuid.New(), Addr: ln.Addr().String()},
 		Now:        o.Now,
 		Registerer: prometheus.NewRegistry(),
-		OnSchemaChange: func(c exec.SchemaChange) {
-			if srv != nil {
-				srv.Publish(exec.SchemaEvent(c))
-			}
-		},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err = frontend.New(fc, x.Handler(), fo)
+	srv, err := frontend.New(fc, x.Handler(), fo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +161,15 @@ func Start(t testing.TB, o Options) *Server {
 		defer close(done)
 		srv.Serve(ln)
 	}()
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		x.Watch(watchCtx, srv.Publish)
+	}()
 	t.Cleanup(func() {
+		stopWatch()
+		<-watched
 		srv.Close()
 		<-done
 	})
