@@ -14,8 +14,7 @@ import (
 )
 
 // storedCommitter checks, at every commit, that each SSTable of the flush
-// is stored whole: a flush closes its objects in the background and must
-// wait for all of them before committing.
+// is stored whole: a flush must finish every upload before committing.
 type storedCommitter struct {
 	*MemCommitter
 	store *faultstore.Store
