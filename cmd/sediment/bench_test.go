@@ -4,9 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/sedimentdb/sediment/internal/benchfig"
 	"github.com/sedimentdb/sediment/loadgen"
 )
 
@@ -75,4 +81,167 @@ func TestBenchUnreachable(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr.String(), "connecting to") {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
+}
+
+// benchRounds is how many times BenchmarkCQL measures each side of a ratio,
+// taking turns, keeping the best: sides that alternate share the machine's
+// disturbances.
+const benchRounds = 3
+
+// BenchmarkCQL measures the all-in-one server, run in this process as
+// `sediment` runs it, with the workloads of `sediment bench`, and compares
+// it with the protocol ceiling of the same client against loadgen's null
+// server. Each side runs b.N operations with the bench defaults (64 in
+// flight on 2 connections, 100-byte rows) over 10,000 partitions, filled
+// first so that reads find their rows.
+func BenchmarkCQL(b *testing.B) {
+	addr := startAllInOne(b)
+	base := loadgen.DefaultConfig()
+	base.Hosts = []string{addr}
+	base.Partitions = 10_000
+	base.Duration = 0
+	fill := base
+	fill.Distribution, fill.Count = loadgen.Sequential, base.Partitions
+	if rep := benchRun(b, fill); rep.Errors > 0 {
+		b.Fatalf("filling: %d errors: %s", rep.Errors, rep.FirstError)
+	}
+
+	// best runs each configuration as a sub-benchmark, in turns, and returns
+	// the highest throughput of each.
+	best := func(names []string, cfgs ...loadgen.Config) []float64 {
+		out := make([]float64, len(cfgs))
+		for round := range benchRounds {
+			for i, c := range cfgs {
+				// The last run of a sub-benchmark is its largest: short
+				// trial runs say little about throughput.
+				var last float64
+				b.Run(fmt.Sprintf("%s/round=%d", names[i], round), func(b *testing.B) {
+					c.Count = int64(b.N)
+					rep := benchRun(b, c)
+					b.ReportMetric(rep.OpsPerSec, "ops/s")
+					b.ReportMetric(rep.Latency.P99, "p99-ms")
+					last = rep.OpsPerSec
+				})
+				out[i] = max(out[i], last)
+			}
+		}
+		return out
+	}
+	ceiling := func(c loadgen.Config) loadgen.Config {
+		c.Ceiling = true
+		return c
+	}
+	write, read := base, base
+	read.Workload = loadgen.Read
+	ops := best([]string{"write", "ceiling/write", "read", "ceiling/read"}, write, ceiling(write), read, ceiling(read))
+	benchfig.Report("cql.write_ops_s", ops[0], "ops/s")
+	benchfig.Report("cql.write.vs_ceiling", ratio(ops[0], ops[1]), "x")
+	benchfig.Report("cql.read_ops_s", ops[2], "ops/s")
+	benchfig.Report("cql.read.vs_ceiling", ratio(ops[2], ops[3]), "x")
+
+	// Latency at half of the throughput measured above, for 3 s each.
+	for _, c := range []struct {
+		name string
+		cfg  loadgen.Config
+		max  float64
+	}{{"write", write, ops[0]}, {"read", read, ops[2]}} {
+		if c.max == 0 {
+			continue
+		}
+		var p99 float64
+		b.Run(c.name+"/half-rate", func(b *testing.B) {
+			cfg := c.cfg
+			cfg.Count, cfg.Duration, cfg.Rate = 0, 3*time.Second, c.max/2
+			for range b.N {
+				rep := benchRun(b, cfg)
+				p99 = rep.Latency.P99
+				b.ReportMetric(rep.OpsPerSec, "ops/s")
+				b.ReportMetric(p99, "p99-ms")
+			}
+		})
+		benchfig.Report("cql."+c.name+"_p99_ms", p99, "ms")
+	}
+
+	// One connection against eight, with the same 64 operations in flight.
+	one, eight := write, write
+	one.Connections, eight.Connections = 1, 8
+	conns := best([]string{"write/conns=1", "write/conns=8"}, one, eight)
+	benchfig.Report("cql.single_conn.vs_many", ratio(conns[0], conns[1]), "x")
+}
+
+// ratio returns a/b, or 0 when either side did not run.
+func ratio(a, b float64) float64 {
+	if a <= 0 || b <= 0 {
+		return 0
+	}
+	return a / b
+}
+
+// benchRun runs c, failing b if it cannot or if any operation fails.
+func benchRun(b *testing.B, c loadgen.Config) *loadgen.Report {
+	b.Helper()
+	rep, err := loadgen.Run(context.Background(), c, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if rep.Errors > 0 {
+		b.Fatalf("%s: %d errors: %s", c.Workload, rep.Errors, rep.FirstError)
+	}
+	return rep
+}
+
+// startAllInOne runs sediment with every role and its defaults on a fresh
+// data directory and free ports of 127.0.0.1 until b ends, and returns its
+// CQL address once it is ready.
+func startAllInOne(b *testing.B) string {
+	b.Helper()
+	port := func() int {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer ln.Close()
+		return ln.Addr().(*net.TCPAddr).Port
+	}
+	httpAddr, cqlAddr := fmt.Sprintf("127.0.0.1:%d", port()), fmt.Sprintf("127.0.0.1:%d", port())
+	var cfg Config
+	err := cfg.Load([]string{
+		"-data.dir=" + b.TempDir(),
+		"-http.listen-address=" + httpAddr,
+		"-cql.listen-address=" + cqlAddr,
+		fmt.Sprintf("-manifest.embedded-port=%d", port()),
+		"-ingest.rpc-address=127.0.0.1:0",
+	}, func(string) string { return "" })
+	if err == nil {
+		err = cfg.Validate()
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- newSediment(&cfg, slog.New(slog.DiscardHandler)).run(ctx) }()
+	b.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			b.Errorf("sediment stopped with %v", err)
+		}
+	})
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		select {
+		case err := <-done:
+			b.Fatalf("sediment stopped before it was ready: %v", err)
+		default:
+		}
+		resp, err := http.Get("http://" + httpAddr + "/ready")
+		if err != nil {
+			continue
+		}
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			return cqlAddr
+		}
+	}
+	b.Fatal("sediment not ready after a minute")
+	return ""
 }
