@@ -115,3 +115,31 @@ func TestToError(t *testing.T) {
 }
 
 var errTimeoutForTest = context.DeadlineExceeded
+
+// FuzzBindValues feeds client bytes to binding: every value is accepted only
+// if valid for its receiver's type, and nothing panics.
+func FuzzBindValues(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 1}, []byte("text"), uint8(0))
+	f.Add([]byte{1, 2, 3}, []byte{0xff}, uint8(1))
+	f.Add([]byte{0, 0, 0, 1, 0, 0, 0, 4, 0, 0, 0, 9}, []byte{}, uint8(2))
+	types := []*cqltype.Type{
+		cqltype.IntType, cqltype.TextType, cqltype.MustParse("list<int>"), cqltype.MustParse("map<text, frozen<set<uuid>>>"),
+		cqltype.DecimalType, cqltype.MustParse("tuple<int, text>"), cqltype.DurationType, cqltype.TimeuuidType,
+	}
+	f.Fuzz(func(t *testing.T, a, b []byte, ti uint8) {
+		specs := []ColumnSpec{{Name: "a", Type: types[int(ti)%len(types)]}, {Name: "b", Type: types[int(ti/8)%len(types)]}}
+		vals, _, err := bindValues(specs, &Params{Values: [][]byte{a, b}})
+		if err != nil {
+			var e *Error
+			if !errors.As(err, &e) || e.Code != CodeInvalid {
+				t.Fatalf("binding failed with %v, want an Invalid error", err)
+			}
+			return
+		}
+		for i, v := range vals {
+			if err := cqltype.Validate(specs[i].Type, v); err != nil {
+				t.Fatalf("bound an invalid %s %x: %v", specs[i].Type, v, err)
+			}
+		}
+	})
+}
