@@ -3,6 +3,7 @@ package exec
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/sedimentdb/sediment/cql/ast"
@@ -48,7 +49,7 @@ type accumulator interface {
 func (p *selectPlan) planSelection(st *ast.Select) (*selection, error) {
 	sel := &selection{json: st.JSON}
 	if len(st.Selectors) == 0 {
-		for _, c := range p.t.columns {
+		for _, c := range p.t.selectOrder() {
 			sel.add(&columnSelector{c: c}, c.name)
 		}
 	}
@@ -561,4 +562,17 @@ type tokenSelector struct{}
 func (tokenSelector) typ() *cqltype.Type { return cqltype.BigintType }
 func (tokenSelector) eval(_ *execCtx, r *rowCtx) ([]byte, error) {
 	return binary.BigEndian.AppendUint64(nil, uint64(r.token)), nil
+}
+
+// selectOrder returns the columns in the order SELECT * lists them, as
+// Cassandra does: the partition key and clustering columns in key order,
+// then the static columns and the regular columns, each by name.
+func (l *tableLayout) selectOrder() []*column {
+	byName := func(cs []*column) []*column {
+		cs = slices.Clone(cs)
+		slices.SortFunc(cs, func(a, b *column) int { return strings.Compare(a.name, b.name) })
+		return cs
+	}
+	out := append(slices.Clone(l.partition), l.clustering...)
+	return append(append(out, byName(l.static)...), byName(l.regular)...)
 }

@@ -238,6 +238,18 @@ func TestSelectCompoundKeysAndCollections(t *testing.T) {
 	// Partitions come in token order: (1, 3) before (1, 2).
 	wantRows(t, rowsOf(t, s, 0, `SELECT c2 FROM m WHERE a = 1 ALLOW FILTERING`), "w", "y", "z", "x")
 	wantRows(t, rowsOf(t, s, 0, `SELECT mp['k'], st['p'] FROM m WHERE a = 1 AND b = 2 AND c1 = 1`), "1|p")
+	// SELECT * lists the key columns in key order, then the others by name.
+	it := s.Query(`SELECT * FROM m WHERE a = 1 AND b = 2`).Iter()
+	var names []string
+	for _, c := range it.Columns() {
+		names = append(names, c.Name)
+	}
+	if err := it.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"a", "b", "c1", "c2", "l", "mp", "st"}; !slices.Equal(names, want) {
+		t.Fatalf("SELECT * columns %q, want %q", names, want)
+	}
 }
 
 func TestSelectErrors(t *testing.T) {
