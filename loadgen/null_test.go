@@ -113,3 +113,31 @@ func TestCollection(t *testing.T) {
 		t.Fatalf("set %q", got)
 	}
 }
+
+// FuzzNullHandler: whatever a client sends, the handler answers a result or
+// a *wire.Error, never panics.
+func FuzzNullHandler(f *testing.F) {
+	w := newWorkloadStatements("ks", "t")
+	for _, s := range []string{w.insert.text, w.read.text, w.scan.text, w.counter.text, `USE "ks"`, "CREATE TABLE x", "SELECT * FROM system.local WHERE key='local'", "", " \t\n"} {
+		f.Add(s, []byte{}, 2)
+	}
+	f.Add("", make([]byte, 16), 3)
+	h := NewNullHandler("ks", "t", 3, netip.MustParseAddr("::1"))
+	ctx := context.Background()
+	f.Fuzz(func(t *testing.T, text string, id []byte, values int) {
+		vals := make([]wire.Value, min(max(values, 0), 8))
+		check := func(res wire.Result, err error) {
+			var we *wire.Error
+			if (err == nil) == (res == nil) || err != nil && !errors.As(err, &we) {
+				t.Fatalf("%q: result %#v, error %v", text, res, err)
+			}
+		}
+		check(h.Query(ctx, nil, &wire.Query{Query: text, Params: wire.QueryParams{Values: vals}}))
+		p, err := h.Prepare(ctx, nil, &wire.Prepare{Query: text})
+		if err == nil {
+			id = p.ID
+		}
+		check(h.Execute(ctx, nil, &wire.Execute{ID: id, Params: wire.QueryParams{Values: vals}}))
+		check(h.Batch(ctx, nil, &wire.Batch{Children: []wire.BatchChild{{ID: id, Values: vals}, {Query: text}}}))
+	})
+}
