@@ -285,6 +285,10 @@ func elementFromPath(t *cqltype.Type, path []byte) ([]byte, error) {
 	if len(vals) != 1 {
 		return nil, fmt.Errorf("%w: cell path holds %d values", keys.ErrCorrupt, len(vals))
 	}
+	// The key encoding lets any type be empty; not every type may be.
+	if err := cqltype.Validate(t, vals[0]); err != nil {
+		return nil, fmt.Errorf("%w: cell path: %w", keys.ErrCorrupt, err)
+	}
 	return vals[0], nil
 }
 
