@@ -394,19 +394,9 @@ func (e *Executor) planDropKeyspace(st *ast.DropKeyspace) (plan, error) {
 	}}, nil
 }
 
-// truncater is the engine's truncation (engine.Local.Truncate and, once
-// there, engine.Remote's).
-type truncater interface {
-	Truncate(ctx context.Context, table uuid.UUID) error
-}
-
 // truncate drops a table's data from memtables and SSTables.
 func (e *Executor) truncate(ctx context.Context, table uuid.UUID) error {
-	tr, ok := e.eng.(truncater)
-	if !ok {
-		return &Error{Code: CodeTruncate, Message: "Error during truncate: the storage engine cannot truncate"}
-	}
-	if err := tr.Truncate(ctx, table); err != nil {
+	if err := e.eng.Truncate(ctx, table); err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			return &Error{Code: CodeTruncate, Message: fmt.Sprintf("Error during truncate: %v", err), Cause: err}
 		}
