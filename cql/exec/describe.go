@@ -41,11 +41,9 @@ import (
 
 // Element kinds, as the type column names them.
 const (
-	elemKeyspace  = "keyspace"
-	elemTable     = "table"
-	elemType      = "type"
-	elemFunction  = "function"
-	elemAggregate = "aggregate"
+	elemKeyspace = "keyspace"
+	elemTable    = "table"
+	elemType     = "type"
 )
 
 const describePagingMagic = 0x44
@@ -101,10 +99,20 @@ func (p *describePlan) result() []ColumnSpec {
 			return append(slices.Clip(describeClusterColumns), describeSpec("range_ownership", rangeOwnershipType))
 		}
 		return describeClusterColumns
-	case ast.DescribeKeyspaces, ast.DescribeTables, ast.DescribeTypes, ast.DescribeFunctions, ast.DescribeAggregates:
+	}
+	if p.listing() {
 		return describeListColumns
 	}
 	return describeElementColumns
+}
+
+// listing reports whether the statement lists names only.
+func (p *describePlan) listing() bool {
+	switch p.st.Kind {
+	case ast.DescribeKeyspaces, ast.DescribeTables, ast.DescribeTypes, ast.DescribeFunctions, ast.DescribeAggregates:
+		return true
+	}
+	return false
 }
 
 // withRanges reports whether DESCRIBE CLUSTER lists range ownership: only
@@ -129,7 +137,7 @@ func (p *describePlan) execute(_ context.Context, x *execCtx) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		withCQL := len(p.result()) == len(describeElementColumns)
+		withCQL := !p.listing()
 		n = len(elems)
 		row = func(i int) [][]byte {
 			el := elems[i]
