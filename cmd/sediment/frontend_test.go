@@ -142,6 +142,12 @@ func TestRunFrontendRemote(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	// TRUNCATE through the frontend without a node reaches the node.
+	execCQL(t, s, "TRUNCATE r.t")
+	var n int
+	if err := s2.Query("SELECT count(*) FROM t").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("rows after TRUNCATE through the remote frontend: %d %v", n, err)
+	}
 	fe.stop(t)
 	node.stop(t)
 }
