@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"slices"
+	"sync"
 
 	"github.com/sedimentdb/sediment/cqltype"
 	"github.com/sedimentdb/sediment/engine"
@@ -24,6 +25,59 @@ import (
 // in any order). Like Cassandra's, they are not idempotent: an increment whose
 // answer was lost (a timeout) may or may not have been applied, and retrying
 // it may count it twice.
+
+// counterLocks serializes the increments of each partition within the
+// process. It is shared by every Executor of the process, as the shards the
+// increments contend on are.
+var counterLocks = &keyedLocks{locks: map[string]*keyedLock{}}
+
+// keyedLocks is a set of mutexes by key, created on first use and dropped
+// when no one holds or waits for them.
+type keyedLocks struct {
+	mu    sync.Mutex
+	locks map[string]*keyedLock
+}
+
+type keyedLock struct {
+	ch   chan struct{} // holds a token while locked
+	refs int           // holders and waiters
+}
+
+// lock locks key, or returns ctx's error if it ends first.
+func (k *keyedLocks) lock(ctx context.Context, key string) error {
+	k.mu.Lock()
+	l := k.locks[key]
+	if l == nil {
+		l = &keyedLock{ch: make(chan struct{}, 1)}
+		k.locks[key] = l
+	}
+	l.refs++
+	k.mu.Unlock()
+	select {
+	case l.ch <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		k.release(key, l)
+		return ctx.Err()
+	}
+}
+
+// unlock unlocks key, which the caller locked.
+func (k *keyedLocks) unlock(key string) {
+	k.mu.Lock()
+	l := k.locks[key]
+	k.mu.Unlock()
+	<-l.ch
+	k.release(key, l)
+}
+
+func (k *keyedLocks) release(key string, l *keyedLock) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if l.refs--; l.refs == 0 {
+		delete(k.locks, key)
+	}
+}
 
 // counterKey names one counter cell of a partition: its row key (empty for
 // the static row) and its column.
@@ -167,12 +221,19 @@ type counterCell struct {
 }
 
 // applyCounterPartition increments the counters of one partition with the
-// read, then conditional write, loop.
+// read, then conditional write, loop. Increments of one partition from this
+// process take turns (counterLocks), so that they do not make each other
+// retry; the condition still guards against other processes.
 func (x *execCtx) applyCounterPartition(ctx context.Context, cp *counterPartition) error {
 	s, err := cp.slice(x.nowSec)
 	if err != nil {
 		return err
 	}
+	key := string(cp.layout.id[:]) + string(cp.pk)
+	if err := counterLocks.lock(ctx, key); err != nil {
+		return applyError(err, writeCounter)
+	}
+	defer counterLocks.unlock(key)
 	for {
 		p, err := x.e.eng.Read(ctx, s)
 		if err != nil {

@@ -404,7 +404,7 @@ func TestWriteCounters(t *testing.T) {
 	)
 	wantRow(t, one(t, s, "SELECT n, m FROM cnt WHERE k = 1 AND c = 1"), map[string]any{"n": int64(4), "m": int64(-2)})
 
-	const workers, each = 8, 25
+	const workers, each = 8, 10
 	var wg sync.WaitGroup
 	errs := make(chan error, workers)
 	for w := range workers {
