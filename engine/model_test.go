@@ -33,7 +33,7 @@ func TestRandomAgainstModel(t *testing.T) {
 					t.Logf("seed %d (set modelSeed to replay)", seed)
 				}
 			})
-			ops := 1000
+			ops := 600
 			if testing.Short() {
 				ops = 200
 			}
@@ -87,7 +87,7 @@ func runModel(t *testing.T, env *restartEnv, rng *rand.Rand, ops int) {
 			model[pk] = map[int64]string{}
 		case x < 64:
 			env.flush()
-		case x < 65:
+		case x < 66:
 			n := env.nodes[rng.IntN(len(env.nodes))]
 			if rng.IntN(2) == 0 {
 				env.crash(n)
@@ -96,7 +96,7 @@ func runModel(t *testing.T, env *restartEnv, rng *rand.Rand, ops int) {
 				env.restart(n, rng.IntN(2) == 0)
 				restarts++
 			}
-		case x < 68:
+		case x < 69:
 			first, last := scanBounds(rng, parts)
 			checkScan(t, env, op, first, last, rng.IntN(6), now, model)
 		default:
