@@ -248,7 +248,7 @@ func runConditionalBatch(ctx context.Context, x *execCtx, items []batchItem) (*R
 		}
 		part := parts[0]
 		if req == nil {
-			req = &casRequest{layout: it.p.layout, tok: part.tok, pk: part.pk, batch: true}
+			req = &casRequest{layout: it.p.layout, pk: part.pk, batch: true}
 		} else if !bytes.Equal(part.pk, req.pk) {
 			return nil, invalidf("Batch with conditions cannot span multiple partitions")
 		}

@@ -373,7 +373,6 @@ func liveValue(col *column, r *model.Row) []byte {
 // casRow is one row a conditional statement checks: its clustering (nil
 // for the static row only) and its conditions.
 type casRow struct {
-	layout     *tableLayout
 	clustering [][]byte
 	key        []byte // row key; nil for the static row only
 	exists     int8   // 1: IF EXISTS, -1: IF NOT EXISTS, 0: neither
@@ -385,7 +384,6 @@ type casRow struct {
 // one partition, and the columns its answer shows.
 type casRequest struct {
 	layout *tableLayout
-	tok    int64
 	pk     []byte
 	rows   []*casRow
 	// wildcard: the answer shows every column (IF [NOT] EXISTS).
@@ -580,7 +578,7 @@ func (p *modPlan) casRows(eval termEval, req *casRequest, part *partitionWrite) 
 	if err != nil {
 		return err
 	}
-	cr := &casRow{layout: p.layout, static: p.static || len(cks[0]) < len(p.layout.clustering)}
+	cr := &casRow{static: p.static || len(cks[0]) < len(p.layout.clustering)}
 	if !cr.static {
 		cr.clustering = cks[0]
 		if cr.key, err = p.layout.rowKey(part.tok, part.pk, cr.clustering); err != nil {
@@ -623,7 +621,7 @@ func (p *modPlan) executeConditional(ctx context.Context, x *execCtx, eval termE
 		return nil, err
 	}
 	part := parts[0]
-	req := &casRequest{layout: p.layout, tok: part.tok, pk: part.pk}
+	req := &casRequest{layout: p.layout, pk: part.pk}
 	if err := p.casRows(eval, req, part); err != nil {
 		return nil, err
 	}
