@@ -158,8 +158,7 @@ type authSnapshot struct {
 	rev   uint64
 	roles map[string]*manifest.Role
 
-	mu    sync.Mutex
-	users map[string]*principal
+	users sync.Map // name → *principal, derived on first use
 }
 
 // principal is a logged-in role as checks see it.
@@ -179,7 +178,7 @@ func (a *Auth) snapshot() *authSnapshot {
 		return s
 	}
 	list, rev := a.view.Roles()
-	s := &authSnapshot{rev: rev, roles: make(map[string]*manifest.Role, len(list)), users: map[string]*principal{}}
+	s := &authSnapshot{rev: rev, roles: make(map[string]*manifest.Role, len(list))}
 	for _, r := range list {
 		s.roles[r.Name] = r
 	}
@@ -190,10 +189,8 @@ func (a *Auth) snapshot() *authSnapshot {
 // principal returns the logged-in role name, computed once per revision.
 func (a *Auth) principal(name string) *principal {
 	s := a.snapshot()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if p := s.users[name]; p != nil {
-		return p
+	if p, ok := s.users.Load(name); ok {
+		return p.(*principal)
 	}
 	p := &principal{name: name, roles: s.closure(name, true), perms: map[string]permSet{}}
 	for r := range p.roles {
@@ -203,8 +200,8 @@ func (a *Auth) principal(name string) *principal {
 			p.perms[res] |= permsOf(names)
 		}
 	}
-	s.users[name] = p
-	return p
+	actual, _ := s.users.LoadOrStore(name, p)
+	return actual.(*principal)
 }
 
 // closure returns name, if it exists, and the roles granted to it: only
@@ -341,18 +338,26 @@ func (r resource) String() string {
 	return "<keyspace " + a + ">"
 }
 
-// chain returns r and its parents, r first.
-func (r resource) chain() []resource {
-	a, b := r.parts()
+// parent returns the resource r is in: a table's keyspace, a keyspace's
+// ALL KEYSPACES, a role's ALL ROLES. The roots have none.
+func (r resource) parent() (resource, bool) {
 	switch {
 	case r == resData || r == resRoles:
-		return []resource{r}
+		return "", false
 	case r.isRoles():
-		return []resource{r, resRoles}
-	case b != "":
-		return []resource{r, keyspaceResource(a), resData}
+		return resRoles, true // a role's name may hold '/'
 	}
-	return []resource{r, resData}
+	i := strings.LastIndexByte(string(r), '/')
+	return r[:i], true
+}
+
+// chain returns r and its parents, r first.
+func (r resource) chain() []resource {
+	out := []resource{r}
+	for p, ok := r.parent(); ok; p, ok = p.parent() {
+		out = append(out, p)
+	}
+	return out
 }
 
 // applicable returns the permissions that may be granted on r.
@@ -374,8 +379,8 @@ func (p *principal) has(perm permission, r resource) bool {
 	if p.super {
 		return true
 	}
-	for _, c := range r.chain() {
-		if p.perms[string(c)].has(perm) {
+	for ok := true; ok; r, ok = r.parent() {
+		if p.perms[string(r)].has(perm) {
 			return true
 		}
 	}

@@ -19,18 +19,22 @@ type need struct {
 // do. Without an Auth everything is allowed. Role and permission
 // statements check their own rules when they run.
 func (e *Executor) authorize(s *Session, keyspace string, st ast.Statement) error {
-	a := e.cfg.Auth
-	if a == nil {
+	if e.cfg.Auth == nil {
 		return nil
 	}
-	if s.User() == "" {
+	return e.cfg.Auth.check(s.User(), keyspace, st)
+}
+
+// check checks that user may run st.
+func (a *Auth) check(user, keyspace string, st ast.Statement) error {
+	if user == "" {
 		return unauthorizedf("You have not logged in")
 	}
 	needs := statementNeeds(keyspace, st)
 	if len(needs) == 0 {
 		return nil
 	}
-	p := a.principal(s.User())
+	p := a.principal(user)
 	for _, n := range needs {
 		if err := p.ensure(n.perm, n.res); err != nil {
 			return err
