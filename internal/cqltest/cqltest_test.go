@@ -1,6 +1,13 @@
 package cqltest
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/gocql/gocql"
+
+	"github.com/sedimentdb/sediment/keys"
+	"github.com/sedimentdb/sediment/token"
+)
 
 func TestStartAndConnect(t *testing.T) {
 	srv := Start(t, Options{})
@@ -19,5 +26,41 @@ func TestStartAndConnect(t *testing.T) {
 	}
 	if tm := md.Tables["t"]; tm == nil || len(tm.PartitionKey) != 1 || tm.PartitionKey[0].Name != "k" {
 		t.Errorf("gocql's metadata of ks.t: %+v", md.Tables["t"])
+	}
+}
+
+// TestTokenAwareDriver routes prepared statements by the tokens the
+// frontend reports and the partition key indexes of PREPARED.
+func TestTokenAwareDriver(t *testing.T) {
+	srv := Start(t, Options{})
+	srv.Session(t, "ks").Close() // creates the keyspace
+	c := srv.Cluster()
+	c.Keyspace = "ks"
+	c.PoolConfig.HostSelectionPolicy = gocql.TokenAwareHostPolicy(gocql.RoundRobinHostPolicy())
+	s := srv.connect(t, c)
+	Exec(t, s, "CREATE TABLE IF NOT EXISTS tok (a int, b text, v int, PRIMARY KEY ((a, b)))")
+	for i := range 50 {
+		if err := s.Query("INSERT INTO tok (a, b, v) VALUES (?, ?, ?)", i, "x", i).Exec(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var v int
+	if err := s.Query("SELECT v FROM tok WHERE a = ? AND b = ?", 42, "x").Scan(&v); err != nil || v != 42 {
+		t.Fatalf("SELECT: %d %v", v, err)
+	}
+	var tok int64
+	if err := s.Query("SELECT token(a, b) FROM tok WHERE a = ? AND b = ?", 42, "x").Scan(&tok); err != nil {
+		t.Fatal(err)
+	}
+	pk, err := keys.ComposePartitionKey([][]byte{{0, 0, 0, 42}, []byte("x")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := token.Murmur3(pk); tok != want {
+		t.Errorf("token(a, b) = %d, want %d", tok, want)
+	}
+	routing, err := s.Query("SELECT v FROM tok WHERE a = ? AND b = ?", 42, "x").GetRoutingKey()
+	if err != nil || string(routing) != string(pk) {
+		t.Fatalf("gocql found no routing key (partition key indexes): %x %v", routing, err)
 	}
 }
