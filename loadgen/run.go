@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/gocql/gocql"
-	"golang.org/x/time/rate"
 )
 
 // Run runs the workload of cfg and reports it. With a progress writer, it
@@ -44,12 +43,6 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) (*Report, error) {
 	}
 	defer sess.Close()
 
-	var limiter *rate.Limiter
-	if cfg.Rate > 0 {
-		// A burst of 10 ms of operations smooths the limiter's timer
-		// granularity without letting the rate overshoot.
-		limiter = rate.NewLimiter(rate.Limit(cfg.Rate), max(1, int(cfg.Rate/100)))
-	}
 	rec := newRecorder()
 	var seq, issued atomic.Int64
 	workers := make([]*worker, cfg.Concurrency)
@@ -70,6 +63,10 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) (*Report, error) {
 		ctx, cancel = context.WithTimeout(ctx, cfg.Duration)
 		defer cancel()
 	}
+	var sched *schedule
+	if cfg.Rate > 0 {
+		sched = &schedule{start: start, interval: float64(time.Second) / cfg.Rate}
+	}
 	stopProgress := startProgress(progress, rec, start)
 	var wg sync.WaitGroup
 	for _, w := range workers {
@@ -78,10 +75,14 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) (*Report, error) {
 				if cfg.Count > 0 && issued.Add(1) > cfg.Count {
 					return
 				}
-				if limiter != nil && limiter.Wait(ctx) != nil {
-					return
+				due := time.Now()
+				if sched != nil {
+					var ok bool
+					if due, ok = sched.wait(ctx); !ok {
+						return
+					}
 				}
-				w.op()
+				w.op(due)
 			}
 		})
 	}
@@ -198,23 +199,24 @@ func (w *worker) queries() []*gocql.Query {
 	}
 }
 
-// op runs one operation of the workload.
-func (w *worker) op() {
+// op runs one operation of the workload, due at start: its latency counts
+// from then.
+func (w *worker) op(start time.Time) {
 	switch w.cfg.Workload {
 	case Write:
-		w.write()
+		w.write(start)
 	case Read:
-		w.get()
+		w.get(start)
 	case Mixed:
 		if w.r.Float64() < w.cfg.ReadRatio {
-			w.get()
+			w.get(start)
 		} else {
-			w.write()
+			w.write(start)
 		}
 	case Scan:
-		w.scanPartition()
+		w.scanPartition(start)
 	case Counter:
-		w.increment()
+		w.increment(start)
 	}
 }
 
@@ -225,17 +227,15 @@ func (w *worker) row() (pk, ck int64) {
 	return n / cr, n % cr
 }
 
-func (w *worker) write() {
+func (w *worker) write(start time.Time) {
 	pk, ck := w.row()
-	start := time.Now()
 	err := w.insert.Bind(pk, ck, w.value).Exec()
 	w.rec.record(opWrite, time.Since(start), err, 0)
 }
 
-func (w *worker) get() {
+func (w *worker) get(start time.Time) {
 	pk, ck := w.row()
 	var v []byte
-	start := time.Now()
 	err := w.read.Bind(pk, ck).Scan(&v)
 	d := time.Since(start)
 	rows := 1
@@ -245,14 +245,13 @@ func (w *worker) get() {
 	w.rec.record(opRead, d, err, rows)
 }
 
-func (w *worker) scanPartition() {
+func (w *worker) scanPartition(start time.Time) {
 	pk := w.parts.next()
 	var (
 		ck   int64
 		v    []byte
 		rows int
 	)
-	start := time.Now()
 	it := w.scan.Bind(pk).Iter()
 	for it.Scan(&ck, &v) {
 		rows++
@@ -261,9 +260,37 @@ func (w *worker) scanPartition() {
 	w.rec.record(opScan, time.Since(start), err, rows)
 }
 
-func (w *worker) increment() {
+func (w *worker) increment(start time.Time) {
 	pk, ck := w.row()
-	start := time.Now()
 	err := w.counter.Bind(pk, ck).Exec()
 	w.rec.record(opCounter, time.Since(start), err, 0)
+}
+
+// schedule paces a run at a fixed rate: operation i is due at start +
+// i*interval, whenever a worker gets to it. Latency counts from when an
+// operation was due, so that a server falling behind is charged for the
+// queue it causes, as a client sending at that rate would see it, rather
+// than the workers politely waiting for it (coordinated omission).
+type schedule struct {
+	start    time.Time
+	interval float64 // nanoseconds
+	next     atomic.Int64
+}
+
+// wait waits until the next operation is due and returns when that was, or
+// false if ctx ended first.
+func (s *schedule) wait(ctx context.Context) (time.Time, bool) {
+	due := s.start.Add(time.Duration(float64(s.next.Add(1)-1) * s.interval))
+	d := time.Until(due)
+	if d <= 0 {
+		return due, ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return due, true
+	case <-ctx.Done():
+		return due, false
+	}
 }

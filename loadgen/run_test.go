@@ -132,11 +132,11 @@ func TestLimits(t *testing.T) {
 		t.Fatalf("duration run: %d ops, %d errors in %.3fs", rep.Ops, rep.Errors, rep.Elapsed)
 	}
 
-	// The limiter lets 200 operations a second through, after a burst of
-	// 2, so 40 operations cannot take less than 38/200 s.
+	// At 200 operations a second, operation i is due i/200 s after the
+	// start, so 40 operations cannot take less than 39/200 s.
 	c = testConfig(Write)
 	c.Count, c.Rate = 40, 200
-	if rep := run(t, c); rep.Elapsed < 38.0/200 {
+	if rep := run(t, c); rep.Elapsed < 39.0/200 {
 		t.Fatalf("40 operations at 200/s took %.3fs", rep.Elapsed)
 	}
 
@@ -178,5 +178,27 @@ func TestInvalidConfig(t *testing.T) {
 	c := testConfig("nope")
 	if _, err := Run(context.Background(), c, nil); err == nil || !strings.Contains(err.Error(), "loadgen: unknown workload") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// TestSchedule: operations are due at fixed intervals from the start, even
+// when the workers are late, and a cancelled context stops the waiting.
+func TestSchedule(t *testing.T) {
+	start := time.Now().Add(-time.Hour) // every operation is long overdue
+	s := &schedule{start: start, interval: float64(time.Millisecond)}
+	for i := range 5 {
+		due, ok := s.wait(context.Background())
+		if !ok || !due.Equal(start.Add(time.Duration(i)*time.Millisecond)) {
+			t.Fatalf("operation %d due at %v (%v), want %v", i, due.Sub(start), ok, time.Duration(i)*time.Millisecond)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, ok := s.wait(ctx); ok {
+		t.Fatal("an overdue operation ran after the context ended")
+	}
+	s = &schedule{start: time.Now().Add(time.Hour), interval: 1}
+	if _, ok := s.wait(ctx); ok {
+		t.Fatal("waited for an operation after the context ended")
 	}
 }

@@ -82,7 +82,7 @@ func parseBenchFlags(args []string, output io.Writer) (loadgen.Config, bool, err
 	f.IntVar(&c.Connections, "connections", c.Connections, "Connections per host (gocql NumConns).")
 	f.DurationVar(&c.Duration, "duration", 0, fmt.Sprintf("How long to run (default %v unless -count is given).", benchDefaultDuration))
 	f.Int64Var(&c.Count, "count", 0, "Operations to run (0: no limit); with -duration, whichever comes first.")
-	f.Float64Var(&c.Rate, "rate", 0, "Most operations per second (0: no limit).")
+	f.Float64Var(&c.Rate, "rate", 0, "Operations per second on a fixed schedule, latency counting from when each was due (0: as fast as possible).")
 	f.StringVar(&hosts, "hosts", strings.Join(c.Hosts, ","), "Comma-separated CQL servers, host:port.")
 	f.StringVar(&c.Keyspace, "keyspace", c.Keyspace, "Keyspace of the tables.")
 	f.StringVar(&c.Table, "table", c.Table, "Table; counters go to <table>_counter.")
