@@ -31,7 +31,7 @@ func bindValues(specs []ColumnSpec, p *Params) (vals [][]byte, unset []bool, err
 		}
 	}
 	if len(vals) != len(specs) {
-		return nil, nil, invalidf("Invalid amount of bind variables: expected %d but got %d", len(specs), len(vals))
+		return nil, nil, invalidf("there were %d markers(?) in CQL but %d bound variables", len(specs), len(vals))
 	}
 	if unset == nil {
 		unset = make([]bool, len(vals))
