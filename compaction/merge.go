@@ -220,7 +220,12 @@ type merger struct {
 	opts    Options
 	created time.Time
 	purge   purger
-	stats   Stats
+	// mayPurge is false when the inputs' properties show nothing that can
+	// expire by Now or be purged: then rows no header deletes are copied
+	// without decoding.
+	mayPurge bool
+	statsErr error // of the last value whose statistics failed
+	stats    Stats
 	mem     gauge
 	inputs  []*readahead
 
@@ -249,7 +254,11 @@ func (m *merger) openInputs(ctx context.Context) (kv.Iterator, error) {
 			closeAll(iters)
 			return nil, fmt.Errorf("open %s: %w", in.Key, err)
 		}
-		ra.setLimit(int64(r.Properties().DataSize))
+		props := r.Properties()
+		ra.setLimit(int64(props.DataSize))
+		if props.MinLocalDeletionTime <= m.job.Now || props.MinLocalDeletionTime < m.job.GCBefore {
+			m.mayPurge = true
+		}
 		m.stats.InputBytes += in.Size
 		m.stats.InputEntries += r.Properties().Entries
 		iters = append(iters, &namedIter{Iterator: r.NewIter(ctx, nil, nil), key: in.Key})
@@ -367,15 +376,23 @@ func (m *merger) addHeader(key, value []byte) error {
 }
 
 func (m *merger) addRow(key, clustering, value []byte) error {
+	var d model.Deletion
+	if m.hasHdr {
+		d = m.hdr.DeletionAt(clustering)
+	}
+	if !m.mayPurge && d.IsLive() {
+		// Nothing to shadow, expire or purge: the merged bytes are the
+		// row's. (Their statistics, in write, still check that they
+		// decode.)
+		return m.write(key, value)
+	}
 	if err := model.DecodeRow(value, &m.row); err != nil {
 		return fmt.Errorf("row %x: %w", key, err)
 	}
 	changed := false
-	if m.hasHdr {
-		if d := m.hdr.DeletionAt(clustering); !d.IsLive() {
-			m.row.Shadow(d)
-			changed = true
-		}
+	if !d.IsLive() {
+		m.row.Shadow(d)
+		changed = true
 	}
 	if m.purge.row(&m.row) {
 		changed = true
@@ -397,7 +414,28 @@ func (m *merger) write(key, value []byte) error {
 	if err := m.out.sw.Add(key, value); err != nil {
 		return fmt.Errorf("write %s: %w", m.out.key, err)
 	}
+	if m.statsErr != nil {
+		return fmt.Errorf("value of %x: %w", key, m.statsErr)
+	}
 	return nil
+}
+
+// entryStats reports a value's statistics for the SSTable properties, as
+// flushes do, and keeps the error of a value that does not decode.
+func (m *merger) entryStats(_, value []byte) sstable.EntryStats {
+	st, err := model.ValueStats(value)
+	if err != nil {
+		m.statsErr = err
+		return sstable.EntryStats{MinTimestamp: math.MaxInt64, MaxTimestamp: math.MinInt64, MinLocalDeletionTime: sstable.NoDeletionTime}
+	}
+	return sstable.EntryStats{
+		MinTimestamp:         st.MinTimestamp,
+		MaxTimestamp:         st.MaxTimestamp,
+		MinLocalDeletionTime: st.MinLocalDeletionTime,
+		Rows:                 uint64(st.Rows),
+		Cells:                uint64(st.Cells),
+		Tombstones:           uint64(st.Tombstones),
+	}
 }
 
 // output is the SSTable being written.
@@ -431,7 +469,7 @@ func (m *merger) startOutput(ctx context.Context) error {
 	o.cw.w = w
 	wo := m.opts.Writer
 	wo.Split = splitPartition
-	wo.Stats = entryStats
+	wo.Stats = m.entryStats
 	wo.WriterID = "compaction/" + m.job.ID
 	wo.CreatedAt = m.created
 	o.sw = sstable.NewWriter(&o.cw, wo)
@@ -499,21 +537,4 @@ func splitPartition(key []byte) int {
 		return len(key) // add rejects such keys before the writer sees them
 	}
 	return n
-}
-
-// entryStats reports a value's statistics for the SSTable properties, as
-// flushes do.
-func entryStats(_, value []byte) sstable.EntryStats {
-	st, err := model.ValueStats(value)
-	if err != nil {
-		return sstable.EntryStats{MinTimestamp: math.MaxInt64, MaxTimestamp: math.MinInt64, MinLocalDeletionTime: sstable.NoDeletionTime}
-	}
-	return sstable.EntryStats{
-		MinTimestamp:         st.MinTimestamp,
-		MaxTimestamp:         st.MaxTimestamp,
-		MinLocalDeletionTime: st.MinLocalDeletionTime,
-		Rows:                 uint64(st.Rows),
-		Cells:                uint64(st.Cells),
-		Tombstones:           uint64(st.Tombstones),
-	}
 }

@@ -49,7 +49,7 @@ type readahead struct {
 	limit     int64 // end of the data region; 0 until setLimit
 	cur, next *fetch
 	spares    [][]byte // buffers no fetch uses
-	allocated int      // buffers allocated, at most 2
+	allocated int64    // bytes of the buffers allocated, at most 2 chunks
 	err       error    // a failed fetch fails every later read
 	requests  int64
 }
@@ -127,9 +127,10 @@ func (r *readahead) start(off int64) *fetch {
 	if k := len(r.spares); k > 0 {
 		buf, r.spares = r.spares[k-1], r.spares[:k-1]
 	} else {
-		buf = make([]byte, r.chunk)
-		r.allocated++
-		r.mem.add(r.chunk)
+		// A buffer never exceeds the data region: small inputs take little.
+		buf = make([]byte, min(r.chunk, r.limit))
+		r.allocated += int64(len(buf))
+		r.mem.add(int64(len(buf)))
 	}
 	f := &fetch{off: off, buf: buf[:n], done: make(chan struct{})}
 	r.requests++
@@ -184,6 +185,6 @@ func (r *readahead) close() {
 	r.release(r.cur)
 	r.release(r.next)
 	r.cur, r.next, r.spares = nil, nil, nil
-	r.mem.add(-int64(r.allocated) * r.chunk)
+	r.mem.add(-r.allocated)
 	r.allocated = 0
 }

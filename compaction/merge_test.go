@@ -191,7 +191,7 @@ func writeTable(t testing.TB, s objectstore.Store, key string, es []entry, opts 
 		t.Fatal(err)
 	}
 	cw := &countingWriter{w: w}
-	opts.Split, opts.Stats = splitPartition, entryStats
+	opts.Split, opts.Stats = splitPartition, (&merger{}).entryStats
 	sw := sstable.NewWriter(cw, opts)
 	for _, e := range es {
 		if err := sw.Add(e.key, e.value); err != nil {
