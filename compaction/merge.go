@@ -226,8 +226,8 @@ type merger struct {
 	mayPurge bool
 	statsErr error // of the last value whose statistics failed
 	stats    Stats
-	mem     gauge
-	inputs  []*readahead
+	mem      gauge
+	inputs   []*readahead
 
 	// The partition being merged: its prefix, and its header as merged,
 	// before purging, which decides what its rows lose.
