@@ -182,7 +182,7 @@ func (e *Executor) prepare(s *Session, text, keyspace string) (*Prepared, error)
 		return nil, err
 	}
 	binds := pl.binds()
-	return &Prepared{ID: id, Binds: binds, PKIndexes: e.pkIndexes(binds), Columns: pl.result()}, nil
+	return &Prepared{ID: id, Binds: binds, PKIndexes: e.pkIndexes(binds, p.stmt), Columns: pl.result()}, nil
 }
 
 // planOf returns p's plan for the current schema, planning it again when
@@ -204,8 +204,10 @@ func (e *Executor) planOf(p *prepared) (plan, error) {
 }
 
 // pkIndexes returns the markers that set each partition key column of the
-// table the binds belong to, or nil if some column has none.
-func (e *Executor) pkIndexes(binds []ColumnSpec) []uint16 {
+// table the binds belong to, or nil if some column has none. A marker sets
+// a column when its receiver is the column itself; a named marker's receiver
+// carries the marker's name, so its column comes from the statement.
+func (e *Executor) pkIndexes(binds []ColumnSpec, st ast.Statement) []uint16 {
 	if len(binds) == 0 || binds[0].Table == "" {
 		return nil
 	}
@@ -221,11 +223,16 @@ func (e *Executor) pkIndexes(binds []ColumnSpec) []uint16 {
 	if err != nil {
 		return nil
 	}
+	named := markerColumns(st)
 	idx := make([]uint16, 0, len(l.partition))
 	for _, c := range l.partition {
 		found := false
 		for i, b := range binds {
-			if b.Keyspace == l.keyspace && b.Table == t.Name && b.Name == c.name && b.Type.Equal(c.typ) {
+			name := b.Name
+			if col, ok := named[i]; ok {
+				name = col
+			}
+			if b.Keyspace == l.keyspace && b.Table == t.Name && name == c.name && b.Type.Equal(c.typ) {
 				idx = append(idx, uint16(i))
 				found = true
 				break
@@ -236,6 +243,39 @@ func (e *Executor) pkIndexes(binds []ColumnSpec) []uint16 {
 		}
 	}
 	return idx
+}
+
+// markerColumns maps the named markers that stand for a whole column's
+// value (INSERT values, WHERE c = :m) to their columns.
+func markerColumns(st ast.Statement) map[int]string {
+	out := map[int]string{}
+	named := func(col string, t ast.Term) {
+		if b, ok := t.(*ast.Bind); ok && b.Name != "" {
+			out[b.Index] = col
+		}
+	}
+	where := func(rels []ast.Relation) {
+		for _, r := range rels {
+			if r.Op == ast.OpEq && len(r.Columns) == 1 && !r.Token && !r.Multi && r.MapKey == nil {
+				named(r.Columns[0], r.Value)
+			}
+		}
+	}
+	switch st := st.(type) {
+	case *ast.Insert:
+		for i, c := range st.Columns {
+			if i < len(st.Values) {
+				named(c, st.Values[i])
+			}
+		}
+	case *ast.Update:
+		where(st.Where)
+	case *ast.Delete:
+		where(st.Where)
+	case *ast.Select:
+		where(st.Where)
+	}
+	return out
 }
 
 // Execute runs a prepared statement (the EXECUTE message). An unknown id is

@@ -181,6 +181,22 @@ func TestPrepared(t *testing.T) {
 	if len(p.Binds) != 4 || p.Binds[0].Name != "c" || p.Binds[0].Keyspace != "ks" || p.Binds[0].Table != "t" {
 		t.Errorf("binds %+v", p.Binds)
 	}
+	for text, want := range map[string][]uint16{
+		"INSERT INTO t (c, a, v, b) VALUES (:cc, :aa, :vv, :bb)": {3, 1},
+		"SELECT v FROM t WHERE b = :x AND a = :y AND c = 1":      {0, 1},
+		"UPDATE t SET v = ? WHERE a = :y AND b = :x AND c = :z":  {2, 1},
+		"DELETE FROM t WHERE a = ? AND b = ? AND c = ?":          {1, 0},
+		"SELECT v FROM t WHERE b = ? AND a IN (1, 2) AND c = 1":  nil,
+		"INSERT INTO t (c, a, v, b) VALUES (1, 2, 'x', ?)":       nil,
+	} {
+		np, err := srv.Executor.Prepare(ctx, sess, text, "")
+		if err != nil {
+			t.Fatalf("%s: %v", text, err)
+		}
+		if !slices.Equal(np.PKIndexes, want) {
+			t.Errorf("%s: PK indexes %v, want %v", text, np.PKIndexes, want)
+		}
+	}
 	again, err := srv.Executor.Prepare(ctx, sess, "INSERT INTO t (c, a, v, b) VALUES (?, ?, ?, ?)", "")
 	if err != nil || string(again.ID) != string(p.ID) {
 		t.Errorf("preparing twice gave ids %x and %x (%v)", p.ID, again.ID, err)
