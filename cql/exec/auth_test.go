@@ -200,6 +200,8 @@ func TestAuthPermissions(t *testing.T) {
 		"CREATE KEYSPACE ks2 WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
 		"CREATE TABLE ks2.t (id int PRIMARY KEY, v text)",
 		"INSERT INTO ks2.t (id, v) VALUES (1, 'a')",
+		// Creating nothing grants nothing.
+		"CREATE KEYSPACE IF NOT EXISTS ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
 	)
 	wantAuthRows(t, alice, "SELECT v FROM ks2.t WHERE id = 1", "a")
 	wantAuthRows(t, alice, "LIST ALL PERMISSIONS OF alice",
