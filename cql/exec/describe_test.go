@@ -2,6 +2,7 @@ package exec_test
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os/exec"
 	"path/filepath"
@@ -321,6 +322,96 @@ func TestDescribeRecreates(t *testing.T) {
 	}
 	// Rows round-trip too: the recreated tables take the same writes.
 	cqltest.Exec(t, sb, `INSERT INTO "Desc"."Events" (tenant, day, at, seq, place) VALUES (1, '2026-01-01', now(), 1, {name: 'z', "Corners": [{x: 1, y: 2}]})`)
+}
+
+// randomSchema returns the statements of a random schema: tables with
+// random names (some needing quotes), key and column types, clustering
+// orders, static columns and stored options.
+func randomSchema(rng *rand.Rand, tables int) []string {
+	stmts := []string{
+		`CREATE KEYSPACE rnd WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}`,
+		`CREATE TYPE rnd.pt (x int, "Y" text)`,
+		`CREATE TYPE rnd."Box" (lo frozen<pt>, hi frozen<pt>, tags frozen<set<text>>)`,
+	}
+	keyTypes := []string{"int", "text", "bigint", "uuid", "timeuuid", "date", "blob", "frozen<list<int>>", "frozen<pt>", "tuple<int, text>", `frozen<"Box">`}
+	valueTypes := append(slices.Clone(keyTypes), "set<text>", "map<int, text>", "list<blob>", "pt", "duration", "frozen<map<text, frozen<list<int>>>>")
+	names := []string{"a", "b", "c", "d", "e", "f", `"Mixed"`, `"select"`, `"with space"`, "key", "value", `"from"`, "x_1"}
+	compactions := []string{"SizeTieredCompactionStrategy", "LeveledCompactionStrategy", "TimeWindowCompactionStrategy"}
+	for i := range tables {
+		cols := slices.Clone(names)
+		rng.Shuffle(len(cols), func(a, b int) { cols[a], cols[b] = cols[b], cols[a] })
+		cols = cols[:3+rng.IntN(len(cols)-3)]
+		npk := 1 + rng.IntN(2)
+		nck := rng.IntN(min(3, len(cols)-npk))
+		var defs []string
+		for j, c := range cols {
+			if j < npk+nck {
+				defs = append(defs, c+" "+keyTypes[rng.IntN(len(keyTypes))])
+				continue
+			}
+			d := c + " " + valueTypes[rng.IntN(len(valueTypes))]
+			if nck > 0 && rng.IntN(4) == 0 {
+				d += " static"
+			}
+			defs = append(defs, d)
+		}
+		pk := strings.Join(cols[:npk], ", ")
+		if npk > 1 || rng.IntN(2) == 0 {
+			pk = "(" + pk + ")"
+		}
+		key := append([]string{pk}, cols[npk:npk+nck]...)
+		stmt := fmt.Sprintf("CREATE TABLE rnd.%s (%s, PRIMARY KEY (%s))", fmt.Sprintf([]string{"t%d", `"T%d"`, "tbl%d", `"Tbl_%d"`}[i%4], i), strings.Join(defs, ", "), strings.Join(key, ", "))
+		var opts []string
+		if nck > 0 && rng.IntN(2) == 0 {
+			var order []string
+			for _, c := range cols[npk : npk+nck] {
+				order = append(order, c+" "+[]string{"ASC", "DESC"}[rng.IntN(2)])
+			}
+			opts = append(opts, "CLUSTERING ORDER BY ("+strings.Join(order, ", ")+")")
+		}
+		if rng.IntN(2) == 0 {
+			opts = append(opts, fmt.Sprintf("default_time_to_live = %d", rng.IntN(100000)))
+		}
+		if rng.IntN(2) == 0 {
+			opts = append(opts, fmt.Sprintf("gc_grace_seconds = %d", rng.IntN(1000000)))
+		}
+		if rng.IntN(2) == 0 {
+			opts = append(opts, fmt.Sprintf("comment = 'table %d''s \"comment\"'", i))
+		}
+		if rng.IntN(2) == 0 {
+			opts = append(opts, fmt.Sprintf("compaction = {'class': '%s'}", compactions[rng.IntN(len(compactions))]))
+		}
+		if rng.IntN(3) == 0 {
+			opts = append(opts, fmt.Sprintf("compression = {'class': 'SnappyCompressor', 'chunk_length_in_kb': '%d'}", 1<<rng.IntN(8)))
+		}
+		if len(opts) > 0 {
+			stmt += " WITH " + strings.Join(opts, " AND ")
+		}
+		stmts = append(stmts, stmt)
+	}
+	return stmts
+}
+
+// TestDescribeRecreatesRandom checks the round trip on random schemas.
+func TestDescribeRecreatesRandom(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 0))
+	a := cqltest.Start(t, cqltest.Options{})
+	sa := a.Session(t, "")
+	cqltest.Exec(t, sa, randomSchema(rng, 12)...)
+	before := describeRows(t, sa, "DESCRIBE SCHEMA")
+
+	b := cqltest.Start(t, cqltest.Options{})
+	sb := b.Session(t, "")
+	for _, r := range before {
+		if err := sb.Query(r[3]).Exec(); err != nil {
+			t.Fatalf("re-running %s: %v", r[3], err)
+		}
+	}
+	if after := describeRows(t, sb, "DESCRIBE SCHEMA"); !slices.EqualFunc(before, after, slices.Equal) {
+		t.Errorf("recreated schema differs:\nbefore %q\nafter  %q", before, after)
+	}
 }
 
 func TestDescribePaging(t *testing.T) {
