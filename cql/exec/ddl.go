@@ -26,6 +26,8 @@ import (
 // before the View shows it; the wait then ends at this bound.
 const schemaWait = 10 * time.Second
 
+var _ plan = (*ddlPlan)(nil)
+
 // ddlPlan runs one schema change.
 type ddlPlan struct {
 	// keyspace is the keyspace whose document the change writes.

@@ -619,6 +619,8 @@ func (e *Executor) planDropTable(s *Session, st *ast.DropTable) (plan, error) {
 	}}, nil
 }
 
+var _ plan = (*truncatePlan)(nil)
+
 // truncatePlan is TRUNCATE: the table's data goes, its schema stays.
 type truncatePlan struct{ keyspace, table string }
 

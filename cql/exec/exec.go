@@ -333,6 +333,8 @@ func statementName(st ast.Statement) string {
 	return n
 }
 
+var _ plan = voidPlan{}
+
 // voidPlan does nothing and returns a Void result.
 type voidPlan struct{}
 

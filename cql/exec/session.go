@@ -22,6 +22,8 @@ func sessionIn(ks string) *Session {
 	return s
 }
 
+var _ plan = usePlan{}
+
 // usePlan is USE keyspace: it checks the keyspace exists when it runs, so a
 // prepared USE follows the schema.
 type usePlan struct{ keyspace string }

@@ -9,6 +9,8 @@ import (
 	"github.com/sedimentdb/sediment/cqltype"
 )
 
+var _ plan = (*sysSelectPlan)(nil)
+
 // sysSelectPlan is a SELECT on a system table: the rows are listed from
 // the View when it runs, filtered by equality (and IN) restrictions on any
 // column, as drivers and cqlsh write them, and projected on the selected
