@@ -32,10 +32,42 @@ func (c *clock) advance(d time.Duration) {
 	c.offset += d
 }
 
-// newWriteSession starts a server and returns a session on its keyspace w.
-func newWriteSession(t *testing.T) *gocql.Session {
-	t.Helper()
-	return cqltest.Start(t, cqltest.Options{}).Session(t, "w")
+// writeEnv is what each write test gets: a server shared by all of them,
+// its clock, and a session on the test's own keyspace ks.
+type writeEnv struct {
+	srv *cqltest.Server
+	clk *clock
+	s   *gocql.Session
+	ks  string
+}
+
+// TestWrite runs the write tests against one server (starting one costs
+// more than most of them), each in a keyspace of its own.
+func TestWrite(t *testing.T) {
+	clk := &clock{}
+	srv := cqltest.Start(t, cqltest.Options{Now: clk.now})
+	for _, tc := range []struct {
+		name string
+		test func(*testing.T, *writeEnv)
+	}{
+		{"InsertUpdateDelete", testWriteInsertUpdateDelete},
+		{"Collections", testWriteCollections},
+		{"Validation", testWriteValidation},
+		{"Conditional", testWriteConditional},
+		{"Counters", testWriteCounters},
+		{"Batch", testWriteBatch},
+		{"InsertJSON", testWriteInsertJSON},
+		{"Edges", testWriteEdges},
+		{"ConditionElements", testWriteConditionElements},
+		{"AcrossFlush", testWriteAcrossFlush},
+		{"MultiColumn", testWriteMultiColumn},
+		{"TTL", testWriteTTL}, // last: it moves the shared clock on
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ks := "w_" + strings.ToLower(tc.name)
+			tc.test(t, &writeEnv{srv: srv, clk: clk, s: srv.Session(t, ks), ks: ks})
+		})
+	}
 }
 
 // mustExec runs statements, failing the test on the first error.
@@ -95,8 +127,8 @@ func wantRow(t *testing.T, got map[string]any, want map[string]any) {
 	}
 }
 
-func TestWriteInsertUpdateDelete(t *testing.T) {
-	s := newWriteSession(t)
+func testWriteInsertUpdateDelete(t *testing.T, e *writeEnv) {
+	s := e.s
 	mustExec(t, s,
 		"CREATE TABLE kv (k int, c int, v text, n int, s text static, PRIMARY KEY (k, c))",
 		"INSERT INTO kv (k, c, v, n) VALUES (1, 1, 'a', 10)",
@@ -169,8 +201,8 @@ func TestWriteInsertUpdateDelete(t *testing.T) {
 	}
 }
 
-func TestWriteCollections(t *testing.T) {
-	s := newWriteSession(t)
+func testWriteCollections(t *testing.T, e *writeEnv) {
+	s := e.s
 	mustExec(t, s,
 		"CREATE TYPE addr (street text, zip int)",
 		"CREATE TABLE c (k int PRIMARY KEY, l list<int>, st set<text>, m map<text, int>, fl frozen<list<int>>, a addr, fa frozen<addr>)",
@@ -229,9 +261,8 @@ func TestWriteCollections(t *testing.T) {
 	wantInvalid(t, s, "Invalid operation (fa.zip = 1) for frozen UDT column fa", "UPDATE c SET fa.zip = 1 WHERE k = 1")
 }
 
-func TestWriteTTL(t *testing.T) {
-	var clk clock
-	s := cqltest.Start(t, cqltest.Options{Now: clk.now}).Session(t, "w")
+func testWriteTTL(t *testing.T, e *writeEnv) {
+	s, clk := e.s, e.clk
 	mustExec(t, s,
 		"CREATE TABLE ttl (k int PRIMARY KEY, v int, w int)",
 		"CREATE TABLE dttl (k int PRIMARY KEY, v int) WITH default_time_to_live = 1000",
@@ -271,8 +302,8 @@ func TestWriteTTL(t *testing.T) {
 	}
 }
 
-func TestWriteValidation(t *testing.T) {
-	s := newWriteSession(t)
+func testWriteValidation(t *testing.T, e *writeEnv) {
+	s := e.s
 	mustExec(t, s,
 		"CREATE TABLE v (a int, b int, c int, d int, e int, s int static, PRIMARY KEY ((a, b), c, d))",
 		"CREATE TABLE cnt (k int PRIMARY KEY, n counter)",
@@ -311,8 +342,8 @@ func TestWriteValidation(t *testing.T) {
 	}
 }
 
-func TestWriteConditional(t *testing.T) {
-	s := newWriteSession(t)
+func testWriteConditional(t *testing.T, e *writeEnv) {
+	s := e.s
 	mustExec(t, s, "CREATE TABLE lwt (k int, c int, v text, m map<text, int>, s int static, PRIMARY KEY (k, c))")
 
 	cas := func(stmt string, args ...any) (bool, map[string]any) {
@@ -395,8 +426,8 @@ func TestWriteConditional(t *testing.T) {
 	}
 }
 
-func TestWriteCounters(t *testing.T) {
-	s := newWriteSession(t)
+func testWriteCounters(t *testing.T, e *writeEnv) {
+	s := e.s
 	mustExec(t, s,
 		"CREATE TABLE cnt (k int, c int, n counter, m counter, PRIMARY KEY (k, c))",
 		"UPDATE cnt SET n = n + 5, m = m - 2 WHERE k = 1 AND c = 1",
@@ -445,8 +476,8 @@ func TestWriteCounters(t *testing.T) {
 	}
 }
 
-func TestWriteBatch(t *testing.T) {
-	s := newWriteSession(t)
+func testWriteBatch(t *testing.T, e *writeEnv) {
+	s := e.s
 	mustExec(t, s, "CREATE TABLE b (k int, c int, v text, PRIMARY KEY (k, c))")
 
 	// gocql prepares the statements with markers and sends the others as
@@ -503,8 +534,8 @@ func TestWriteBatch(t *testing.T) {
 	}
 }
 
-func TestWriteInsertJSON(t *testing.T) {
-	s := newWriteSession(t)
+func testWriteInsertJSON(t *testing.T, e *writeEnv) {
+	s := e.s
 	mustExec(t, s,
 		"CREATE TABLE j (k int, c text, v int, l list<int>, PRIMARY KEY (k, c))",
 		`INSERT INTO j JSON '{"k": 1, "c": "a", "v": 5, "l": [1, 2]}'`,
@@ -537,8 +568,8 @@ func TestWriteInsertJSON(t *testing.T) {
 	}
 }
 
-func TestWriteEdges(t *testing.T) {
-	s := newWriteSession(t)
+func testWriteEdges(t *testing.T, e *writeEnv) {
+	s := e.s
 	mustExec(t, s,
 		"CREATE TABLE st (k int, c int, v text, s int static, PRIMARY KEY (k, c))",
 		"CREATE TABLE two (k text, c1 int, c2 int, v text, PRIMARY KEY (k, c1, c2))",
@@ -632,8 +663,8 @@ func TestWriteEdges(t *testing.T) {
 	wantRow(t, one(t, s, "SELECT v FROM st WHERE k = 7 AND c = 7"), map[string]any{"v": "fn"})
 }
 
-func TestWriteConditionElements(t *testing.T) {
-	s := newWriteSession(t)
+func testWriteConditionElements(t *testing.T, e *writeEnv) {
+	s := e.s
 	mustExec(t, s,
 		"CREATE TYPE pt (x int, y int)",
 		"CREATE TABLE ce (k int PRIMARY KEY, v int, l list<int>, fl frozen<list<int>>, p pt, fp frozen<pt>, fm frozen<map<text, int>>)",
@@ -665,9 +696,8 @@ func TestWriteConditionElements(t *testing.T) {
 	}
 }
 
-func TestWriteAcrossFlush(t *testing.T) {
-	srv := cqltest.Start(t, cqltest.Options{})
-	s := srv.Session(t, "w")
+func testWriteAcrossFlush(t *testing.T, e *writeEnv) {
+	srv, s := e.srv, e.s
 	mustExec(t, s,
 		"CREATE TABLE f (k int, c int, l list<int>, m map<int, int>, PRIMARY KEY (k, c))",
 		"CREATE TABLE fc (k int PRIMARY KEY, n counter)",
@@ -676,8 +706,8 @@ func TestWriteAcrossFlush(t *testing.T) {
 		"INSERT INTO f (k, c) VALUES (1, 3)",
 		"UPDATE fc SET n = n + 40 WHERE k = 1",
 	)
-	srv.Flush(t, "w", "f")
-	srv.Flush(t, "w", "fc")
+	srv.Flush(t, e.ks, "f")
+	srv.Flush(t, e.ks, "fc")
 	wantRow(t, one(t, s, "SELECT n FROM fc WHERE k = 1"), map[string]any{"n": int64(40)})
 	mustExec(t, s,
 		"UPDATE f SET l = [3] WHERE k = 1 AND c = 1",
@@ -690,12 +720,12 @@ func TestWriteAcrossFlush(t *testing.T) {
 		t.Fatalf("the range deletion missed flushed rows: %v", got)
 	}
 	wantRow(t, one(t, s, "SELECT n FROM fc WHERE k = 1"), map[string]any{"n": int64(42)})
-	srv.Flush(t, "w", "f")
+	srv.Flush(t, e.ks, "f")
 	wantRow(t, one(t, s, "SELECT l, m FROM f WHERE k = 1 AND c = 1"), map[string]any{"l": []int{3}, "m": map[int]int{1: 1, 2: 2}})
 }
 
-func TestWriteMultiColumn(t *testing.T) {
-	s := newWriteSession(t)
+func testWriteMultiColumn(t *testing.T, e *writeEnv) {
+	s := e.s
 	mustExec(t, s,
 		"CREATE TABLE mc (k int, a int, b text, v int, PRIMARY KEY (k, a, b))",
 		"UPDATE mc SET v = 1 WHERE k = 1 AND (a, b) = (1, 'x')",
