@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"slices"
@@ -215,4 +216,32 @@ func TestRestoreRoles(t *testing.T) {
 	if err := m2.AlterRole(ctx, "reader", func(r *Role) error { r.Login = true; return nil }); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// FuzzRoleDoc decodes role documents as the View does: a document decodes
+// or fails with ErrCorrupt, and one that decodes survives a round trip.
+func FuzzRoleDoc(f *testing.F) {
+	f.Add([]byte(`{"name":"a","login":true,"superuser":false}`))
+	f.Add([]byte(`{"name":"a","salted_hash":"$2a$10$x","login":false,"superuser":true,"options":{"k":"v"},"member_of":["b"],"permissions":{"data/ks":["SELECT"]}}`))
+	f.Add([]byte(`{"name":"a","permissions":{"data":null}}`))
+	f.Add([]byte(`{"name":"b"}`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		v, err := decoders[kindRoles](roleKey("a"), doc)
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("error %v is not ErrCorrupt", err)
+			}
+			return
+		}
+		r := v.(*Role)
+		again, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v2, err := decoders[kindRoles](roleKey("a"), again)
+		if err != nil || !rolesEqual(r, v2.(*Role)) {
+			t.Fatalf("round trip of %s: %s, %v", doc, again, err)
+		}
+	})
 }
