@@ -69,10 +69,12 @@ func TestSediment(t *testing.T) {
 		c := testConfig(workload)
 		c.Ceiling = false
 		c.Hosts = []string{srv.Addr}
+		c.Setup = false // the first write sets up
 		return c
 	}
 	// A sequential write of the whole key space.
 	w := on(Write)
+	w.Setup = true
 	w.Distribution = Sequential
 	w.Count = w.rows()
 	if rep := run(t, w); rep.Errors != 0 {
@@ -111,7 +113,7 @@ func TestSediment(t *testing.T) {
 	}
 	// Reads of a table nobody wrote miss, and misses are errors.
 	e := on(Read)
-	e.Table = "empty"
+	e.Table, e.Setup = "empty", true
 	e.Count = 30
 	if rep := run(t, e); rep.Misses != e.Count || rep.Errors != e.Count {
 		t.Fatalf("read of an empty table: %d misses, %d errors, want %d", rep.Misses, rep.Errors, e.Count)
