@@ -6,11 +6,11 @@
 //
 // # Merge
 //
-// Each input is read front to back through its own read-ahead window: the
-// data blocks are fetched with ranged GETs of Options.ReadAhead/2 bytes, one
-// chunk ahead of the one being merged, so a job holds at most
-// len(Inputs)·ReadAhead bytes of input, whatever the inputs' sizes (plus
-// each input's block index and filter, which sstable.Reader keeps). A k-way
+// Each input is read front to back through its own read-ahead window: its
+// data blocks are fetched with ranged GETs of a chunk, one chunk ahead of
+// the one being merged. The inputs share Options.ReadAhead evenly, so a job
+// holds at most that many bytes of input data, whatever the inputs' sizes
+// (plus each input's block index and filter, which sstable.Reader keeps). A k-way
 // merge (kv.Merging) reconciles entries that share a key with model.Merge.
 // Then, within each partition, whose header entry comes first:
 //
@@ -112,8 +112,11 @@ type Job struct {
 type Options struct {
 	// ObjectPrefix starts the outputs' object keys; "compaction" if empty.
 	ObjectPrefix string
-	// ReadAhead is the read-ahead of each input in bytes: two chunks of
-	// half of it, one being merged, one being fetched. Default 8 MiB.
+	// ReadAhead bounds the bytes of input data a job holds; default
+	// DefaultReadAhead. Each input gets two chunks of
+	// ReadAhead/(2·inputs) bytes, at least MinChunk: one being merged,
+	// one being fetched. Each chunk is one ranged GET, so larger chunks
+	// cost fewer requests.
 	ReadAhead int64
 	// Writer configures the output SSTables; Split, Stats, WriterID and
 	// CreatedAt are set by Run.
@@ -123,9 +126,14 @@ type Options struct {
 	TailSize int
 }
 
-// DefaultReadAhead is the default Options.ReadAhead: 4 MiB ranged GETs keep
-// the request count, which the bill counts, low.
-const DefaultReadAhead = 8 << 20
+// DefaultReadAhead is the default Options.ReadAhead: a job of 8 inputs
+// reads them in 4 MiB ranged GETs, which keeps the requests, which the
+// bill counts, few.
+const DefaultReadAhead = 64 << 20
+
+// MinChunk is the smallest read-ahead chunk, whatever the budget: smaller
+// ranged GETs would cost more in requests than they save in memory.
+const MinChunk = 4 << 10
 
 // Deps are what a job runs against.
 type Deps struct {
@@ -246,8 +254,9 @@ type merger struct {
 // openInputs opens every input and returns the merge of their entries.
 func (m *merger) openInputs(ctx context.Context) (kv.Iterator, error) {
 	iters := make([]kv.Iterator, 0, len(m.job.Inputs))
+	chunk := max(m.opts.ReadAhead/int64(2*len(m.job.Inputs)), MinChunk)
 	for _, in := range m.job.Inputs {
-		ra := newReadahead(ctx, m.store, in.Key, in.Size, m.opts.ReadAhead/2, &m.mem)
+		ra := newReadahead(ctx, m.store, in.Key, in.Size, chunk, &m.mem)
 		m.inputs = append(m.inputs, ra)
 		r, err := sstable.Open(ctx, ra, in.Size, sstable.ReaderOptions{TailSize: m.opts.TailSize, Split: splitPartition})
 		if err != nil {

@@ -144,14 +144,14 @@ func copyTable(data []byte, wo sstable.WriterOptions) error {
 	return err
 }
 
-// BenchmarkCompactionReadAhead sweeps the read-ahead: larger chunks mean
+// BenchmarkCompactionReadAhead sweeps the job's read-ahead: larger chunks mean
 // fewer requests, the merge's CPU barely changes.
 func BenchmarkCompactionReadAhead(b *testing.B) {
 	wo := sstable.WriterOptions{Compression: sstable.S2}
 	s := newMemStore()
 	ins := benchInputs(b, s, 4, 4<<20, wo)
 	s.discard = true
-	for _, ra := range []int64{256 << 10, 1 << 20, 8 << 20} {
+	for _, ra := range []int64{1 << 20, 8 << 20, 64 << 20} {
 		b.Run(fmt.Sprintf("readahead=%dKiB", ra>>10), func(b *testing.B) {
 			var st Stats
 			for b.Loop() {

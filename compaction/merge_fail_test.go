@@ -51,7 +51,7 @@ func TestMemoryBounded(t *testing.T) {
 	ins := bigInputs(t, s, n, size, sstable.WriterOptions{BlockSize: 4 << 10})
 	s.resetPeak()
 	job := Job{ID: "big", Table: testTable, Inputs: ins, Now: 1, TargetSize: 256 << 10}
-	outs, stats, err := Run(context.Background(), job, Deps{Store: s, Options: Options{ReadAhead: readAhead, TailSize: tail, Writer: sstable.WriterOptions{BufferSize: buffer}}})
+	outs, stats, err := Run(context.Background(), job, Deps{Store: s, Options: Options{ReadAhead: n * readAhead, TailSize: tail, Writer: sstable.WriterOptions{BufferSize: buffer}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func corruptTrial(t testing.TB, s objectstore.Store) (Job, Deps) {
 	wo := sstable.WriterOptions{BlockSize: 1 << 10, BufferSize: 1 << 10, Compression: sstable.S2}
 	ins := bigInputs(t, s, 2, 64<<10, wo)
 	return Job{ID: "corrupt", Table: testTable, Inputs: ins, Now: 1, TargetSize: 8 << 10},
-		Deps{Store: s, Options: Options{Writer: wo, ReadAhead: 8 << 10}}
+		Deps{Store: s, Options: Options{Writer: wo, ReadAhead: 32 << 10}}
 }
 
 // checkNothingElse checks that a failed job left no object outside
