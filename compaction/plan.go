@@ -64,6 +64,25 @@ func (p Plan) Job(id string) Job {
 	}
 }
 
+// OldestOutside returns the smallest MinTimestamp of the SSTables of snap
+// in p's range that are not inputs of p and overlap its span, or
+// math.MaxInt64: Job.OldestOutside as far as snap knows. The runner takes
+// snap when the job starts and lowers the result to the oldest write not
+// yet in a committed SSTable, which no manifest shows.
+func (p Plan) OldestOutside(snap Snapshot) int64 {
+	oldest := int64(math.MaxInt64)
+	if snap.Table != p.Table || len(p.Inputs) == 0 {
+		return oldest
+	}
+	sp := spanOf(p.Inputs)
+	for _, t := range snap.Ranges[p.Range] {
+		if sp.overlaps(span{lowerOf(t), upperOf(t)}) && !slices.ContainsFunc(p.Inputs, func(in manifest.SSTable) bool { return in.Key == t.Key }) {
+			oldest = min(oldest, t.MinTimestamp)
+		}
+	}
+	return oldest
+}
+
 // Plan returns the compactions that snap needs now, given the plans still
 // queued or running (busy), in a deterministic order. No returned plan
 // shares an input with another or with a busy plan, and no two of them, or

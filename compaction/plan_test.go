@@ -173,6 +173,27 @@ func TestPlanJob(t *testing.T) {
 	}
 }
 
+func TestPlanOldestOutside(t *testing.T) {
+	ts := func(t manifest.SSTable, minTS int64) manifest.SSTable { t.MinTimestamp = minTS; return t }
+	in1, in2 := ts(sst("in1", 0, 100, 200, 10, 0), 50), ts(sst("in2", 1, 150, 300, 10, 0), 10)
+	snap := Snapshot{Table: planTable, Ranges: map[int][]manifest.SSTable{
+		0: {in1, in2, ts(sst("over", 0, 300, 400, 10, 0), 40), ts(sst("apart", 0, 301, 400, 10, 0), 1), ts(sst("under", 2, 0, 99, 10, 0), 2),
+			ts(sst("deep", 3, 199, 199, 10, 0), 30)},
+		1: {ts(sst("other range", 0, 100, 200, 10, 0), 0)},
+	}}
+	p := Plan{Table: planTable, Range: 0, Inputs: []manifest.SSTable{in1, in2}, OutputLevel: 1}
+	if got := p.OldestOutside(snap); got != 30 {
+		t.Fatalf("OldestOutside = %d, want 30 (deep)", got)
+	}
+	snap.Ranges[0] = []manifest.SSTable{in1, in2}
+	if got := p.OldestOutside(snap); got != math.MaxInt64 {
+		t.Fatalf("OldestOutside with nothing outside = %d", got)
+	}
+	if got := p.OldestOutside(Snapshot{Table: uuid.New(), Ranges: snap.Ranges}); got != math.MaxInt64 {
+		t.Fatalf("OldestOutside of another table's snapshot = %d", got)
+	}
+}
+
 func TestPressureAndBacklog(t *testing.T) {
 	s := testStrategy // threshold 4, limit 12, L1 target 400
 	snap := Snapshot{Table: planTable, Ranges: map[int][]manifest.SSTable{}}
