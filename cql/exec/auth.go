@@ -300,15 +300,14 @@ const (
 	resRoles resource = "roles"
 )
 
-func keyspaceResource(ks string) resource  { return resource("data/" + ks) }
-func tableResource(ks, t string) resource  { return resource("data/" + ks + "/" + t) }
-func roleResource(name string) resource    { return resource("roles/" + name) }
-func (r resource) isRoles() bool           { return r == resRoles || strings.HasPrefix(string(r), "roles/") }
-func (r resource) parts() (string, string) { return splitResource(r) }
+func keyspaceResource(ks string) resource { return resource("data/" + ks) }
+func tableResource(ks, t string) resource { return resource("data/" + ks + "/" + t) }
+func roleResource(name string) resource   { return resource("roles/" + name) }
+func (r resource) isRoles() bool          { return r == resRoles || strings.HasPrefix(string(r), "roles/") }
 
-// splitResource returns the keyspace and table of a data resource, or
-// the role of a role resource.
-func splitResource(r resource) (string, string) {
+// parts returns the keyspace and table of a data resource, or the role of
+// a role resource.
+func (r resource) parts() (string, string) {
 	if rest, ok := strings.CutPrefix(string(r), "roles/"); ok {
 		return rest, ""
 	}

@@ -102,7 +102,8 @@ func (e *Executor) planAuth(s *Session, st ast.Statement) (plan, error) {
 		}}, nil
 	case *ast.ListUsers:
 		return authPlan{cols: listUsersColumns, run: func(_ context.Context, a *Auth, p *principal) (*Result, error) {
-			return a.listRoles(p, "", true, true)
+			// As in Cassandra, LIST USERS lists a role's direct roles only.
+			return a.listRoles(p, "", false, true)
 		}}, nil
 	case *ast.GrantPermission:
 		r, perms, err := e.permissionTarget(s, st.Permission, st.Resource)
