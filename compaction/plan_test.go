@@ -407,7 +407,7 @@ type lsm struct {
 	s                 Strategy
 	rng               *rand.Rand
 	tables            []manifest.SSTable
-	next              int
+	next, flushes     int
 	flushed, written  int64
 	maxL0, maxReadAmp int
 }
@@ -425,6 +425,7 @@ func (m *lsm) flush(size int64) {
 	}
 	m.tables = append(m.tables, sst(fmt.Sprint("f", m.next), 0, lo, hi, size, m.next))
 	m.flushed += size
+	m.flushes++
 }
 
 func (m *lsm) run(t *testing.T, p Plan) {
@@ -555,8 +556,22 @@ func TestPlanConverges(t *testing.T) {
 			if b := m.s.Backlog(m.snapshot()); b.MaxL0 >= m.s.L0Threshold {
 				t.Errorf("backlog at rest %+v", b)
 			}
-			t.Logf("flushed %d, write amp %.2f, max read amp %d, level sizes %v",
-				m.flushed, 1+float64(m.written)/float64(m.flushed), m.maxReadAmp, sizes)
+			// The bound of docs/compaction.md: 2 + B/(T·f) + (F+1)·(N−1),
+			// N the levels from L1 down that hold data, f the mean flush.
+			n := 0
+			for l := 1; l < NumLevels; l++ {
+				if sizes[l] > 0 {
+					n = l
+				}
+			}
+			f := float64(m.flushed) / float64(m.flushes)
+			bound := 2 + float64(m.s.BaseLevelSize)/(float64(m.s.L0Threshold)*f) + float64(m.s.Fanout+1)*float64(n-1)
+			wa := 1 + float64(m.written)/float64(m.flushed)
+			if wa > bound {
+				t.Errorf("write amplification %.2f over the bound %.2f", wa, bound)
+			}
+			t.Logf("flushed %d, write amp %.2f (bound %.2f), max read amp %d, level sizes %v",
+				m.flushed, wa, bound, m.maxReadAmp, sizes)
 		})
 	}
 }
