@@ -199,3 +199,18 @@ func TestShadowedDroppedWithoutPurge(t *testing.T) {
 		t.Fatalf("stats %+v", stats)
 	}
 }
+
+// TestEverythingPurged checks that a job whose data is all dead writes no
+// output at all, and leaves nothing in the store.
+func TestEverythingPurged(t *testing.T) {
+	p := partitionPrefix(5)
+	rows := []entry{rowEntry(p, 1, model.Row{Cells: []model.Cell{cell(1, 3, "a")}})}
+	hdr := []entry{headerEntry(p, model.Header{Deletion: model.Deletion{MarkedForDeleteAt: 4, LocalDeletionTime: 2}})}
+	got, stats := runEntries(t, Job{Now: 100, GCBefore: 50, OldestOutside: math.MaxInt64}, rows, hdr)
+	if len(got) != 0 || stats.OutputEntries != 0 || stats.OutputBytes != 0 {
+		t.Fatalf("output %s, stats %+v", dump(t, got), stats)
+	}
+	if len(stats.Written) != 1 || stats.Dropped != 2 || stats.TombstonesPurged != 1 {
+		t.Fatalf("stats %+v", stats)
+	}
+}
