@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -80,21 +81,24 @@ type Commit struct {
 func sstablesKey(table uuid.UUID, r int) string { return fmt.Sprintf("t.%s.%05d", table, r) }
 
 // SSTables returns the live SSTables of a table in range order (none for an
-// unknown table).
+// unknown table). It reads every range's key rather than a listing of the
+// table's keys: a listing is no snapshot, and misses a key that a commit
+// updates while it runs.
 func (m *Manifest) SSTables(ctx context.Context, table uuid.UUID) ([]SSTable, error) {
-	keys, err := m.sstablesKeys(ctx, "t."+table.String()+".*") // in range order: the range is zero-padded
+	n, err := m.RangeCount(ctx)
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil // no ranges, so no SSTables
+	}
 	if err != nil {
 		return nil, err
 	}
 	var out []SSTable
-	for _, k := range keys {
-		ts, err := getJSON[TableSSTables](ctx, m.sstables, k)
+	for r := range n {
+		ts, err := m.SSTablesInRange(ctx, table, r)
 		if err != nil {
 			return nil, err
 		}
-		if ts != nil {
-			out = append(out, ts.SSTables...)
-		}
+		out = append(out, ts...)
 	}
 	return out, nil
 }
