@@ -171,6 +171,9 @@ func (c *condition) bind(eval termEval) (*boundCondition, error) {
 		if v == nil {
 			return nil, invalidf("Invalid null value for %s element access", c.col.name)
 		}
+		if c.col.typ.Kind == cqltype.List && len(v) != 4 {
+			return nil, invalidf("Invalid list index for %s: expected 4 bytes, got %d", c.col.name, len(v))
+		}
 		b.elem = v
 	}
 	if c.in != nil {

@@ -32,6 +32,12 @@ func (c *clock) advance(d time.Duration) {
 	c.offset += d
 }
 
+// emptyValue is sent as the empty value (zero bytes, not null), which
+// gocql's own marshalling of an int never sends.
+type emptyValue struct{}
+
+func (emptyValue) MarshalCQL(gocql.TypeInfo) ([]byte, error) { return []byte{}, nil }
+
 // writeEnv is what each write test gets: a server shared by all of them,
 // its clock, and a session on the test's own keyspace ks.
 type writeEnv struct {
@@ -694,6 +700,9 @@ func testWriteConditionElements(t *testing.T, e *writeEnv) {
 			t.Errorf("IF %s: applied %v, want %v", tc.cond, applied, tc.want)
 		}
 	}
+	// An empty int is a valid value, but not a list index.
+	wantInvalid(t, s, "Invalid list index for l", "UPDATE ce SET v = 1 WHERE k = 1 IF l[?] = 1", emptyValue{})
+	wantInvalid(t, s, "Expected 4 bytes for an int list index", "UPDATE ce SET l[?] = 1 WHERE k = 1", emptyValue{})
 }
 
 func testWriteAcrossFlush(t *testing.T, e *writeEnv) {
