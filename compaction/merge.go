@@ -10,8 +10,9 @@
 // data blocks are fetched with ranged GETs of a chunk, one chunk ahead of
 // the one being merged. The inputs share Options.ReadAhead evenly, so a job
 // holds at most that many bytes of input data, whatever the inputs' sizes
-// (plus each input's block index and filter, which sstable.Reader keeps). A k-way
-// merge (kv.Merging) reconciles entries that share a key with model.Merge.
+// (plus each input's block index and filter, which sstable.Reader keeps).
+// A k-way merge (kv.Merging) reconciles entries that share a key with
+// model.Merge.
 // Then, within each partition, whose header entry comes first:
 //
 //   - rows lose what the partition deletion or a range tombstone shadows
@@ -170,6 +171,9 @@ type Stats struct {
 func Run(ctx context.Context, job Job, deps Deps) (outputs []manifest.SSTable, stats Stats, err error) {
 	if err := job.validate(); err != nil {
 		return nil, stats, err
+	}
+	if deps.Store == nil {
+		return nil, stats, fmt.Errorf("%w: no store", ErrInvalidJob)
 	}
 	opts := deps.Options
 	if opts.ObjectPrefix == "" {

@@ -433,12 +433,15 @@ func TestRunRandom(t *testing.T) {
 			t.Fatalf("seed %d: with the outside table, output reads\n%s\ninputs read\n%s", seed, v, w)
 		}
 		// Tombstones go exactly where the rule allows.
-		p := purger{now: now, gcBefore: tr.job.GCBefore, oldestOutside: tr.job.OldestOutside}
-		if left := tombstones(t, got, now, p.drops); len(left) > 0 {
+		// The rule as the package comment states it.
+		purgeable := func(d model.Deletion) bool {
+			return d.LocalDeletionTime < tr.job.GCBefore && d.MarkedForDeleteAt < tr.job.OldestOutside
+		}
+		if left := tombstones(t, got, now, purgeable); len(left) > 0 {
 			t.Fatalf("seed %d: purgeable tombstones left: %v", seed, slices.Sorted(mapKeys(left)))
 		}
 		kept := tombstones(t, got, now, func(model.Deletion) bool { return true })
-		for k := range tombstones(t, in, now, func(d model.Deletion) bool { return !p.drops(d) }) {
+		for k := range tombstones(t, in, now, func(d model.Deletion) bool { return !purgeable(d) }) {
 			if !kept[k] {
 				t.Fatalf("seed %d: tombstone %s dropped", seed, k)
 			}
