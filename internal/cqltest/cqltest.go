@@ -109,7 +109,7 @@ func Start(t testing.TB, o Options) *Server {
 		FS:        vfs.NewMem(),
 		Store:     store,
 		Committer: engine.NewViewCommitter(mc, view),
-		Reader:    mc,
+		Reader:    engine.NewTableReader(view, store, nil, 0),
 		ChunkSize: 64 << 10,
 		Ranges:    o.Ranges,
 	})
