@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -550,7 +551,8 @@ func TestTableOptionsDefaults(t *testing.T) {
 	// missing maps get the defaults, given ones are kept.
 	lcs := map[string]string{"class": "LeveledCompactionStrategy"}
 	got := create("some", &TableOptions{Comment: "c", Compaction: lcs})
-	want := TableOptions{Comment: "c", Compaction: lcs, Compression: def.Compression}
+	want := DefaultTableOptions()
+	want.GCGraceSeconds, want.Comment, want.Compaction = 0, "c", lcs
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("options partly given: %+v, want %+v", got, want)
 	}
@@ -558,5 +560,118 @@ func TestTableOptionsDefaults(t *testing.T) {
 	DefaultTableOptions().Compaction["class"] = "x"
 	if DefaultTableOptions().Compaction["class"] != "SizeTieredCompactionStrategy" {
 		t.Fatal("DefaultTableOptions shares its maps")
+	}
+}
+
+// TestTableOptionsOldDocument: a manifest written before the later options
+// were stored reads back with Cassandra's defaults for them, and options
+// that were stored survive a round trip.
+func TestTableOptionsOldDocument(t *testing.T) {
+	old := `{"default_time_to_live":5,"gc_grace_seconds":0,"compaction":{"class":"LeveledCompactionStrategy"},"comment":"old"}`
+	var got TableOptions
+	if err := json.Unmarshal([]byte(old), &got); err != nil {
+		t.Fatal(err)
+	}
+	want := DefaultTableOptions()
+	want.DefaultTTL, want.GCGraceSeconds, want.Comment = 5, 0, "old"
+	want.Compaction = map[string]string{"class": "LeveledCompactionStrategy"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("old document read as %+v, want %+v", got, want)
+	}
+
+	zero := 0.0
+	set := DefaultTableOptions()
+	set.Caching = map[string]string{"keys": "NONE", "rows_per_partition": "10"}
+	set.BloomFilterFPChance, set.CRCCheckChance = 0.1, &zero
+	set.MinIndexInterval, set.MaxIndexInterval, set.MemtableFlushPeriod = 64, 64, 1000
+	set.SpeculativeRetry, set.AdditionalWritePolicy, set.ReadRepair = "ALWAYS", "50ms", "NONE"
+	set.CDC, set.Extensions = true, map[string][]byte{"x": {1, 2}}
+	b, err := json.Marshal(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back TableOptions
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back, set) {
+		t.Fatalf("round trip %s read as %+v, want %+v", b, back, set)
+	}
+}
+
+func TestAlterType(t *testing.T) {
+	e := newEnv(t)
+	m := e.open("c1")
+	ctx := ctxT(t)
+	if err := m.CreateKeyspace(ctx, "ks", simple, true); err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []UserType{
+		{Name: "addr", Fields: []Field{{"street", "text"}, {"zip", "int"}}},
+		{Name: "pt", Fields: []Field{{"x", "int"}}},
+		{Name: "wrap", Fields: []Field{{"p", "frozen<pt>"}}},
+	} {
+		if err := m.CreateType(ctx, "ks", u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spec := TableSpec{Keyspace: "ks", Name: "t",
+		Columns:      []ColumnSpec{{Name: "k", Type: "frozen<wrap>"}, {Name: "home", Type: "addr"}},
+		PartitionKey: []string{"k"}}
+	if _, err := m.CreateTable(ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+	fields := func(name string) []Field {
+		t.Helper()
+		ks, err := m.Keyspace(ctx, "ks")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ks.Types[name].Fields
+	}
+
+	// Add and rename on a type a table uses outside its partition key.
+	err := m.AlterType(ctx, "ks", "addr", func(u *UserType) error {
+		u.Fields = append(u.Fields, Field{"city", "text"})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = m.AlterType(ctx, "ks", "addr", func(u *UserType) error {
+		u.Fields[0].Name, u.Fields[2].Name = "line", "town"
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fields("addr"), []Field{{"line", "text"}, {"zip", "int"}, {"town", "text"}}; !slices.Equal(got, want) {
+		t.Fatalf("addr fields %v, want %v", got, want)
+	}
+
+	for name, tc := range map[string]struct {
+		typ string
+		fn  func(u *UserType) error
+		err error
+	}{
+		"missing type":       {"nope", func(*UserType) error { return nil }, ErrNotFound},
+		"remove a field":     {"addr", func(u *UserType) error { u.Fields = u.Fields[:1]; return nil }, ErrInvalid},
+		"retype a field":     {"addr", func(u *UserType) error { u.Fields[1].Type = "bigint"; return nil }, ErrInvalid},
+		"duplicate name":     {"addr", func(u *UserType) error { u.Fields[0].Name = "zip"; return nil }, ErrInvalid},
+		"rename the type":    {"addr", func(u *UserType) error { u.Name = "b"; return nil }, ErrInvalid},
+		"circular":           {"pt", func(u *UserType) error { u.Fields = append(u.Fields, Field{"w", "frozen<wrap>"}); return nil }, ErrInvalid},
+		"in a partition key": {"pt", func(u *UserType) error { u.Fields = append(u.Fields, Field{"y", "int"}); return nil }, ErrInvalid},
+		"unknown field type": {"addr", func(u *UserType) error { u.Fields = append(u.Fields, Field{"y", "nosuch"}); return nil }, ErrInvalid},
+	} {
+		if err := m.AlterType(ctx, "ks", tc.typ, tc.fn); !errors.Is(err, tc.err) {
+			t.Errorf("%s: %v, want %v", name, err, tc.err)
+		}
+	}
+	// A rename is fine in a partition key: values are positional.
+	if err := m.AlterType(ctx, "ks", "pt", func(u *UserType) error { u.Fields[0].Name = "xx"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if got := fields("pt"); !slices.Equal(got, []Field{{"xx", "int"}}) {
+		t.Fatalf("pt fields %v", got)
 	}
 }

@@ -3,6 +3,7 @@ package manifest
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -78,28 +79,72 @@ type DroppedColumn struct {
 	DroppedAt int64 `json:"dropped_at"`
 }
 
-// TableOptions are the table's WITH options.
+// TableOptions are the table's WITH options: every option Cassandra 4.0
+// stores in system_schema.tables. Sediment acts on default_time_to_live,
+// gc_grace_seconds and compaction; the rest are kept and shown so that
+// schemas written for Cassandra round-trip. Options added after the first
+// manifests are omitempty and pointers or zero-means-default, so an older
+// document reads back with Cassandra's defaults (withDefaults).
 type TableOptions struct {
 	DefaultTTL     int32             `json:"default_time_to_live"`
 	GCGraceSeconds int32             `json:"gc_grace_seconds"`
 	Compaction     map[string]string `json:"compaction,omitempty"`
 	Compression    map[string]string `json:"compression,omitempty"`
 	Comment        string            `json:"comment,omitempty"`
+
+	// Caching is {"keys": "ALL"|"NONE", "rows_per_partition": "ALL"|"NONE"|n}.
+	Caching             map[string]string `json:"caching,omitempty"`
+	BloomFilterFPChance float64           `json:"bloom_filter_fp_chance,omitempty"`
+	// CRCCheckChance is a pointer because 0 is a valid chance.
+	CRCCheckChance      *float64 `json:"crc_check_chance,omitempty"`
+	MinIndexInterval    int32    `json:"min_index_interval,omitempty"`
+	MaxIndexInterval    int32    `json:"max_index_interval,omitempty"`
+	MemtableFlushPeriod int32    `json:"memtable_flush_period_in_ms,omitempty"`
+	// SpeculativeRetry and AdditionalWritePolicy are in Cassandra's
+	// normalized text form ("99p", "50ms", "ALWAYS", "MIN(99p,50ms)").
+	SpeculativeRetry      string `json:"speculative_retry,omitempty"`
+	AdditionalWritePolicy string `json:"additional_write_policy,omitempty"`
+	// ReadRepair is "BLOCKING" or "NONE".
+	ReadRepair string            `json:"read_repair,omitempty"`
+	CDC        bool              `json:"cdc,omitempty"`
+	Extensions map[string][]byte `json:"extensions,omitempty"`
 }
+
+// Defaults of the options that older manifests lack (Cassandra 4.0's).
+const (
+	DefaultBloomFilterFPChance   = 0.01
+	DefaultCRCCheckChance        = 1.0
+	DefaultMinIndexInterval      = 128
+	DefaultMaxIndexInterval      = 2048
+	DefaultSpeculativeRetry      = "99p"
+	DefaultAdditionalWritePolicy = "99p"
+	DefaultReadRepair            = "BLOCKING"
+)
 
 // DefaultTableOptions returns Cassandra's defaults (4.0 and later): no
 // default TTL, ten days of gc_grace_seconds, size-tiered compaction and LZ4
-// compression in 16 KiB chunks. Each call returns fresh maps.
+// compression in 16 KiB chunks, key caching. Each call returns fresh maps
+// and pointers.
 func DefaultTableOptions() TableOptions {
+	crc := DefaultCRCCheckChance
 	return TableOptions{
-		GCGraceSeconds: 864000,
-		Compaction:     map[string]string{"class": "SizeTieredCompactionStrategy", "max_threshold": "32", "min_threshold": "4"},
-		Compression:    map[string]string{"chunk_length_in_kb": "16", "class": "LZ4Compressor"},
+		GCGraceSeconds:        864000,
+		Compaction:            map[string]string{"class": "SizeTieredCompactionStrategy", "max_threshold": "32", "min_threshold": "4"},
+		Compression:           map[string]string{"chunk_length_in_kb": "16", "class": "LZ4Compressor"},
+		Caching:               map[string]string{"keys": "ALL", "rows_per_partition": "NONE"},
+		BloomFilterFPChance:   DefaultBloomFilterFPChance,
+		CRCCheckChance:        &crc,
+		MinIndexInterval:      DefaultMinIndexInterval,
+		MaxIndexInterval:      DefaultMaxIndexInterval,
+		SpeculativeRetry:      DefaultSpeculativeRetry,
+		AdditionalWritePolicy: DefaultAdditionalWritePolicy,
+		ReadRepair:            DefaultReadRepair,
 	}
 }
 
 // withDefaults returns o completed with Cassandra's defaults: all of them
-// for nil, the compaction and compression maps where o has none.
+// for nil, and each option o lacks (a document written before the option
+// was stored) otherwise. Maps and pointers are copied.
 func withDefaults(o *TableOptions) TableOptions {
 	d := DefaultTableOptions()
 	if o == nil {
@@ -107,13 +152,54 @@ func withDefaults(o *TableOptions) TableOptions {
 	}
 	out := *o
 	out.Compaction, out.Compression = maps.Clone(o.Compaction), maps.Clone(o.Compression)
+	out.Caching, out.Extensions = maps.Clone(o.Caching), maps.Clone(o.Extensions)
 	if out.Compaction == nil {
 		out.Compaction = d.Compaction
 	}
 	if out.Compression == nil {
 		out.Compression = d.Compression
 	}
+	if out.Caching == nil {
+		out.Caching = d.Caching
+	}
+	if out.BloomFilterFPChance == 0 {
+		out.BloomFilterFPChance = d.BloomFilterFPChance
+	}
+	if o.CRCCheckChance == nil {
+		out.CRCCheckChance = d.CRCCheckChance
+	} else {
+		f := *o.CRCCheckChance
+		out.CRCCheckChance = &f
+	}
+	if out.MinIndexInterval == 0 {
+		out.MinIndexInterval = d.MinIndexInterval
+	}
+	if out.MaxIndexInterval == 0 {
+		out.MaxIndexInterval = d.MaxIndexInterval
+	}
+	if out.SpeculativeRetry == "" {
+		out.SpeculativeRetry = d.SpeculativeRetry
+	}
+	if out.AdditionalWritePolicy == "" {
+		out.AdditionalWritePolicy = d.AdditionalWritePolicy
+	}
+	if out.ReadRepair == "" {
+		out.ReadRepair = d.ReadRepair
+	}
 	return out
+}
+
+// UnmarshalJSON decodes options and fills in the defaults of those the
+// document lacks, so a manifest written before an option was stored reads
+// back with Cassandra's default rather than a zero value.
+func (o *TableOptions) UnmarshalJSON(b []byte) error {
+	type plain TableOptions // without this method
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*o = withDefaults((*TableOptions)(&p))
+	return nil
 }
 
 // UserType is a user-defined type.
@@ -458,6 +544,10 @@ func (t *Table) validate(ks *Keyspace) error {
 	if t.Options.DefaultTTL < 0 || t.Options.GCGraceSeconds < 0 {
 		return fmt.Errorf("%w: negative default_time_to_live or gc_grace_seconds", ErrInvalid)
 	}
+	if o := t.Options; o.MinIndexInterval < 1 || o.MaxIndexInterval < o.MinIndexInterval || o.MemtableFlushPeriod < 0 ||
+		o.BloomFilterFPChance <= 0 || o.BloomFilterFPChance > 1 || o.CRCCheckChance != nil && (*o.CRCCheckChance < 0 || *o.CRCCheckChance > 1) {
+		return fmt.Errorf("%w: table option out of range", ErrInvalid)
+	}
 	return nil
 }
 
@@ -582,4 +672,70 @@ func (m *Manifest) DropType(ctx context.Context, ks, name string) error {
 		}
 		return nil
 	})
+}
+
+// AlterType runs fn on a fresh copy of type ks.name and stores the result;
+// fn is re-run after every lost race, so it must only change u. A type may
+// only gain fields at its end and rename fields: non-frozen values address
+// their cells by field position and frozen values are read by position, so
+// every existing field keeps its position and type, and a value written
+// before a field was added reads that field as null. A type in a partition
+// key may not gain fields, since that would change its keys' tokens.
+func (m *Manifest) AlterType(ctx context.Context, ks, name string, fn func(u *UserType) error) error {
+	return m.updateKeyspace(ctx, ks, func(k *Keyspace) error {
+		u := k.Types[name]
+		if u == nil {
+			return fmt.Errorf("%w: type %q.%q", ErrNotFound, ks, name)
+		}
+		before := slices.Clone(u.Fields)
+		if err := fn(u); err != nil {
+			return err
+		}
+		if u.Name != name || len(u.Fields) < len(before) {
+			return fmt.Errorf("%w: ALTER TYPE may not rename a type or remove fields", ErrInvalid)
+		}
+		seen := map[string]bool{}
+		for i, f := range u.Fields {
+			if f.Name == "" || seen[f.Name] {
+				return fmt.Errorf("%w: type %q: field name %q", ErrInvalid, name, f.Name)
+			}
+			seen[f.Name] = true
+			if i < len(before) && f.Type != before[i].Type {
+				return fmt.Errorf("%w: type %q: field %q changed type", ErrInvalid, name, f.Name)
+			}
+		}
+		resolve := k.udtResolver()
+		for other := range k.Types {
+			if _, err := resolve(other); err != nil {
+				return fmt.Errorf("%w: type %q: %w", ErrInvalid, other, err)
+			}
+		}
+		for _, t := range k.Tables {
+			if err := t.validate(k); err != nil {
+				return err
+			}
+			if len(u.Fields) == len(before) {
+				continue
+			}
+			for _, id := range t.PartitionKey {
+				c := t.Columns[slices.IndexFunc(t.Columns, func(c Column) bool { return c.ID == id })]
+				typ, err := cqltype.Parse(c.Type, resolve)
+				if err != nil {
+					return fmt.Errorf("%w: column %q: %w", ErrInvalid, c.Name, err)
+				}
+				if typeUses(typ, name) {
+					return fmt.Errorf("%w: type %q is in the partition key of table %q", ErrInvalid, name, t.Name)
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// typeUses reports whether t is or contains the user type name.
+func typeUses(t *cqltype.Type, name string) bool {
+	if t.Kind == cqltype.UDT && t.Name == name {
+		return true
+	}
+	return slices.ContainsFunc(t.Elems, func(e *cqltype.Type) bool { return typeUses(e, name) })
 }
