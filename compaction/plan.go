@@ -110,13 +110,12 @@ type rangePlanner struct {
 	// taken holds the inputs of busy and chosen plans, writes their output
 	// spans by level.
 	taken  map[string]bool
-	writes []levelSpan
-	levels [NumLevels][]manifest.SSTable
-}
-
-type levelSpan struct {
-	level int
-	span  span
+	writes [NumLevels][]span
+	// levels holds L1 and below sorted by lower bound, and maxUpper[l][i]
+	// the greatest upper bound of levels[l][:i+1] (non-decreasing even if
+	// a level overlaps itself), to find overlaps by binary search.
+	levels   [NumLevels][]manifest.SSTable
+	maxUpper [NumLevels][]bound
 }
 
 func (rp *rangePlanner) reserve(p Plan) {
@@ -124,19 +123,15 @@ func (rp *rangePlanner) reserve(p Plan) {
 		rp.taken[in.Key] = true
 	}
 	if len(p.Inputs) > 0 {
-		rp.writes = append(rp.writes, levelSpan{p.OutputLevel, spanOf(p.Inputs)})
+		l := min(max(p.OutputLevel, 0), NumLevels-1)
+		rp.writes[l] = append(rp.writes[l], spanOf(p.Inputs))
 	}
 }
 
 // writable reports whether outputs of level over sp would overlap no busy
 // or chosen plan's outputs.
 func (rp *rangePlanner) writable(level int, sp span) bool {
-	for _, w := range rp.writes {
-		if w.level == level && w.span.overlaps(sp) {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(rp.writes[level], sp.overlaps)
 }
 
 func (rp *rangePlanner) plan(tables []manifest.SSTable) []Plan {
@@ -151,6 +146,13 @@ func (rp *rangePlanner) plan(tables []manifest.SSTable) []Plan {
 		slices.SortFunc(rp.levels[l], func(a, b manifest.SSTable) int {
 			return cmp.Or(lowerOf(a).compare(lowerOf(b)), cmp.Compare(a.Key, b.Key))
 		})
+		for i, t := range rp.levels[l] {
+			u := upperOf(t)
+			if i > 0 && rp.maxUpper[l][i-1].compare(u) > 0 {
+				u = rp.maxUpper[l][i-1]
+			}
+			rp.maxUpper[l] = append(rp.maxUpper[l], u)
+		}
 	}
 
 	// Levels by score, highest first: L0 by count, the others by size.
@@ -261,7 +263,10 @@ func (rp *rangePlanner) closure(l int, sp span) (ts []manifest.SSTable, _ span, 
 	in := make([]bool, len(level))
 	for grown := true; grown; {
 		grown = false
-		for i, t := range level {
+		// Every SSTable before start ends before sp begins.
+		start, _ := slices.BinarySearchFunc(rp.maxUpper[l], sp.lo, bound.compare)
+		for i := start; i < len(level); i++ {
+			t := level[i]
 			if lowerOf(t).compare(sp.hi) > 0 {
 				break // sorted by lower bound: no later one overlaps
 			}

@@ -18,12 +18,12 @@ import (
 
 var planTable = uuid.MustParse("7a1e0000-0000-4000-8000-000000000001")
 
-var epoch = time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+var planEpoch = time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 
-// sst returns an SSTable of level over tokens [lo, hi], created at the
+// tsst returns an SSTable of level over tokens [lo, hi], created at the
 // given second.
-func sst(key string, level int, lo, hi, size int64, created int) manifest.SSTable {
-	return manifest.SSTable{Key: key, Level: level, MinToken: lo, MaxToken: hi, Size: size, Created: epoch.Add(time.Duration(created) * time.Second)}
+func tsst(key string, level int, lo, hi, size int64, created int) manifest.SSTable {
+	return manifest.SSTable{Key: key, Level: level, MinToken: lo, MaxToken: hi, Size: size, Created: planEpoch.Add(time.Duration(created) * time.Second)}
 }
 
 // testStrategy has small sizes: L1 400 bytes, L2 1600, ….
@@ -50,12 +50,12 @@ func TestPlanCases(t *testing.T) {
 	l0 := func(n, size int64) []manifest.SSTable { // n flushes over the whole range, newest first
 		var ts []manifest.SSTable
 		for i := n - 1; i >= 0; i-- {
-			ts = append(ts, sst(fmt.Sprintf("f%d", i), 0, 0, 999, size, int(i)))
+			ts = append(ts, tsst(fmt.Sprintf("f%d", i), 0, 0, 999, size, int(i)))
 		}
 		return ts
 	}
 	// l1 has four 100-byte tables over [0, 999].
-	l1 := []manifest.SSTable{sst("a", 1, 0, 249, 100, 0), sst("b", 1, 250, 499, 100, 0), sst("c", 1, 500, 749, 100, 0), sst("d", 1, 750, 999, 100, 0)}
+	l1 := []manifest.SSTable{tsst("a", 1, 0, 249, 100, 0), tsst("b", 1, 250, 499, 100, 0), tsst("c", 1, 500, 749, 100, 0), tsst("d", 1, 750, 999, 100, 0)}
 	busy := func(level int, ts ...manifest.SSTable) Plan {
 		return Plan{Table: planTable, Range: 0, Inputs: ts, OutputLevel: level, TargetSize: 100}
 	}
@@ -71,37 +71,37 @@ func TestPlanCases(t *testing.T) {
 		{name: "L0 at threshold, oldest first", tables: l0(4, 10), want: "0:L1:f0 f1 f2 f3"},
 		{name: "L0 with all of L1", tables: append(l0(5, 10), l1...), want: "0:L1:f0 f1 f2 f3 f4 a b c d"},
 		{name: "L0 with the L1 it overlaps", tables: append(l1,
-			sst("p", 0, 260, 300, 10, 1), sst("q", 0, 480, 520, 10, 2), sst("r", 0, 300, 400, 10, 3), sst("s", 0, 490, 490, 10, 4)),
+			tsst("p", 0, 260, 300, 10, 1), tsst("q", 0, 480, 520, 10, 2), tsst("r", 0, 300, 400, 10, 3), tsst("s", 0, 490, 490, 10, 4)),
 			want: "0:L1:p q r s b c"},
 		{name: "L0 bounded in bytes", tables: l0(8, 300), want: "0:L1:f0 f1 f2"},
 		{name: "L0 bounded with L1", tables: append(l0(8, 200), l1...), want: "0:L1:f0 f1 f2 a b c d"},
 		{name: "L0 alone over the bound", tables: append(l0(4, 900), l1...), want: "0:L1:f0 a b c d"},
 		{name: "L0 waits for a busy L0 plan", tables: l0(7, 10),
-			busy: []Plan{busy(1, sst("f0", 0, 0, 999, 10, 0), sst("f1", 0, 0, 999, 10, 1), sst("f2", 0, 0, 999, 10, 2), sst("f3", 0, 0, 999, 10, 3))}},
+			busy: []Plan{busy(1, tsst("f0", 0, 0, 999, 10, 0), tsst("f1", 0, 0, 999, 10, 1), tsst("f2", 0, 0, 999, 10, 2), tsst("f3", 0, 0, 999, 10, 3))}},
 		{name: "L0 skips a flush whose L1 is busy", tables: append(l1,
-			sst("p", 0, 0, 100, 10, 1), sst("q", 0, 600, 700, 10, 2), sst("r", 0, 800, 900, 10, 3), sst("s", 0, 900, 999, 10, 4), sst("t", 0, 510, 520, 10, 5)),
-			busy: []Plan{busy(2, sst("a", 1, 0, 249, 100, 0))},
+			tsst("p", 0, 0, 100, 10, 1), tsst("q", 0, 600, 700, 10, 2), tsst("r", 0, 800, 900, 10, 3), tsst("s", 0, 900, 999, 10, 4), tsst("t", 0, 510, 520, 10, 5)),
+			busy: []Plan{busy(2, tsst("a", 1, 0, 249, 100, 0))},
 			want: "0:L1:q r s t c d"},
 		{name: "L0 output would overlap a busy L1 write", tables: l0(4, 10),
-			busy: []Plan{busy(1, sst("x", 0, 999, 1200, 10, 0))}},
+			busy: []Plan{busy(1, tsst("x", 0, 999, 1200, 10, 0))}},
 		{name: "L1 over target moves the least overlapping table", tables: []manifest.SSTable{
-			sst("a", 1, 0, 99, 100, 0), sst("b", 1, 100, 199, 100, 0), sst("c", 1, 200, 299, 100, 0), sst("d", 1, 300, 399, 100, 0), sst("e", 1, 400, 499, 100, 0),
-			sst("A", 2, 0, 150, 100, 0), sst("B", 2, 160, 250, 100, 0), sst("C", 2, 300, 450, 100, 0)},
+			tsst("a", 1, 0, 99, 100, 0), tsst("b", 1, 100, 199, 100, 0), tsst("c", 1, 200, 299, 100, 0), tsst("d", 1, 300, 399, 100, 0), tsst("e", 1, 400, 499, 100, 0),
+			tsst("A", 2, 0, 150, 100, 0), tsst("B", 2, 160, 250, 100, 0), tsst("C", 2, 300, 450, 100, 0)},
 			// a, c, d and e overlap 100 bytes below, b 200: the first goes.
 			want: "0:L2:a A"},
 		{name: "L1 excess covered by one move", tables: []manifest.SSTable{
-			sst("a", 1, 0, 99, 100, 0), sst("b", 1, 100, 199, 100, 0), sst("c", 1, 200, 299, 150, 0), sst("d", 1, 300, 399, 150, 0),
-			sst("A", 2, 0, 150, 100, 0), sst("C", 2, 320, 450, 100, 0)},
+			tsst("a", 1, 0, 99, 100, 0), tsst("b", 1, 100, 199, 100, 0), tsst("c", 1, 200, 299, 150, 0), tsst("d", 1, 300, 399, 150, 0),
+			tsst("A", 2, 0, 150, 100, 0), tsst("C", 2, 320, 450, 100, 0)},
 			// Excess 100: c (no overlap) covers it.
 			want: "0:L2:c"},
 		{name: "L1 excess needs two moves", tables: []manifest.SSTable{
-			sst("a", 1, 0, 99, 100, 0), sst("b", 1, 100, 199, 100, 0), sst("c", 1, 200, 299, 150, 0), sst("d", 1, 300, 399, 250, 0),
-			sst("A", 2, 0, 150, 100, 0), sst("C", 2, 320, 450, 100, 0)},
+			tsst("a", 1, 0, 99, 100, 0), tsst("b", 1, 100, 199, 100, 0), tsst("c", 1, 200, 299, 150, 0), tsst("d", 1, 300, 399, 250, 0),
+			tsst("A", 2, 0, 150, 100, 0), tsst("C", 2, 320, 450, 100, 0)},
 			// Excess 200: c (ratio 0), then d (0.4) before a and b (1).
 			want: "0:L2:c\n0:L2:d C"},
 		{name: "L1 move blocked by a busy L2 write", tables: []manifest.SSTable{
-			sst("a", 1, 0, 99, 300, 0), sst("b", 1, 100, 199, 300, 0)},
-			busy: []Plan{busy(2, sst("z", 1, 50, 60, 300, 0))},
+			tsst("a", 1, 0, 99, 300, 0), tsst("b", 1, 100, 199, 300, 0)},
+			busy: []Plan{busy(2, tsst("z", 1, 50, 60, 300, 0))},
 			want: "0:L2:b"},
 		{name: "keys separate tables that share a token", tables: []manifest.SSTable{
 			{Key: "a", Level: 1, MinToken: 0, MaxToken: 10, FirstKey: []byte("0a"), LastKey: []byte("10a"), Size: 500},
@@ -113,9 +113,9 @@ func TestPlanCases(t *testing.T) {
 			{Key: "B", Level: 2, MinToken: 10, MaxToken: 20, FirstKey: []byte("10b"), LastKey: []byte("20"), Size: 100}},
 			want: "0:L2:a B"},
 		{name: "last level stays", s: Strategy{TargetSize: 100, Fanout: 2, L0Threshold: 4, L0Limit: 12, BaseLevelSize: 1, MaxInputBytes: 1000},
-			tables: []manifest.SSTable{sst("x", NumLevels-1, 0, 9, 500, 0)}},
+			tables: []manifest.SSTable{tsst("x", NumLevels-1, 0, 9, 500, 0)}},
 		{name: "highest score first", tables: append(l0(4, 10), // L0 score 1, L1 score 2
-			sst("a", 1, 0, 499, 400, 0), sst("b", 1, 500, 999, 400, 0)),
+			tsst("a", 1, 0, 499, 400, 0), tsst("b", 1, 500, 999, 400, 0)),
 			want: "0:L2:a"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -142,7 +142,7 @@ func TestPlanRanges(t *testing.T) {
 	snap := Snapshot{Table: planTable, Ranges: map[int][]manifest.SSTable{}}
 	for _, r := range []int{7, 2, 11} {
 		for i := range 4 {
-			snap.Ranges[r] = append(snap.Ranges[r], sst(fmt.Sprintf("r%d-%d", r, i), 0, int64(r*1000), int64(r*1000+999), 10, i))
+			snap.Ranges[r] = append(snap.Ranges[r], tsst(fmt.Sprintf("r%d-%d", r, i), 0, int64(r*1000), int64(r*1000+999), 10, i))
 		}
 	}
 	// A busy plan of another table or range blocks nothing here.
@@ -155,7 +155,7 @@ func TestPlanRanges(t *testing.T) {
 }
 
 func TestPlanJob(t *testing.T) {
-	p := Plan{Table: planTable, Range: 3, Inputs: []manifest.SSTable{sst("a", 0, 0, 9, 10, 0), sst("b", 1, 0, 9, 32, 0)}, OutputLevel: 1, TargetSize: 77}
+	p := Plan{Table: planTable, Range: 3, Inputs: []manifest.SSTable{tsst("a", 0, 0, 9, 10, 0), tsst("b", 1, 0, 9, 32, 0)}, OutputLevel: 1, TargetSize: 77}
 	if p.Bytes() != 42 {
 		t.Fatalf("Bytes = %d", p.Bytes())
 	}
@@ -175,11 +175,11 @@ func TestPlanJob(t *testing.T) {
 
 func TestPlanOldestOutside(t *testing.T) {
 	ts := func(t manifest.SSTable, minTS int64) manifest.SSTable { t.MinTimestamp = minTS; return t }
-	in1, in2 := ts(sst("in1", 0, 100, 200, 10, 0), 50), ts(sst("in2", 1, 150, 300, 10, 0), 10)
+	in1, in2 := ts(tsst("in1", 0, 100, 200, 10, 0), 50), ts(tsst("in2", 1, 150, 300, 10, 0), 10)
 	snap := Snapshot{Table: planTable, Ranges: map[int][]manifest.SSTable{
-		0: {in1, in2, ts(sst("over", 0, 300, 400, 10, 0), 40), ts(sst("apart", 0, 301, 400, 10, 0), 1), ts(sst("under", 2, 0, 99, 10, 0), 2),
-			ts(sst("deep", 3, 199, 199, 10, 0), 30)},
-		1: {ts(sst("other range", 0, 100, 200, 10, 0), 0)},
+		0: {in1, in2, ts(tsst("over", 0, 300, 400, 10, 0), 40), ts(tsst("apart", 0, 301, 400, 10, 0), 1), ts(tsst("under", 2, 0, 99, 10, 0), 2),
+			ts(tsst("deep", 3, 199, 199, 10, 0), 30)},
+		1: {ts(tsst("other range", 0, 100, 200, 10, 0), 0)},
 	}}
 	p := Plan{Table: planTable, Range: 0, Inputs: []manifest.SSTable{in1, in2}, OutputLevel: 1}
 	if got := p.OldestOutside(snap); got != 30 {
@@ -201,17 +201,17 @@ func TestPressureAndBacklog(t *testing.T) {
 		t.Fatalf("empty pressure %v", p)
 	}
 	for i := range 8 {
-		snap.Ranges[0] = append(snap.Ranges[0], sst(fmt.Sprint("a", i), 0, 0, 9, 10, i))
+		snap.Ranges[0] = append(snap.Ranges[0], tsst(fmt.Sprint("a", i), 0, 0, 9, 10, i))
 	}
 	for i := range 3 {
-		snap.Ranges[1] = append(snap.Ranges[1], sst(fmt.Sprint("b", i), 0, 0, 9, 10, i))
+		snap.Ranges[1] = append(snap.Ranges[1], tsst(fmt.Sprint("b", i), 0, 0, 9, 10, i))
 	}
-	snap.Ranges[1] = append(snap.Ranges[1], sst("l1", 1, 0, 9, 450, 0), sst("l2", 2, 0, 9, 5000, 0), sst("l6", NumLevels-1, 0, 9, 1<<40, 0))
+	snap.Ranges[1] = append(snap.Ranges[1], tsst("l1", 1, 0, 9, 450, 0), tsst("l2", 2, 0, 9, 5000, 0), tsst("l6", NumLevels-1, 0, 9, 1<<40, 0))
 	if p := s.L0Pressure(snap); p != 0.5 {
 		t.Fatalf("pressure %v, want 0.5 (8 of 4..12)", p)
 	}
 	for i := range 8 {
-		snap.Ranges[2] = append(snap.Ranges[2], sst(fmt.Sprint("c", i), 0, 0, 9, 10, i), sst(fmt.Sprint("d", i), 0, 0, 9, 10, i))
+		snap.Ranges[2] = append(snap.Ranges[2], tsst(fmt.Sprint("c", i), 0, 0, 9, 10, i), tsst(fmt.Sprint("d", i), 0, 0, 9, 10, i))
 	}
 	if p := s.L0Pressure(snap); p != 1.5 {
 		t.Fatalf("pressure %v, want 1.5 (16 of 4..12)", p)
@@ -301,7 +301,7 @@ func randomRange(rng *rand.Rand, prefix string, s Strategy) []manifest.SSTable {
 		if rng.IntN(2) == 0 {
 			lo, hi = 0, 9999
 		}
-		ts = append(ts, sst(fmt.Sprintf("%s-0-%d", prefix, i), 0, lo, hi, 1+rng.Int64N(2*s.TargetSize), rng.IntN(100)))
+		ts = append(ts, tsst(fmt.Sprintf("%s-0-%d", prefix, i), 0, lo, hi, 1+rng.Int64N(2*s.TargetSize), rng.IntN(100)))
 	}
 	for l := 1; l < NumLevels; l++ {
 		cuts := []int64{0}
@@ -315,7 +315,7 @@ func randomRange(rng *rand.Rand, prefix string, s Strategy) []manifest.SSTable {
 			if rng.IntN(3) == 0 {
 				continue
 			}
-			ts = append(ts, sst(fmt.Sprintf("%s-%d-%d", prefix, l, i), l, cuts[i], cuts[i+1]-1, 1+rng.Int64N(s.TargetSize*int64(l)), 0))
+			ts = append(ts, tsst(fmt.Sprintf("%s-%d-%d", prefix, l, i), l, cuts[i], cuts[i+1]-1, 1+rng.Int64N(s.TargetSize*int64(l)), 0))
 		}
 	}
 	rng.Shuffle(len(ts), func(i, j int) { ts[i], ts[j] = ts[j], ts[i] })
@@ -381,7 +381,7 @@ func TestPlanGarbageSnapshot(t *testing.T) {
 		var ts []manifest.SSTable
 		for i := range rng.IntN(40) {
 			lo, hi := rng.Int64N(100)-50, rng.Int64N(100)-50
-			t := sst(fmt.Sprint(i), rng.IntN(NumLevels+4)-2, lo, hi, rng.Int64N(300)-10, rng.IntN(5))
+			t := tsst(fmt.Sprint(i), rng.IntN(NumLevels+4)-2, lo, hi, rng.Int64N(300)-10, rng.IntN(5))
 			if rng.IntN(3) == 0 {
 				t.FirstKey, t.LastKey = []byte{byte(rng.IntN(4))}, []byte{byte(rng.IntN(4))}
 			}
@@ -423,12 +423,12 @@ func (m *lsm) flush(size int64) {
 		lo = m.rng.Int64N(1 << 20)
 		hi = lo + m.rng.Int64N(1<<20-lo)
 	}
-	m.tables = append(m.tables, sst(fmt.Sprint("f", m.next), 0, lo, hi, size, m.next))
+	m.tables = append(m.tables, tsst(fmt.Sprint("f", m.next), 0, lo, hi, size, m.next))
 	m.flushed += size
 	m.flushes++
 }
 
-func (m *lsm) run(t *testing.T, p Plan) {
+func (m *lsm) run(t testing.TB, p Plan) {
 	t.Helper()
 	for _, in := range p.Inputs {
 		i := slices.IndexFunc(m.tables, func(t manifest.SSTable) bool { return t.Key == in.Key })
@@ -445,7 +445,7 @@ func (m *lsm) run(t *testing.T, p Plan) {
 		m.next++
 		lo := sp.lo.token + width*i/n
 		hi := sp.lo.token + width*(i+1)/n - 1
-		m.tables = append(m.tables, sst(fmt.Sprint("c", m.next), p.OutputLevel, lo, hi, size*(i+1)/n-size*i/n, m.next))
+		m.tables = append(m.tables, tsst(fmt.Sprint("c", m.next), p.OutputLevel, lo, hi, size*(i+1)/n-size*i/n, m.next))
 	}
 	m.written += size
 }
@@ -458,14 +458,13 @@ func (m *lsm) check(t *testing.T) {
 		return cmp.Or(cmp.Compare(a.Level, b.Level), lowerOf(a).compare(lowerOf(b)))
 	})
 	var sum int64
-	l0, levels := 0, map[int]bool{}
+	l0 := 0
 	for i, a := range ts {
 		sum += a.Size
 		if a.Level == 0 {
 			l0++
 			continue
 		}
-		levels[a.Level] = true
 		if i > 0 && ts[i-1].Level == a.Level && upperOf(ts[i-1]).compare(lowerOf(a)) >= 0 {
 			t.Fatalf("L%d: %s and %s overlap", a.Level, ts[i-1].Key, a.Key)
 		}
@@ -474,7 +473,22 @@ func (m *lsm) check(t *testing.T) {
 		t.Fatalf("the range holds %d bytes, %d were flushed", sum, m.flushed)
 	}
 	m.maxL0 = max(m.maxL0, l0)
-	m.maxReadAmp = max(m.maxReadAmp, l0+len(levels))
+	m.maxReadAmp = max(m.maxReadAmp, readAmp(m.tables))
+}
+
+// readAmp returns how many SSTables a point read may consult at most:
+// every L0 SSTable and one per level below (assuming they all overlap).
+func readAmp(ts []manifest.SSTable) int {
+	levels := map[int]bool{}
+	n := 0
+	for _, t := range ts {
+		if t.Level == 0 {
+			n++
+		} else {
+			levels[t.Level] = true
+		}
+	}
+	return n + len(levels)
 }
 
 func (m *lsm) levelSizes() []int64 {

@@ -20,18 +20,18 @@ import (
 	"github.com/sedimentdb/sediment/vfs"
 )
 
-type testClock struct {
+type planClock struct {
 	mu  sync.Mutex
 	now time.Time
 }
 
-func (c *testClock) Now() time.Time {
+func (c *planClock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.now
 }
 
-func (c *testClock) Add(d time.Duration) {
+func (c *planClock) Add(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
@@ -44,7 +44,7 @@ type plannerEnv struct {
 	ctx   context.Context
 	m     *manifest.Manifest
 	v     *manifest.View
-	clock *testClock
+	clock *planClock
 	table *manifest.Table
 	n     int
 }
@@ -58,8 +58,8 @@ func newPlannerEnv(t *testing.T, compaction map[string]string) *plannerEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &testClock{now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
-	m, err := manifest.Open(ctx, js, fs, "plan", manifest.Options{Now: c.Now, Logger: quietLog()})
+	c := &planClock{now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
+	m, err := manifest.Open(ctx, js, fs, "plan", manifest.Options{Now: c.Now, Logger: plannerLog()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,8 +84,8 @@ func newPlannerEnv(t *testing.T, compaction map[string]string) *plannerEnv {
 	return &plannerEnv{t: t, ctx: ctx, m: m, v: v, clock: c, table: tbl}
 }
 
-// value reads a gauge or counter.
-func value(t *testing.T, m prometheus.Metric) float64 {
+// metricValue reads a gauge or counter.
+func metricValue(t *testing.T, m prometheus.Metric) float64 {
 	t.Helper()
 	var d dto.Metric
 	if err := m.Write(&d); err != nil {
@@ -97,7 +97,7 @@ func value(t *testing.T, m prometheus.Metric) float64 {
 	return d.GetCounter().GetValue()
 }
 
-func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+func plannerLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // flush commits an L0 SSTable over all of range r and waits for the view.
 func (e *plannerEnv) flush(r int) manifest.SSTable {
@@ -122,14 +122,14 @@ func (e *plannerEnv) commit(c manifest.Commit) {
 	}
 }
 
-// queue records submitted plans.
-type queue struct {
+// planQueue records submitted plans.
+type planQueue struct {
 	mu    sync.Mutex
 	plans []Plan
 	fail  error
 }
 
-func (q *queue) submit(_ context.Context, p Plan) error {
+func (q *planQueue) submit(_ context.Context, p Plan) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.fail != nil {
@@ -139,16 +139,16 @@ func (q *queue) submit(_ context.Context, p Plan) error {
 	return nil
 }
 
-func (q *queue) len() int {
+func (q *planQueue) len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return len(q.plans)
 }
 
-func (e *plannerEnv) planner(holder string, q *queue, reg prometheus.Registerer, interval time.Duration) *Planner {
+func (e *plannerEnv) planner(holder string, q *planQueue, reg prometheus.Registerer, interval time.Duration) *Planner {
 	e.t.Helper()
 	p, err := NewPlanner(e.v, PlannerConfig{Interval: interval, JobTimeout: time.Hour}, PlannerOptions{
-		Holder: holder, Submit: q.submit, LeaseTTL: time.Minute, Now: e.clock.Now, Logger: quietLog(), Registerer: reg,
+		Holder: holder, Submit: q.submit, LeaseTTL: time.Minute, Now: e.clock.Now, Logger: plannerLog(), Registerer: reg,
 	})
 	if err != nil {
 		e.t.Fatal(err)
@@ -161,7 +161,7 @@ func TestPlannerLeadership(t *testing.T) {
 	for range DefaultL0Threshold {
 		e.flush(1)
 	}
-	qa, qb := &queue{}, &queue{}
+	qa, qb := &planQueue{}, &planQueue{}
 	a := e.planner("a", qa, nil, 20*time.Millisecond)
 	b := e.planner("b", qb, nil, 20*time.Millisecond)
 
@@ -195,7 +195,7 @@ func TestPlannerLeadership(t *testing.T) {
 	}
 
 	// The winner stops and releases the lease: the loser takes over and,
-	// knowing nothing of the winner's queue, plans the same compaction.
+	// knowing nothing of the winner's planQueue, plans the same compaction.
 	stopWinner()
 	for lq.len() == 0 {
 		if time.Now().After(deadline) {
@@ -216,8 +216,8 @@ func TestPlannerLeadership(t *testing.T) {
 
 func TestPlannerTakeoverAfterExpiry(t *testing.T) {
 	e := newPlannerEnv(t, nil)
-	a := e.planner("a", &queue{}, nil, time.Second)
-	b := e.planner("b", &queue{}, nil, time.Second)
+	a := e.planner("a", &planQueue{}, nil, time.Second)
+	b := e.planner("b", &planQueue{}, nil, time.Second)
 	if _, err := a.Tick(e.ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +237,7 @@ func TestPlannerTakeoverAfterExpiry(t *testing.T) {
 func TestPlannerBusyAndMetrics(t *testing.T) {
 	e := newPlannerEnv(t, map[string]string{"class": "SizeTieredCompactionStrategy", "min_threshold": "2", "l0_limit": "6"})
 	reg := prometheus.NewRegistry()
-	q := &queue{}
+	q := &planQueue{}
 	p := e.planner("a", q, reg, time.Second)
 	tick := func(want int) {
 		t.Helper()
@@ -245,7 +245,7 @@ func TestPlannerBusyAndMetrics(t *testing.T) {
 			t.Fatalf("Tick = %d, %v; want %d plans", n, err, want)
 		}
 	}
-	gauge := func(v *prometheus.GaugeVec) float64 { return value(t, v.WithLabelValues("ks", "t")) }
+	gauge := func(v *prometheus.GaugeVec) float64 { return metricValue(t, v.WithLabelValues("ks", "t")) }
 
 	tick(0)
 	in := []manifest.SSTable{e.flush(2), e.flush(2)}
@@ -274,15 +274,15 @@ func TestPlannerBusyAndMetrics(t *testing.T) {
 	// The second job is lost: after the timeout, it is planned again.
 	e.clock.Add(time.Hour)
 	tick(1)
-	if n := value(t, p.plans); n != 3 {
+	if n := metricValue(t, p.plans); n != 3 {
 		t.Fatalf("plans submitted %v", n)
 	}
 
 	// A refused plan is made again.
 	e.clock.Add(time.Hour)
-	q.fail = errors.New("queue full")
-	if _, err := p.Tick(e.ctx); err == nil || value(t, p.failures) != 1 {
-		t.Fatalf("Tick with the queue refusing: %v", err)
+	q.fail = errors.New("planQueue full")
+	if _, err := p.Tick(e.ctx); err == nil || metricValue(t, p.failures) != 1 {
+		t.Fatalf("Tick with the planQueue refusing: %v", err)
 	}
 	q.fail = nil
 	tick(1)
@@ -304,14 +304,14 @@ func TestPlannerBusyAndMetrics(t *testing.T) {
 			t.Fatalf("%d l0 series after the drop", len(mf.GetMetric()))
 		}
 	}
-	if value(t, p.holding) != 1 {
+	if metricValue(t, p.holding) != 1 {
 		t.Fatal("lease_held is not 1")
 	}
 }
 
 func TestPlannerInvalidOptions(t *testing.T) {
 	e := newPlannerEnv(t, map[string]string{"class": "LeveledCompactionStrategy", "fanout_size": "one"})
-	q := &queue{}
+	q := &planQueue{}
 	p := e.planner("a", q, nil, time.Second)
 	for range DefaultL0Threshold - 1 {
 		e.flush(0)
@@ -334,9 +334,9 @@ func TestPlannerRunning(t *testing.T) {
 	}
 	running := []Plan{{Table: e.table.ID, Range: 0, Inputs: ins, OutputLevel: 1}}
 	var runErr error
-	q := &queue{}
+	q := &planQueue{}
 	p, err := NewPlanner(e.v, PlannerConfig{Interval: time.Second, JobTimeout: time.Hour}, PlannerOptions{
-		Holder: "a", Submit: q.submit, Logger: quietLog(),
+		Holder: "a", Submit: q.submit, Logger: plannerLog(),
 		Running: func(context.Context) ([]Plan, error) { return running, runErr },
 	})
 	if err != nil {
@@ -345,7 +345,7 @@ func TestPlannerRunning(t *testing.T) {
 	if n, err := p.Tick(e.ctx); err != nil || n != 0 {
 		t.Fatalf("Tick with the plan running elsewhere = %d, %v", n, err)
 	}
-	runErr = errors.New("queue down")
+	runErr = errors.New("planQueue down")
 	if _, err := p.Tick(e.ctx); !errors.Is(err, runErr) {
 		t.Fatalf("Tick with Running failing: %v", err)
 	}
