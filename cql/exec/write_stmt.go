@@ -3,9 +3,9 @@ package exec
 import (
 	"context"
 	"errors"
-	"strings"
 
 	"github.com/sedimentdb/sediment/cql/ast"
+	"github.com/sedimentdb/sediment/cql/values"
 	"github.com/sedimentdb/sediment/cqltype"
 	"github.com/sedimentdb/sediment/engine"
 	"github.com/sedimentdb/sediment/ingest"
@@ -151,7 +151,7 @@ func (p *modPlan) assignment(a *ast.Assignment) error {
 			if a.Kind == ast.AssignRemove {
 				sign = "-"
 			}
-			return invalidf("Invalid operation (%s = %s %s %s) for non counter column %s", c.name, c.name, sign, termText(a.Value), c.name)
+			return invalidf("Invalid operation (%s = %s %s %s) for non counter column %s", c.name, c.name, sign, values.TermText(a.Value), c.name)
 		case !t.MultiCell():
 			return invalidf("Invalid operation (%s) for frozen collection column %s", assignText(a), c.name)
 		case a.Kind == ast.AssignAdd:
@@ -361,56 +361,9 @@ func (x *execCtx) readRow(ctx context.Context, part *partitionWrite, clustering 
 	return &p.Rows[0].Row, nil
 }
 
-// termText renders a term roughly as written, for messages.
-func termText(t ast.Term) string {
-	switch x := t.(type) {
-	case *ast.Literal:
-		if x.Kind == ast.LitString {
-			return "'" + strings.ReplaceAll(x.Text, "'", "''") + "'"
-		}
-		return x.Text
-	case *ast.Bind:
-		if x.Name != "" {
-			return ":" + x.Name
-		}
-		return "?"
-	case *ast.List:
-		return "[" + termsText(x.Elems) + "]"
-	case *ast.Set:
-		return "{" + termsText(x.Elems) + "}"
-	case *ast.Tuple:
-		return "(" + termsText(x.Elems) + ")"
-	case *ast.Map:
-		parts := make([]string, len(x.Keys))
-		for i := range x.Keys {
-			parts[i] = termText(x.Keys[i]) + ": " + termText(x.Values[i])
-		}
-		return "{" + strings.Join(parts, ", ") + "}"
-	case *ast.Ident:
-		return x.Name
-	case *ast.Call:
-		name := x.Name
-		if x.Keyspace != "" {
-			name = x.Keyspace + "." + name
-		}
-		return name + "(" + termsText(x.Args) + ")"
-	case *ast.Hint:
-		return "(" + x.Type + ")" + termText(x.Term)
-	}
-	return "?"
-}
-
-func termsText(ts []ast.Term) string {
-	parts := make([]string, len(ts))
-	for i, t := range ts {
-		parts[i] = termText(t)
-	}
-	return strings.Join(parts, ", ")
-}
-
 // assignText renders an assignment, for messages.
 func assignText(a *ast.Assignment) string {
-	c, v := a.Column, termText(a.Value)
+	c, v := a.Column, values.TermText(a.Value)
 	switch a.Kind {
 	case ast.AssignAdd:
 		return c + " = " + c + " + " + v
@@ -419,7 +372,7 @@ func assignText(a *ast.Assignment) string {
 	case ast.AssignRemove:
 		return c + " = " + c + " - " + v
 	case ast.AssignElem:
-		return c + "[" + termText(a.Key) + "] = " + v
+		return c + "[" + values.TermText(a.Key) + "] = " + v
 	case ast.AssignField:
 		return c + "." + a.Field + " = " + v
 	}
