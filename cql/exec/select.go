@@ -55,7 +55,10 @@ type restriction struct {
 
 // tokenBound is one side of a token range: token(pk) op value.
 type tokenBound struct {
-	value     ast.Term
+	value ast.Term
+	// key, when set, holds the partition key values of token(...) on the
+	// right side: the bound is their token.
+	key       []ast.Term
 	inclusive bool
 }
 

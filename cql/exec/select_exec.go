@@ -734,6 +734,22 @@ func inRanges(ranges [][2][]byte, key []byte) bool {
 func (rd *reader) tokenRange() (first, last int64, err error) {
 	first, last = math.MinInt64, math.MaxInt64
 	eval := func(b *tokenBound) (int64, error) {
+		if b.key != nil {
+			vals := make([][]byte, len(b.key))
+			for i, term := range b.key {
+				c := rd.p.t.partition[i]
+				v, unset, err := rd.x.eval(c.typ, term, c.name)
+				if err != nil {
+					return 0, err
+				}
+				if unset || v == nil {
+					return 0, invalidf("Invalid null or unset value for partition key part %s", c.name)
+				}
+				vals[i] = v
+			}
+			_, tok, err := rd.p.t.partitionKey(vals)
+			return tok, err
+		}
 		v, unset, err := rd.x.eval(cqltype.BigintType, b.value, "partition key token")
 		if err != nil {
 			return 0, err

@@ -181,6 +181,17 @@ func TestSelectTokenRanges(t *testing.T) {
 	if got := rowsOf(t, s, 0, `SELECT ck FROM t WHERE token(pk) = ?`, toks[2]); len(got) != 10 {
 		t.Fatalf("token = : %d rows", len(got))
 	}
+	// token(pk) compared with the token of given key values.
+	var last string
+	if err := s.Query(`SELECT pk FROM t WHERE token(pk) = ? LIMIT 1`, toks[2]).Scan(&last); err != nil {
+		t.Fatal(err)
+	}
+	if got := rowsOf(t, s, 0, `SELECT ck FROM t WHERE token(pk) >= token(?)`, last); len(got) != 10 {
+		t.Fatalf("token >= token(?): %d rows", len(got))
+	}
+	if got := rowsOf(t, s, 0, `SELECT ck FROM t WHERE token(pk) > token('`+last+`')`); len(got) != 0 {
+		t.Fatalf("token > token(last key): %d rows", len(got))
+	}
 }
 
 func TestSelectFunctionsAndAggregates(t *testing.T) {

@@ -154,12 +154,19 @@ func (p *selectPlan) planToken(rel *ast.Relation) error {
 			return invalidf("The token function arguments must be in the partition key order: %s", p.partitionNames())
 		}
 	}
-	if c, ok := rel.Value.(*ast.Call); ok && c.Name == "token" {
-		// token(k) > token(?): the token of the bound key values.
-		return invalidf("token() of values on the right side of a relation is not supported; compare with a bigint token")
-	}
 	b := &tokenBound{value: rel.Value}
-	p.receive(rel.Value, "partition key token", cqltype.BigintType)
+	if c, ok := rel.Value.(*ast.Call); ok && c.Name == "token" && (c.Keyspace == "" || c.Keyspace == "system") {
+		// token(k) > token('x'): the token of the key the values make.
+		if len(c.Args) != len(p.t.partition) {
+			return invalidf("Invalid number of arguments in call to function token: %d required but %d provided", len(p.t.partition), len(c.Args))
+		}
+		b.key = c.Args
+		for i, a := range c.Args {
+			p.receive(a, p.t.partition[i].name, p.t.partition[i].typ)
+		}
+	} else {
+		p.receive(rel.Value, "partition key token", cqltype.BigintType)
+	}
 	switch rel.Op {
 	case ast.OpGt, ast.OpGte:
 		if p.tokenLower != nil {
