@@ -1,34 +1,34 @@
 // Package clustertest runs a Sediment cluster of real processes: nats-server,
-// MinIO and two ingest nodes of the built binary, with two frontends
-// (engine.Remote) in the test process, and checks that no acknowledged write
-// is lost through a kill -9 of a node, a restart of NATS, a stalled bucket
-// and a bucket killed and restarted.
+// MinIO, two ingest nodes and two frontends of the built binary, and talks
+// to it only as a client would, through CQL with the gocql driver: it
+// creates the schema and writes through frontend A and reads through
+// frontend B. It checks that no acknowledged write is lost through a kill
+// -9 of an ingest node, a restart of NATS, a stalled bucket and a bucket
+// killed and restarted.
+//
+// The test process keeps one manifest handle of its own, as an operator's
+// tool would: to split the token ranges between the ingest nodes before
+// they start, and to watch the catalog (members, ownership, SSTables).
 package clustertest
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
+	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
+	"github.com/gocql/gocql"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/sedimentdb/sediment/cqltype"
-	"github.com/sedimentdb/sediment/engine"
-	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/internal/testserver"
-	"github.com/sedimentdb/sediment/keys"
 	"github.com/sedimentdb/sediment/manifest"
-	"github.com/sedimentdb/sediment/model"
 	"github.com/sedimentdb/sediment/objectstore"
-	"github.com/sedimentdb/sediment/rpc"
-	"github.com/sedimentdb/sediment/token"
 )
 
 const (
@@ -44,21 +44,19 @@ const (
 )
 
 // ledger records every write the test sent: attempted holds what any write
-// may have left, acked what must be there.
+// may have left, acked what must be there, both by "pk/ck".
 type ledger struct {
 	mu               sync.Mutex
 	attempted, acked map[string]string
 }
 
-// frontend is an engine.Remote with its own NATS connection, manifest and
-// View, as a frontend process would have.
-type frontend struct {
+// observer is the test's own manifest handle and View.
+type observer struct {
 	m *manifest.Manifest
 	v *manifest.View
-	e *engine.Remote
 }
 
-func newFrontend(t *testing.T, n *testserver.NATSServer, ms *testserver.MinIOServer) *frontend {
+func newObserver(t *testing.T, n *testserver.NATSServer, ms *testserver.MinIOServer) *observer {
 	t.Helper()
 	ctx := context.Background()
 	js, err := jetstream.New(n.Connect(t))
@@ -81,70 +79,95 @@ func newFrontend(t *testing.T, n *testserver.NATSServer, ms *testserver.MinIOSer
 		t.Fatal(err)
 	}
 	t.Cleanup(v.Close)
-	e, err := engine.NewRemote(engine.RemoteConfig{View: v, Store: store})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	return &frontend{m: m, v: v, e: e}
+	return &observer{m: m, v: v}
 }
 
-// table is (pk text, ck bigint, v text).
-type table struct {
-	id  uuid.UUID
-	col uint32
-}
-
-func createTable(t *testing.T, m *manifest.Manifest) table {
+// session connects gocql to frontend f only: the frontends list each other
+// in system.peers, and the driver would otherwise spread the queries over
+// both. The driver retries nothing, so that the ledger sees every error.
+func session(t *testing.T, f *node, keyspace string) *gocql.Session {
 	t.Helper()
-	ctx := context.Background()
-	if err := m.CreateKeyspace(ctx, "ks", map[string]string{"class": "SimpleStrategy", "replication_factor": "1"}, false); err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := m.CreateTable(ctx, manifest.TableSpec{
-		Keyspace: "ks", Name: "t",
-		Columns:      []manifest.ColumnSpec{{Name: "pk", Type: "text"}, {Name: "ck", Type: "bigint"}, {Name: "v", Type: "text"}},
-		PartitionKey: []string{"pk"},
-		Clustering:   []manifest.ClusteringSpec{{Name: "ck"}},
-	})
+	host, p, _ := net.SplitHostPort(f.cqlAddr)
+	port, _ := strconv.Atoi(p)
+	c := gocql.NewCluster(host)
+	c.Port = port
+	c.Keyspace = keyspace
+	c.Consistency = gocql.One
+	c.Timeout = 20 * time.Second
+	c.ConnectTimeout = 10 * time.Second
+	c.NumConns = 2
+	c.RetryPolicy = nil
+	c.HostFilter = gocql.HostFilterFunc(func(h *gocql.HostInfo) bool { return h.Port() == port })
+	s, err := c.CreateSession()
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("connecting gocql to %s: %v", f.id, err)
 	}
-	v, ok := tbl.Column("v")
-	if !ok {
-		t.Fatal("no column v")
-	}
-	return table{id: tbl.ID, col: v.ID}
+	t.Cleanup(s.Close)
+	return s
 }
 
-// mutation i sets v of row (p<i%97>, i): every write has its own key and
-// value, so what a read returns names the write that left it.
-func (tb table) mutation(i int) (*engine.Mutation, string, string, error) {
-	pk := fmt.Sprintf("p%d", i%97)
-	c := binary.BigEndian.AppendUint64(nil, uint64(i))
-	key, err := keys.RowKey(nil, token.Murmur3([]byte(pk)), []byte(pk), [][]byte{c}, []*cqltype.Type{cqltype.BigintType}, []bool{false})
-	if err != nil {
-		return nil, "", "", err
+// code returns the CQL error code of err, or -1 if the server sent none.
+func code(err error) int {
+	var re gocql.RequestError
+	if errors.As(err, &re) {
+		return re.Code()
 	}
-	v := fmt.Sprintf("v%d-", i)
+	return -1
+}
+
+// overloaded reports whether err is how a frontend reports that the owner
+// refused a write for want of memtable memory (ingest.ErrOverloaded): as
+// Overloaded, or as a WriteTimeout if the write's own deadline came first.
+func overloaded(err error) bool {
+	c := code(err)
+	return c == gocql.ErrCodeOverloaded || c == gocql.ErrCodeWriteTimeout
+}
+
+// connLost reports whether err is how a frontend reports today that its
+// connection to the owner broke with the write in flight (rpc.ErrConnLost):
+// a Server_error with the RPC client's message. The write may or may not
+// have been applied. (Cassandra would call it a WriteTimeout, which
+// retriableWrite accepts as well.)
+func connLost(err error) bool {
+	var re gocql.RequestError
+	return errors.As(err, &re) && re.Code() == gocql.ErrCodeServer && strings.HasPrefix(re.Message(), "rpc: connection lost")
+}
+
+// retriableWrite reports whether err is a failure after which the same
+// write may succeed: an overload, an owner that cannot be reached, or a
+// connection to it lost: the forms rpc.Retriable's errors take in CQL.
+func retriableWrite(err error) bool {
+	return overloaded(err) || code(err) == gocql.ErrCodeUnavailable || connLost(err)
+}
+
+// retriableRead is retriableWrite for reads.
+func retriableRead(err error) bool {
+	c := code(err)
+	return c == gocql.ErrCodeOverloaded || c == gocql.ErrCodeReadTimeout || c == gocql.ErrCodeUnavailable
+}
+
+const insert = "INSERT INTO t (pk, ck, v) VALUES (?, ?, ?) USING TIMESTAMP ?"
+
+// row i is (p<i%97>, i) with a value of its own, so that what a read
+// returns names the write that left it.
+func row(i int) (pk string, key, v string) {
+	pk = fmt.Sprintf("p%d", i%97)
+	v = fmt.Sprintf("v%d-", i)
 	v += strings.Repeat("x", valueSize-len(v))
-	value := model.AppendRow(nil, &model.Row{Cells: []model.Cell{{Column: tb.col, Timestamp: int64(1 + i), Value: []byte(v)}}})
-	return &engine.Mutation{Table: tb.id, Entries: []ingest.Entry{{Key: key, Value: value}}}, string(key), v, nil
+	return pk, fmt.Sprintf("%s/%d", pk, i), v
 }
 
-// write sends write i through e and records the outcome. It runs on many
+// write sends write i through s and records the outcome. It runs on many
 // goroutines, so it returns errors rather than failing the test.
-func (l *ledger) write(e engine.Engine, tb table, i int) error {
-	m, k, v, err := tb.mutation(i)
-	if err != nil {
-		return err
-	}
+func (l *ledger) write(s *gocql.Session, i int) error {
+	pk, k, v := row(i)
 	l.mu.Lock()
 	l.attempted[k] = v
 	l.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err = e.Apply(ctx, m); err == nil {
+	err := s.Query(insert, pk, int64(i), v, int64(1+i)).WithContext(ctx).Exec()
+	if err == nil {
 		l.mu.Lock()
 		l.acked[k] = v
 		l.mu.Unlock()
@@ -154,15 +177,15 @@ func (l *ledger) write(e engine.Engine, tb table, i int) error {
 
 // mustWrite retries write i until it is acknowledged, for at most 30s: the
 // bounded wait within which the cluster must take writes again.
-func (l *ledger) mustWrite(t *testing.T, e engine.Engine, tb table, i int) {
+func (l *ledger) mustWrite(t *testing.T, s *gocql.Session, i int) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		err := l.write(e, tb, i)
+		err := l.write(s, i)
 		if err == nil {
 			return
 		}
-		if !rpc.Retriable(err) && !errors.Is(err, ingest.ErrOverloaded) {
+		if !retriableWrite(err) {
 			t.Fatalf("write %d: %v, not retriable", i, err)
 		}
 		if time.Now().After(deadline) {
@@ -172,10 +195,47 @@ func (l *ledger) mustWrite(t *testing.T, e engine.Engine, tb table, i int) {
 	}
 }
 
+// mustWriteAll runs mustWrite for i in [from, to) on workers goroutines.
+func (l *ledger) mustWriteAll(t *testing.T, s *gocql.Session, from, to, workers int) {
+	t.Helper()
+	next := make(chan int)
+	var mu sync.Mutex
+	var failed []error
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := range next {
+				deadline := time.Now().Add(30 * time.Second)
+				for {
+					err := l.write(s, i)
+					if err == nil {
+						break
+					}
+					if !retriableWrite(err) || time.Now().After(deadline) {
+						mu.Lock()
+						failed = append(failed, fmt.Errorf("write %d: %w", i, err))
+						mu.Unlock()
+						break
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+			}
+		})
+	}
+	for i := from; i < to; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if len(failed) > 0 {
+		t.Fatalf("%d writes not acknowledged within 30s or failed for good, e.g. %v", len(failed), failed[0])
+	}
+}
+
 // concurrently runs write i for i in [from, to) on workers goroutines and
 // returns the errors by i; a worker stops after its first error for which
 // stop is true.
-func (l *ledger) concurrently(e engine.Engine, tb table, from, to, workers int, stop func(error) bool) map[int]error {
+func (l *ledger) concurrently(s *gocql.Session, from, to, workers int, stop func(error) bool) map[int]error {
 	next := make(chan int)
 	var mu sync.Mutex
 	errs := map[int]error{}
@@ -185,7 +245,7 @@ func (l *ledger) concurrently(e engine.Engine, tb table, from, to, workers int, 
 	for range workers {
 		wg.Go(func() {
 			for i := range next {
-				if err := l.write(e, tb, i); err != nil {
+				if err := l.write(s, i); err != nil {
 					mu.Lock()
 					errs[i] = err
 					mu.Unlock()
@@ -216,66 +276,60 @@ func (l *ledger) ackedCount() int {
 	return len(l.acked)
 }
 
-// scanAll reads every row of the table through e, retrying the whole scan
+// scanAll reads every row of the table through s, retrying the whole scan
 // on retriable errors for at most 30s.
-func scanAll(t *testing.T, e engine.Engine, tb table) map[string]string {
+func scanAll(t *testing.T, s *gocql.Session) map[string]string {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		got, err := scanOnce(e, tb)
+		got, err := scanOnce(s)
 		if err == nil {
 			return got
 		}
-		if !rpc.Retriable(err) || time.Now().After(deadline) {
+		if !retriableRead(err) || time.Now().After(deadline) {
 			t.Fatalf("scan: %v", err)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 }
 
-func scanOnce(e engine.Engine, tb table) (map[string]string, error) {
+// scanOnce reads the whole table in pages of 500 rows.
+func scanOnce(s *gocql.Session) (map[string]string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
 	out := map[string]string{}
-	var after []byte
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		page, err := e.Scan(ctx, engine.Scan{Table: tb.id, First: -1 << 63, Last: 1<<63 - 1, After: after, Limit: 500, Now: 1})
-		cancel()
-		if err != nil {
-			return nil, err
-		}
-		for _, p := range page.Partitions {
-			for _, r := range p.Rows {
-				for _, c := range r.Row.Cells {
-					if c.Column == tb.col {
-						out[string(r.Key)] = string(c.Value)
-					}
-				}
-			}
-		}
-		if after = page.Next; after == nil {
-			return out, nil
-		}
+	iter := s.Query("SELECT pk, ck, v FROM t").WithContext(ctx).PageSize(500).Iter()
+	var (
+		pk, v string
+		ck    int64
+	)
+	for iter.Scan(&pk, &ck, &v) {
+		out[fmt.Sprintf("%s/%d", pk, ck)] = v
 	}
+	if err := iter.Close(); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
-// check reads everything through e: every acknowledged write is there with
+// check reads everything through s: every acknowledged write is there with
 // its value, and nothing is there that no write sent. One read decides: a
 // frontend whose View trails the node's waits for it (rpc.Page.Mark), so a
 // write the read misses is lost.
-func (l *ledger) check(t *testing.T, what string, e engine.Engine, tb table) {
+func (l *ledger) check(t *testing.T, what string, s *gocql.Session) {
 	t.Helper()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	got := scanAll(t, e, tb)
+	got := scanAll(t, s)
 	for k, g := range got {
 		if v, ok := l.attempted[k]; !ok || g != v {
-			t.Fatalf("%s: read %q, which no write sent", what, g)
+			t.Fatalf("%s: read %s = %q, which no write sent", what, k, g)
 		}
 	}
 	var missing []string
-	for k, v := range l.acked {
+	for k := range l.acked {
 		if _, ok := got[k]; !ok {
-			missing = append(missing, v[:strings.IndexByte(v, '-')])
+			missing = append(missing, k)
 		}
 	}
 	if len(missing) > 0 {
@@ -293,51 +347,91 @@ func TestCluster(t *testing.T) {
 	// Two nodes split the ranges: a starting node claims every free range
 	// and every range it owns already, so the test fixes the node IDs and
 	// gives each node half of the ranges before either starts.
-	a := newFrontend(t, ns, ms)
-	if err := a.m.InitRanges(ctx, ranges); err != nil {
+	obs := newObserver(t, ns, ms)
+	if err := obs.m.InitRanges(ctx, ranges); err != nil {
 		t.Fatal(err)
 	}
 	nodes := []*node{newNode(t, bin, "node-a", ns, ms, cluster), newNode(t, bin, "node-b", ns, ms, cluster)}
 	for r := range ranges {
-		if _, err := a.m.Assign(ctx, r, nodes[r%2].id); err != nil {
+		if _, err := obs.m.Assign(ctx, r, nodes[r%2].id); err != nil {
 			t.Fatal(err)
 		}
 	}
-	tb := createTable(t, a.m)
-	for _, nd := range nodes {
+	fa, fb := newFrontend(t, bin, "frontend-a", ns, ms, cluster), newFrontend(t, bin, "frontend-b", ns, ms, cluster)
+	for _, nd := range append(nodes, fa, fb) {
 		nd.start(t)
 	}
-	b := newFrontend(t, ns, ms)
-	for _, f := range []*frontend{a, b} {
-		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		err := f.v.WaitFor(wctx, func(v *manifest.View) bool {
-			if v.Table("ks", "t") == nil || len(v.Members()) != 2 {
+
+	// The schema, created through A; B serves it once its View has it.
+	admin := session(t, fa, "")
+	for _, stmt := range []string{
+		"CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+		"CREATE TABLE ks.t (pk text, ck bigint, v text, PRIMARY KEY (pk, ck))",
+	} {
+		if err := admin.Query(stmt).Exec(); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	a, b := session(t, fa, "ks"), session(t, fb, "ks")
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		err := b.Query("SELECT pk FROM t LIMIT 1").Exec()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("frontend B does not serve table ks.t 10s after A created it: %v", err)
+		}
+	}
+	// Each session reaches its own frontend only.
+	for _, c := range []struct {
+		s *gocql.Session
+		f *node
+	}{{a, fa}, {b, fb}} {
+		iter := c.s.Query("SELECT pk FROM t LIMIT 1").Iter()
+		h := iter.Host()
+		if err := iter.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if got := net.JoinHostPort(h.ConnectAddress().String(), strconv.Itoa(h.Port())); got != c.f.cqlAddr {
+			t.Fatalf("the session of %s queried %s", c.f.id, got)
+		}
+	}
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	err := obs.v.WaitFor(wctx, func(v *manifest.View) bool {
+		ids := map[string]bool{}
+		for _, m := range v.Members() {
+			ids[m.ID] = true
+		}
+		if !ids["node-a"] || !ids["node-b"] || !ids["frontend-a-cql"] || !ids["frontend-b-cql"] {
+			return false
+		}
+		for r := range ranges {
+			if o, ok := v.Ownership(r); !ok || o.Owner != nodes[r%2].id {
 				return false
 			}
-			for r := range ranges {
-				if o, ok := v.Ownership(r); !ok || o.Owner != nodes[r%2].id {
-					return false
-				}
-			}
-			return true
-		})
-		cancel()
-		if err != nil {
-			t.Fatalf("the frontend's View does not show the table, both members and the split ranges: %v", err)
 		}
+		return true
+	})
+	cancel()
+	if err != nil {
+		t.Fatalf("the manifest does not show both nodes, both frontends and the split ranges: %v", err)
+	}
+	tb := obs.v.Table("ks", "t")
+	if tb == nil {
+		t.Fatal("the manifest has no table ks.t")
 	}
 	l := &ledger{attempted: map[string]string{}, acked: map[string]string{}}
 
 	// 1. Concurrent writes through A, all read through B.
-	if errs := l.concurrently(a.e, tb, 0, 400, 8, nil); len(errs) != 0 {
+	if errs := l.concurrently(a, 0, 400, 8, nil); len(errs) != 0 {
 		t.Fatalf("%d writes failed on a healthy cluster, e.g. %v", len(errs), errs)
 	}
-	l.check(t, "healthy", b.e, tb)
+	l.check(t, "healthy", b)
 
 	// 2. kill -9 node b during writes, then restart it on the same data
 	// directory and addresses.
 	done := make(chan map[int]error)
-	go func() { done <- l.concurrently(a.e, tb, 400, 1400, 8, nil) }()
+	go func() { done <- l.concurrently(a, 400, 1400, 8, nil) }()
 	for deadline := time.Now().Add(30 * time.Second); l.ackedCount() < 500; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("only %d writes acknowledged after 30s", l.ackedCount())
@@ -347,61 +441,58 @@ func TestCluster(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	nodes[1].start(t)
 	for i, err := range <-done {
-		if !rpc.Retriable(err) {
+		if !retriableWrite(err) {
 			t.Fatalf("write %d during the kill: %v, not retriable", i, err)
 		}
 	}
-	for i := 1400; i < 1500; i++ {
-		l.mustWrite(t, a.e, tb, i)
-	}
-	l.check(t, "after kill -9", b.e, tb)
+	l.mustWriteAll(t, a, 1400, 1500, 8)
+	l.check(t, "after kill -9", b)
 
 	// 3. Restart NATS. NATS is not on the write path, so writes go on
-	// while it is down; once it is back, the nodes commit flushes again
-	// and the frontends' Views see them.
+	// while it is down; once it is back, the nodes commit flushes again,
+	// the frontends heartbeat again (/ready), and B's reads, which wait
+	// for B's View to reach what the nodes committed, see everything.
 	ns.Stop()
-	flushed := len(b.v.SSTables(tb.id))
-	for i := 1500; i < 1600; i++ {
-		l.mustWrite(t, a.e, tb, i)
-	}
+	flushed := len(obs.v.SSTables(tb.ID))
+	l.mustWriteAll(t, a, 1500, 1600, 8)
 	ns.Restart(t)
-	for i := 1600; i < 1700; i++ {
-		l.mustWrite(t, a.e, tb, i)
+	l.mustWriteAll(t, a, 1600, 1700, 8)
+	wctx, cancel = context.WithTimeout(ctx, 30*time.Second)
+	err = obs.v.WaitFor(wctx, func(v *manifest.View) bool { return len(v.SSTables(tb.ID)) > flushed })
+	cancel()
+	if err != nil {
+		t.Fatalf("no flush committed after the NATS restart: %v", err)
 	}
-	for _, f := range []*frontend{a, b} {
-		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		err := f.v.WaitFor(wctx, func(v *manifest.View) bool { return len(v.SSTables(tb.id)) > flushed })
-		cancel()
-		if err != nil {
-			t.Fatalf("no flush committed after the NATS restart reached a frontend: %v", err)
+	for _, f := range []*node{fa, fb} {
+		for deadline := time.Now().Add(30 * time.Second); !f.ready(); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s not ready 30s after the NATS restart\n%s", f.id, f.out)
+			}
 		}
 	}
-	l.check(t, "after NATS restart", b.e, tb)
+	l.check(t, "after NATS restart", b)
 
 	// 4. Stall the bucket during writes: writes are acknowledged until the
 	// memtables fill, then fail as overloaded, and never hang.
 	before := l.ackedCount()
 	ms.Pause(t)
-	overloaded := func(err error) bool { return errors.Is(err, ingest.ErrOverloaded) }
-	errs := l.concurrently(a.e, tb, 1700, 100_000, 8, overloaded)
+	errs := l.concurrently(a, 1700, 100_000, 8, overloaded)
 	ackedPaused := l.ackedCount() - before
 	ms.Resume(t)
 	if len(errs) == 0 {
 		t.Fatal("no write failed with the bucket stalled")
 	}
 	for i, err := range errs {
-		if !overloaded(err) || !rpc.Retriable(err) {
-			t.Fatalf("write %d with the bucket stalled: %v, want a retriable ingest.ErrOverloaded", i, err)
+		if !overloaded(err) {
+			t.Fatalf("write %d with the bucket stalled: %v, want Overloaded or WriteTimeout", i, err)
 		}
 	}
 	if ackedPaused == 0 {
 		t.Fatal("no write was acknowledged with the bucket stalled: the memtables had room")
 	}
 	t.Logf("bucket stalled: %d writes acknowledged, then %d overloaded", ackedPaused, len(errs))
-	for i := 100_000; i < 100_200; i++ {
-		l.mustWrite(t, a.e, tb, i)
-	}
-	l.check(t, "after the bucket came back", b.e, tb)
+	l.mustWriteAll(t, a, 100_000, 100_200, 8)
+	l.check(t, "after the bucket came back", b)
 
 	// 5. Kill the bucket outright during writes: writes are acknowledged
 	// until the memtables fill, then fail as overloaded, and flushes fail.
@@ -413,14 +504,14 @@ func TestCluster(t *testing.T) {
 		failed[i], _ = nd.metric(t, "sediment_ingest_flush_failures_total")
 	}
 	ms.Kill()
-	errs = l.concurrently(a.e, tb, 200_000, 300_000, 8, overloaded)
+	errs = l.concurrently(a, 200_000, 300_000, 8, overloaded)
 	ackedDown := l.ackedCount() - before
 	if len(errs) == 0 {
 		t.Fatal("no write failed with the bucket down")
 	}
 	for i, err := range errs {
-		if !overloaded(err) || !rpc.Retriable(err) {
-			t.Fatalf("write %d with the bucket down: %v, want a retriable ingest.ErrOverloaded", i, err)
+		if !overloaded(err) {
+			t.Fatalf("write %d with the bucket down: %v, want Overloaded or WriteTimeout", i, err)
 		}
 	}
 	if ackedDown == 0 {
@@ -450,22 +541,20 @@ func TestCluster(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
-	for i := 300_000; i < 300_200; i++ {
-		l.mustWrite(t, a.e, tb, i)
-	}
-	l.check(t, "after the bucket was restarted", b.e, tb)
+	l.mustWriteAll(t, a, 300_000, 300_200, 8)
+	l.check(t, "after the bucket was restarted", b)
 
 	// A clean stop flushes every memtable; after the restart nothing is
 	// replayed, so every row is read from the SSTables in the bucket.
 	for _, nd := range nodes {
 		nd.stop(t)
 	}
-	stopped := len(b.v.SSTables(tb.id))
+	stopped := len(obs.v.SSTables(tb.ID))
 	for _, nd := range nodes {
 		nd.start(t)
 	}
 	if stopped == 0 {
 		t.Fatal("no SSTable committed after the clean stops")
 	}
-	l.check(t, "after a flush and restart", b.e, tb)
+	l.check(t, "after a flush and restart", b)
 }

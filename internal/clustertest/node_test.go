@@ -60,31 +60,27 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-// node is one `sediment -target=ingest` process. Its data directory and
-// addresses stay the same across restarts.
+// node is one `sediment` process, of the ingest or the frontend role. Its
+// data directory and addresses stay the same across restarts.
 type node struct {
-	id, dataDir, httpAddr, rpcAddr string
-	args                           []string
-	out                            *syncBuffer
-	cmd                            *exec.Cmd
-	done                           chan error
+	id, dataDir, httpAddr string
+	// rpcAddr is an ingest node's RPC address, cqlAddr a frontend's CQL
+	// address.
+	rpcAddr, cqlAddr string
+	args             []string
+	out              *syncBuffer
+	cmd              *exec.Cmd
+	done             chan error
 }
 
-// newNode prepares a node whose ID is id: writing the node-id file before
-// the first start is how an operator chooses the ID, and lets the test give
-// the node its ranges in the manifest before it starts.
-func newNode(t *testing.T, bin, id string, n *testserver.NATSServer, m *testserver.MinIOServer, cluster string) *node {
-	t.Helper()
-	nd := &node{id: id, dataDir: t.TempDir(), httpAddr: freeAddr(t), rpcAddr: freeAddr(t), out: &syncBuffer{}}
-	if err := os.WriteFile(filepath.Join(nd.dataDir, "node-id"), []byte(id+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	nd.args = []string{
+// common returns the flags every process of the cluster shares: the
+// external NATS and MinIO, and short pauses and heartbeats for a quick test.
+func common(bin, target string, nd *node, n *testserver.NATSServer, m *testserver.MinIOServer, cluster string) []string {
+	return []string{
 		bin,
-		"-target=ingest",
+		"-target=" + target,
 		"-data.dir=" + nd.dataDir,
 		"-http.listen-address=" + nd.httpAddr,
-		"-ingest.rpc-address=" + nd.rpcAddr,
 		"-manifest.nats-url=" + n.URL(),
 		"-manifest.cluster-name=" + cluster,
 		"-manifest.reconnect-wait=100ms",
@@ -97,6 +93,36 @@ func newNode(t *testing.T, bin, id string, n *testserver.NATSServer, m *testserv
 		"-objectstore.timeout=2s",
 		"-objectstore.retry.max-backoff=200ms",
 		fmt.Sprintf("-ingest.ranges=%d", ranges),
+		"-node.heartbeat-interval=200ms",
+	}
+}
+
+// prepare writes the node-id file and registers the cleanup that kills the
+// process and shows its output if the test failed. Writing the node-id
+// file before the first start is how an operator chooses the ID, and lets
+// the test give an ingest node its ranges in the manifest before it starts.
+func (nd *node) prepare(t *testing.T) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(nd.dataDir, "node-id"), []byte(nd.id+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if nd.cmd != nil {
+			nd.kill()
+		}
+		if t.Failed() {
+			t.Logf("output of %s:\n%s", nd.id, nd.out)
+		}
+	})
+}
+
+// newNode prepares an ingest node whose ID is id.
+func newNode(t *testing.T, bin, id string, n *testserver.NATSServer, m *testserver.MinIOServer, cluster string) *node {
+	t.Helper()
+	nd := &node{id: id, dataDir: t.TempDir(), httpAddr: freeAddr(t), rpcAddr: freeAddr(t), out: &syncBuffer{}}
+	nd.prepare(t)
+	nd.args = append(common(bin, "ingest", nd, n, m, cluster),
+		"-ingest.rpc-address="+nd.rpcAddr,
 		"-ingest.shards=2",
 		fmt.Sprintf("-ingest.memtable-size=%d", memtableSize),
 		"-ingest.memory-limit=262144",
@@ -104,20 +130,24 @@ func newNode(t *testing.T, bin, id string, n *testserver.NATSServer, m *testserv
 		"-ingest.flush-age=1s",
 		"-ingest.flush-min-backoff=50ms",
 		"-ingest.flush-max-backoff=500ms",
-		"-node.heartbeat-interval=200ms",
-	}
-	t.Cleanup(func() {
-		if nd.cmd != nil {
-			nd.kill()
-		}
-		if t.Failed() {
-			t.Logf("output of node %s:\n%s", nd.id, nd.out)
-		}
-	})
+	)
 	return nd
 }
 
-// start runs the node and waits until /ready answers 200.
+// newFrontend prepares a frontend process whose ID is id, serving CQL on a
+// port of its own. Its engine reaches the ingest nodes over RPC.
+func newFrontend(t *testing.T, bin, id string, n *testserver.NATSServer, m *testserver.MinIOServer, cluster string) *node {
+	t.Helper()
+	nd := &node{id: id, dataDir: t.TempDir(), httpAddr: freeAddr(t), cqlAddr: freeAddr(t), out: &syncBuffer{}}
+	nd.prepare(t)
+	nd.args = append(common(bin, "frontend", nd, n, m, cluster),
+		"-cql.listen-address="+nd.cqlAddr,
+		"-cache.memory-bytes=16777216",
+	)
+	return nd
+}
+
+// start runs the process and waits until /ready answers 200.
 func (nd *node) start(t *testing.T) {
 	t.Helper()
 	nd.cmd = exec.Command(nd.args[0], nd.args[1:]...)
@@ -131,18 +161,25 @@ func (nd *node) start(t *testing.T) {
 	for time.Now().Before(deadline) {
 		select {
 		case err := <-nd.done:
-			t.Fatalf("node %s exited before ready: %v\n%s", nd.id, err, nd.out)
+			t.Fatalf("%s exited before ready: %v\n%s", nd.id, err, nd.out)
 		default:
 		}
-		if resp, err := http.Get("http://" + nd.httpAddr + "/ready"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
+		if nd.ready() {
+			return
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.Fatalf("node %s not ready after 30s\n%s", nd.id, nd.out)
+	t.Fatalf("%s not ready after 30s\n%s", nd.id, nd.out)
+}
+
+// ready reports whether /ready answers 200.
+func (nd *node) ready() bool {
+	resp, err := http.Get("http://" + nd.httpAddr + "/ready")
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
 }
 
 // kill ends the process with SIGKILL: no flush, no goodbye.
@@ -161,10 +198,10 @@ func (nd *node) stop(t *testing.T) {
 	case err := <-nd.done:
 		nd.cmd = nil
 		if err != nil {
-			t.Fatalf("node %s: %v\n%s", nd.id, err, nd.out)
+			t.Fatalf("%s: %v\n%s", nd.id, err, nd.out)
 		}
 	case <-time.After(30 * time.Second):
-		t.Fatalf("node %s did not stop\n%s", nd.id, nd.out)
+		t.Fatalf("%s did not stop\n%s", nd.id, nd.out)
 	}
 }
 
