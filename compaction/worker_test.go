@@ -1,0 +1,569 @@
+package compaction
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/sedimentdb/sediment/keys"
+	"github.com/sedimentdb/sediment/manifest"
+	"github.com/sedimentdb/sediment/manifest/manifesttest"
+	"github.com/sedimentdb/sediment/model"
+	"github.com/sedimentdb/sediment/objectstore"
+	"github.com/sedimentdb/sediment/sstable"
+	"github.com/sedimentdb/sediment/vfs"
+)
+
+// fleet is a manifest over an embedded NATS, a file bucket and the work
+// queue, as compactor processes share them.
+type fleet struct {
+	t     *testing.T
+	ctx   context.Context
+	m     *manifest.Manifest
+	store objectstore.Store
+	q     *Queue
+	reg   *prometheus.Registry
+	mets  *Metrics
+}
+
+func newFleet(t *testing.T, ranges int, ackWait time.Duration) *fleet {
+	t.Helper()
+	ctx := context.Background()
+	js, _ := manifesttest.JetStream(t)
+	store, err := objectstore.NewFile(vfs.Default, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := manifest.Open(ctx, js, store, "c1", manifest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.InitRanges(ctx, ranges); err != nil {
+		t.Fatal(err)
+	}
+	q, err := OpenQueue(ctx, js, "c1", QueueOptions{AckWait: ackWait})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	if err := RegisterQueueMetrics(reg, q); err != nil {
+		t.Fatal(err)
+	}
+	return &fleet{t: t, ctx: ctx, m: m, store: store, q: q, reg: reg, mets: NewMetrics(reg)}
+}
+
+func (f *fleet) worker(store objectstore.Store) *Worker {
+	f.t.Helper()
+	if store == nil {
+		store = f.store
+	}
+	w, err := NewWorker(f.q, f.m, WorkerOptions{
+		Store: store, Metrics: f.mets, Poll: 50 * time.Millisecond,
+		MinBackoff: 10 * time.Millisecond, MaxBackoff: 50 * time.Millisecond,
+		Run: Options{Writer: sstable.WriterOptions{BlockSize: 1 << 10}},
+	})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return w
+}
+
+// flushes writes n random L0 SSTables of range r, each within the range's
+// tokens, commits them and returns them with their entries merged.
+func (f *fleet) flushes(seed uint64, table uuid.UUID, r, n int) ([]manifest.SSTable, []entry) {
+	f.t.Helper()
+	rc, err := f.m.RangeCount(f.ctx)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	lo, hi := manifest.RangeBounds(r, rc)
+	g := newGen(seed)
+	var ssts []manifest.SSTable
+	var tables [][]entry
+	for i := range n {
+		es := slices.DeleteFunc(g.table(60), func(e entry) bool {
+			tok, err := keys.Token(e.key)
+			if err != nil {
+				f.t.Fatal(err)
+			}
+			return tok < lo || tok > hi
+		})
+		es = append(es, rangeEntries(f.t, g, lo, hi, seed, i)...)
+		es = mergeEntries(f.t, es)
+		sst := writeTable(f.t, f.store, fmt.Sprintf("flush/%s/%d/%d-%d.sst", table, r, seed, i), es, sstable.WriterOptions{BlockSize: 1 << 10})
+		sst.MinToken = mustToken(f.t, sst.FirstKey)
+		sst.MaxToken = mustToken(f.t, sst.LastKey)
+		sst.Covers = []manifest.LogPosition{{Node: "n1", Shard: r, Segment: uint64(seed), Offset: int64(i), Parts: 1}}
+		if _, err := f.m.CommitSSTables(f.ctx, manifest.Commit{Table: table, Range: r, Add: []manifest.SSTable{sst}}); err != nil {
+			f.t.Fatal(err)
+		}
+		ssts = append(ssts, sst)
+		tables = append(tables, es)
+	}
+	return ssts, mergeEntries(f.t, tables...)
+}
+
+// rangeEntries returns rows of partitions whose tokens lie in [lo, hi],
+// so that every range has data whatever the generator's tokens.
+func rangeEntries(t *testing.T, g *gen, lo, hi int64, seed uint64, i int) []entry {
+	var es []entry
+	for p := range 4 {
+		tok := lo + (hi-lo)/8*int64(p+1)
+		prefix := keys.AppendPartitionPrefix(nil, tok, fmt.Appendf(nil, "r%d-%d", seed, p))
+		for ck := range 5 {
+			r := g.row()
+			es = append(es, entry{rowKey(prefix, int64(ck+i)), model.AppendRow(nil, &r)})
+		}
+	}
+	return mergeEntries(t, es)
+}
+
+func mustToken(t *testing.T, key []byte) int64 {
+	t.Helper()
+	tok, err := keys.Token(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+func (f *fleet) live(table uuid.UUID, r int) []manifest.SSTable {
+	f.t.Helper()
+	ts, err := f.m.SSTablesInRange(f.ctx, table, r)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return ts
+}
+
+// garbage returns the garbage of table's range r by key.
+func (f *fleet) garbage(table uuid.UUID, r int) map[string]manifest.Garbage {
+	f.t.Helper()
+	gs, err := f.m.Garbage(f.ctx)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	out := map[string]manifest.Garbage{}
+	for _, g := range gs {
+		if g.Table == table && g.Range == r {
+			if _, dup := out[g.Key]; dup {
+				f.t.Fatalf("%s listed twice as garbage", g.Key)
+			}
+			out[g.Key] = g.Garbage
+		}
+	}
+	return out
+}
+
+func (f *fleet) queued() QueueStats {
+	f.t.Helper()
+	s, err := f.q.Stats(f.ctx)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return s
+}
+
+// checkCompacted checks that table's range r holds exactly the outputs of
+// one committed attempt, which read as want, that every input is on the
+// garbage list once, as removed, and every other object of the job's
+// attempts as discarded.
+func (f *fleet) checkCompacted(table uuid.UUID, r int, inputs []manifest.SSTable, want []entry) {
+	f.t.Helper()
+	live := f.live(table, r)
+	if len(live) == 0 {
+		f.t.Fatal("no live sstables")
+	}
+	attempt := ""
+	for _, s := range live {
+		if slices.ContainsFunc(inputs, func(in manifest.SSTable) bool { return in.Key == s.Key }) {
+			f.t.Fatalf("input %s still live", s.Key)
+		}
+		if s.Level != 1 {
+			f.t.Fatalf("output %s at level %d", s.Key, s.Level)
+		}
+		dir := s.Key[:strings.LastIndexByte(s.Key, '/')]
+		if attempt != "" && dir != attempt {
+			f.t.Fatalf("outputs of two attempts live: %s and %s", attempt, dir)
+		}
+		attempt = dir
+	}
+	// Expiry is judged at the worker's clock.
+	now := time.Now().Unix() + 1
+	if got, w := view(f.t, readTables(f.t, f.store, live), now), view(f.t, want, now); got != w {
+		f.t.Fatalf("outputs read\n%s\nwant\n%s", got, w)
+	}
+	gs := f.garbage(table, r)
+	for _, in := range inputs {
+		if g, ok := gs[in.Key]; !ok || g.Reason != manifest.ReasonRemoved {
+			f.t.Fatalf("input %s: garbage %+v, %v", in.Key, g, ok)
+		}
+	}
+	job := JobID(Plan{Table: table, Range: r, Inputs: inputs, OutputLevel: 1})
+	objs, err := leftovers(f.ctx, f.store, "compaction", &QueuedJob{ID: job, Table: table}, "")
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	for _, k := range objs {
+		if strings.HasPrefix(k, attempt+"/") {
+			continue
+		}
+		if g, ok := gs[k]; !ok || g.Reason != manifest.ReasonDiscarded {
+			f.t.Fatalf("object %s of a failed attempt: garbage %+v, %v", k, g, ok)
+		}
+	}
+}
+
+func plan(table uuid.UUID, r int, inputs []manifest.SSTable) Plan {
+	return Plan{Table: table, Range: r, Inputs: inputs, OutputLevel: 1}
+}
+
+// TestWorkerCommitsJob queues a job twice (one copy is kept), runs it and
+// finds the inputs replaced by the outputs, which read the same, the
+// inputs on the garbage list and the queue empty.
+func TestWorkerCommitsJob(t *testing.T) {
+	f := newFleet(t, 1, 5*time.Second)
+	table := uuid.New()
+	inputs, want := f.flushes(1, table, 0, 4)
+	p := plan(table, 0, inputs)
+	for range 2 {
+		if err := f.q.Submit(f.ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := f.queued()
+	if s.Jobs != 1 || s.Bytes != p.Bytes() || s.Oldest.IsZero() {
+		t.Fatalf("queue after two submits of one plan: %+v", s)
+	}
+	running, err := f.q.Running(f.ctx)
+	if err != nil || len(running) != 1 || JobID(running[0]) != JobID(p) {
+		t.Fatalf("Running: %+v, %v", running, err)
+	}
+	if got := value(collectorGauge(t, f.reg, "sediment_compaction_queued_jobs")); got != 1 {
+		t.Fatalf("queued_jobs %v", got)
+	}
+	w := f.worker(nil)
+	if ok, err := w.RunOne(f.ctx, time.Second); !ok || err != nil {
+		t.Fatalf("RunOne: %v, %v", ok, err)
+	}
+	f.checkCompacted(table, 0, inputs, want)
+	if s := f.queued(); s.Jobs != 0 {
+		t.Fatalf("queue after the commit: %+v", s)
+	}
+	if ok, err := w.RunOne(f.ctx, 100*time.Millisecond); ok || err != nil {
+		t.Fatalf("RunOne on an empty queue: %v, %v", ok, err)
+	}
+	if got := value(f.mets.committed); got != 1 {
+		t.Fatalf("committed %v", got)
+	}
+	if got := value(f.mets.read); got != float64(p.Bytes()) {
+		t.Fatalf("read %v, want %d", got, p.Bytes())
+	}
+	if value(f.mets.written) <= 0 || value(f.mets.running) != 0 {
+		t.Fatal("written or running figures wrong")
+	}
+	if _, err := f.m.Lease(f.ctx, JobLeasePrefix+JobID(p)); !errors.Is(err, manifest.ErrNotFound) {
+		t.Fatalf("job lease left behind: %v", err)
+	}
+}
+
+// value returns the value of a one-metric counter or gauge.
+func value(c prometheus.Collector) float64 {
+	ch := make(chan prometheus.Metric, 1)
+	c.Collect(ch)
+	var m dto.Metric
+	if err := (<-ch).Write(&m); err != nil {
+		panic(err)
+	}
+	if m.Counter != nil {
+		return m.Counter.GetValue()
+	}
+	return m.Gauge.GetValue()
+}
+
+// collectorGauge returns the gauge name as a scrape of reg shows it.
+func collectorGauge(t *testing.T, reg *prometheus.Registry, name string) prometheus.Gauge {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			g := prometheus.NewGauge(prometheus.GaugeOpts{Name: "x"})
+			g.Set(mf.GetMetric()[0].GetGauge().GetValue())
+			return g
+		}
+	}
+	t.Fatalf("no metric %s", name)
+	return nil
+}
+
+// killingStore cancels a worker's context at its first ranged read, as a
+// worker dying in the middle of a merge.
+type killingStore struct {
+	objectstore.Store
+	kill context.CancelFunc
+	once sync.Once
+}
+
+func (s *killingStore) GetRange(ctx context.Context, key string, off, length int64) (io.ReadCloser, error) {
+	if strings.HasPrefix(key, "flush/") {
+		s.once.Do(s.kill)
+		return nil, context.Canceled
+	}
+	return s.Store.GetRange(ctx, key, off, length)
+}
+
+// TestWorkerKilled kills a worker during the merge and one after it, before
+// the commit: neither acks, the job is delivered again after the ack wait
+// and completed by another worker, and the dead attempts' outputs end on
+// the garbage list.
+func TestWorkerKilled(t *testing.T) {
+	for _, when := range []string{"merge", "commit"} {
+		t.Run(when, func(t *testing.T) {
+			f := newFleet(t, 1, time.Second)
+			table := uuid.New()
+			inputs, want := f.flushes(2, table, 0, 3)
+			if err := f.q.Submit(f.ctx, plan(table, 0, inputs)); err != nil {
+				t.Fatal(err)
+			}
+			ctx, kill := context.WithCancel(f.ctx)
+			var dead *Worker
+			if when == "merge" {
+				dead = f.worker(&killingStore{Store: f.store, kill: kill})
+			} else {
+				dead = f.worker(nil)
+				dead.beforeCommit = func(context.Context, string) { kill() }
+			}
+			if ok, err := dead.RunOne(ctx, time.Second); !ok || err != nil {
+				t.Fatalf("dead worker: %v, %v", ok, err)
+			}
+			if len(f.live(table, 0)) != len(inputs) {
+				t.Fatal("the dead worker committed")
+			}
+			if s := f.queued(); s.Jobs != 1 {
+				t.Fatalf("queue after the death: %+v", s)
+			}
+			w := f.worker(nil)
+			deadline := time.Now().Add(20 * time.Second)
+			for value(f.mets.committed) == 0 {
+				if time.Now().After(deadline) {
+					t.Fatal("job not redelivered and committed")
+				}
+				if _, err := w.RunOne(f.ctx, 200*time.Millisecond); err != nil {
+					t.Fatal(err)
+				}
+			}
+			f.checkCompacted(table, 0, inputs, want)
+			if s := f.queued(); s.Jobs != 0 {
+				t.Fatalf("queue after the commit: %+v", s)
+			}
+			if when == "commit" && value(f.mets.discarded) == 0 {
+				t.Fatal("the dead attempt's outputs were not discarded")
+			}
+		})
+	}
+}
+
+// TestWorkerInputRemoved truncates the table while its job runs: the commit
+// fails, the outputs go on the garbage list and the job is acked.
+func TestWorkerInputRemoved(t *testing.T) {
+	f := newFleet(t, 1, 5*time.Second)
+	table := uuid.New()
+	inputs, _ := f.flushes(3, table, 0, 3)
+	if err := f.q.Submit(f.ctx, plan(table, 0, inputs)); err != nil {
+		t.Fatal(err)
+	}
+	w := f.worker(nil)
+	var attempt string
+	w.beforeCommit = func(ctx context.Context, a string) {
+		attempt = a
+		if _, err := f.m.DropSSTables(ctx, table); err != nil {
+			t.Error(err)
+		}
+	}
+	if ok, err := w.RunOne(f.ctx, time.Second); !ok || err != nil {
+		t.Fatalf("RunOne: %v, %v", ok, err)
+	}
+	if live := f.live(table, 0); len(live) != 0 {
+		t.Fatalf("live after the truncation: %+v", live)
+	}
+	gs := f.garbage(table, 0)
+	outputs := 0
+	for k, g := range gs {
+		if strings.Contains(k, attempt+"/") {
+			outputs++
+			if g.Reason != manifest.ReasonDiscarded {
+				t.Fatalf("output %s: %+v", k, g)
+			}
+		} else if g.Reason != manifest.ReasonTruncated {
+			t.Fatalf("input %s: %+v", k, g)
+		}
+	}
+	if outputs == 0 || len(gs) != outputs+len(inputs) {
+		t.Fatalf("garbage %+v", gs)
+	}
+	if s := f.queued(); s.Jobs != 0 {
+		t.Fatalf("queue: %+v", s)
+	}
+	if value(f.mets.obsolete) != 1 || value(f.mets.committed) != 0 {
+		t.Fatal("job not counted obsolete")
+	}
+}
+
+// TestWorkersDrainQueue runs three workers side by side on jobs of several
+// ranges and tables: every job is committed once.
+func TestWorkersDrainQueue(t *testing.T) {
+	const ranges, tables = 4, 2
+	f := newFleet(t, ranges, 5*time.Second)
+	type job struct {
+		table  uuid.UUID
+		r      int
+		inputs []manifest.SSTable
+		want   []entry
+	}
+	var jobs []job
+	for i := range tables {
+		table := uuid.New()
+		for r := range ranges {
+			inputs, want := f.flushes(uint64(10+i*ranges+r), table, r, 3)
+			jobs = append(jobs, job{table, r, inputs, want})
+			if err := f.q.Submit(f.ctx, plan(table, r, inputs)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	ctx, cancel := context.WithCancel(f.ctx)
+	var wg sync.WaitGroup
+	var ran [3]atomic.Int64
+	for i := range ran {
+		w := f.worker(nil)
+		w.beforeCommit = func(context.Context, string) { ran[i].Add(1) }
+		wg.Go(func() { _ = w.Run(ctx) })
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for value(f.mets.committed) < float64(len(jobs)) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%v of %d jobs committed", value(f.mets.committed), len(jobs))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	wg.Wait()
+	total := int64(0)
+	for i := range ran {
+		total += ran[i].Load()
+	}
+	if total != int64(len(jobs)) || value(f.mets.failed) != 0 || value(f.mets.obsolete) != 0 {
+		t.Fatalf("%d merges for %d jobs, %v failed, %v obsolete", total, len(jobs), value(f.mets.failed), value(f.mets.obsolete))
+	}
+	for _, j := range jobs {
+		f.checkCompacted(j.table, j.r, j.inputs, j.want)
+	}
+	if s := f.queued(); s.Jobs != 0 {
+		t.Fatalf("queue: %+v", s)
+	}
+}
+
+// TestStaleWorker makes a worker miss its heartbeats until its job is
+// delivered to another: if the other holds the job's lease when the stale
+// one would commit, the lease check rejects it; if the other committed
+// already, the check of the inputs does. Either way one attempt commits,
+// and the stale one's outputs end on the garbage list.
+func TestStaleWorker(t *testing.T) {
+	for _, other := range []string{"running", "committed"} {
+		t.Run(other, func(t *testing.T) {
+			f := newFleet(t, 1, time.Second)
+			table := uuid.New()
+			inputs, want := f.flushes(4, table, 0, 3)
+			if err := f.q.Submit(f.ctx, plan(table, 0, inputs)); err != nil {
+				t.Fatal(err)
+			}
+			lease := JobLeasePrefix + JobID(plan(table, 0, inputs))
+			stale := f.worker(nil)
+			stale.beat = time.Hour // misses its heartbeats
+			staleAt := make(chan struct{})
+			resume := make(chan struct{})
+			stale.beforeCommit = func(context.Context, string) {
+				close(staleAt)
+				<-resume
+			}
+			staleDone := make(chan error, 1)
+			go func() {
+				_, err := stale.RunOne(f.ctx, time.Second)
+				staleDone <- err
+			}()
+			<-staleAt
+
+			fresh := f.worker(nil)
+			freshAt := make(chan string, 1)
+			proceed := make(chan struct{})
+			fresh.beforeCommit = func(_ context.Context, a string) {
+				freshAt <- a
+				<-proceed
+			}
+			freshDone := make(chan error, 1)
+			go func() {
+				deadline := time.Now().Add(20 * time.Second)
+				for time.Now().Before(deadline) {
+					ok, err := fresh.RunOne(f.ctx, 200*time.Millisecond)
+					if err != nil || (ok && value(f.mets.committed) > 0) {
+						freshDone <- err
+						return
+					}
+				}
+				freshDone <- errors.New("no redelivery")
+			}()
+			var a string
+			select {
+			case a = <-freshAt:
+			case err := <-freshDone:
+				t.Fatalf("fresh worker: %v", err)
+			}
+			if l, err := f.m.Lease(f.ctx, lease); err != nil || l.Holder != a {
+				t.Fatalf("lease %+v, %v; want held by %s", l, err, a)
+			}
+			if other == "running" {
+				close(resume)
+				if err := <-staleDone; err != nil {
+					t.Fatal(err)
+				}
+				if value(f.mets.committed) != 0 || len(f.live(table, 0)) != len(inputs) {
+					t.Fatal("the stale worker committed")
+				}
+				close(proceed)
+				if err := <-freshDone; err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				close(proceed)
+				if err := <-freshDone; err != nil {
+					t.Fatal(err)
+				}
+				close(resume)
+				if err := <-staleDone; err != nil {
+					t.Fatal(err)
+				}
+			}
+			if value(f.mets.committed) != 1 || value(f.mets.obsolete) != 1 {
+				t.Fatalf("committed %v, obsolete %v", value(f.mets.committed), value(f.mets.obsolete))
+			}
+			f.checkCompacted(table, 0, inputs, want)
+			if s := f.queued(); s.Jobs != 0 {
+				t.Fatalf("queue: %+v", s)
+			}
+		})
+	}
+}
