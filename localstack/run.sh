@@ -68,6 +68,10 @@ die() {
 	exit 1
 }
 
+for cmd in go curl; do
+	command -v "$cmd" >/dev/null || die "$cmd not found in PATH; it is needed to build and probe the servers"
+done
+
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 mkdir -p "$data_dir"
 data_dir=$(cd "$data_dir" && pwd)
