@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sedimentdb/sediment/cqltype"
+	"github.com/sedimentdb/sediment/rpc"
 )
 
 func TestBindValues(t *testing.T) {
@@ -111,6 +112,12 @@ func TestToError(t *testing.T) {
 	}
 	if e := writeError(fmt.Errorf("x: %w", errTimeoutForTest), writeSimple); e.Code != CodeWriteTimeout || e.WriteType != "SIMPLE" {
 		t.Errorf("deadline mapped to %#x %q", e.Code, e.WriteType)
+	}
+	if e := writeError(fmt.Errorf("x: %w", rpc.ErrConnLost), writeCAS); e.Code != CodeWriteTimeout || e.WriteType != "CAS" {
+		t.Errorf("lost connection on a write mapped to %#x %q", e.Code, e.WriteType)
+	}
+	if e := readError(fmt.Errorf("x: %w", rpc.ErrConnLost)); e.Code != CodeReadTimeout {
+		t.Errorf("lost connection on a read mapped to %#x", e.Code)
 	}
 }
 

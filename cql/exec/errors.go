@@ -127,12 +127,13 @@ const (
 
 // writeError maps an error of an engine write to the client's error:
 // overload, timeout (as a write of type wt), unavailable owner, or
-// server error.
+// server error. A write whose connection to its node broke may or may not
+// have been applied, which is what a Write_timeout tells a client.
 func writeError(err error, wt string) *Error {
 	if e := engineError(err); e != nil {
 		return e
 	}
-	if errors.Is(err, context.DeadlineExceeded) {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, rpc.ErrConnLost) {
 		return &Error{Code: CodeWriteTimeout, Message: "Operation timed out - received only 0 responses.", WriteType: wt, Cause: err}
 	}
 	return toError(err)
@@ -143,7 +144,7 @@ func readError(err error) *Error {
 	if e := engineError(err); e != nil {
 		return e
 	}
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, engine.ErrFlushRaced) {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, engine.ErrFlushRaced) || errors.Is(err, rpc.ErrConnLost) {
 		return &Error{Code: CodeReadTimeout, Message: "Operation timed out - received only 0 responses.", Cause: err}
 	}
 	return toError(err)
