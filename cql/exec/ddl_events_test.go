@@ -23,13 +23,15 @@ func TestSchemaChanges(t *testing.T) {
 	before := &manifest.Schema{Keyspaces: map[string]*manifest.Keyspace{
 		"a": {Name: "a", Version: uuid.New(), Replication: map[string]string{"class": "x"},
 			Tables: map[string]*manifest.Table{"t1": tbl(id1, "k"), "t2": tbl(id2, "k"), "gone": tbl(uuid.New(), "k")},
-			Types:  map[string]*manifest.UserType{"u": {Name: "u"}}},
+			Types: map[string]*manifest.UserType{"u": {Name: "u"},
+				"v": {Name: "v", Fields: []manifest.Field{{Name: "x", Type: "int"}}}}},
 		"dropped": {Name: "dropped", Version: uuid.New()},
 		"same":    {Name: "same", Version: uuid.New()},
 	}}
 	after := &manifest.Schema{Keyspaces: map[string]*manifest.Keyspace{
 		"a": {Name: "a", Version: uuid.New(), Replication: map[string]string{"class": "y"},
-			Tables: map[string]*manifest.Table{"t1": tbl(id1, "k"), "t2": tbl(id2, "k", "v"), "new": tbl(uuid.New(), "k")}},
+			Tables: map[string]*manifest.Table{"t1": tbl(id1, "k"), "t2": tbl(id2, "k", "v"), "new": tbl(uuid.New(), "k")},
+			Types:  map[string]*manifest.UserType{"v": {Name: "v", Fields: []manifest.Field{{Name: "x", Type: "int"}, {Name: "y", Type: "text"}}}}},
 		"created": {Name: "created", Version: uuid.New()},
 		"same":    before.Keyspaces["same"],
 	}}
@@ -40,6 +42,7 @@ func TestSchemaChanges(t *testing.T) {
 	want := []string{
 		"UPDATED KEYSPACE a.",
 		"DROPPED TYPE a.u",
+		"UPDATED TYPE a.v",
 		"DROPPED TABLE a.gone",
 		"CREATED TABLE a.new",
 		"UPDATED TABLE a.t2",

@@ -6,243 +6,12 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/sedimentdb/sediment/cql/ast"
 	"github.com/sedimentdb/sediment/cqltype"
 	"github.com/sedimentdb/sediment/manifest"
 )
-
-// Table options.
-//
-// The manifest stores default_time_to_live, gc_grace_seconds, compaction,
-// compression and comment. Cassandra's other table options are accepted with
-// their default values, which system_schema.tables shows; the manifest has no
-// place for other values yet, so those are refused rather than dropped.
-
-// maxTTL is Cassandra's Attributes.MAX_TTL: 20 years.
-const maxTTL = 630720000
-
-// unstoredDefaults are the table options Sediment accepts only with their
-// Cassandra 4 default, as CQL text compares them.
-var unstoredDefaults = map[string]string{
-	"bloom_filter_fp_chance":      "0.01",
-	"crc_check_chance":            "1.0",
-	"max_index_interval":          "2048",
-	"min_index_interval":          "128",
-	"memtable_flush_period_in_ms": "0",
-	"speculative_retry":           "99p",
-	"additional_write_policy":     "99p",
-	"read_repair":                 "BLOCKING",
-	"cdc":                         "false",
-}
-
-// defaultCaching is the caching option's default.
-var defaultCaching = map[string]string{"keys": "ALL", "rows_per_partition": "NONE"}
-
-// Compaction strategies and compressors Cassandra 4 knows, by short name.
-var (
-	compactionClasses = []string{"SizeTieredCompactionStrategy", "LeveledCompactionStrategy", "TimeWindowCompactionStrategy"}
-	compressorClasses = []string{"LZ4Compressor", "SnappyCompressor", "DeflateCompressor", "ZstdCompressor", "NoopCompressor"}
-)
-
-const (
-	compactionPackage  = "org.apache.cassandra.db.compaction."
-	compressionPackage = "org.apache.cassandra.io.compress."
-)
-
-// applyTableProps applies WITH options to o. counter says the table has
-// counter columns.
-func applyTableProps(o *manifest.TableOptions, props []ast.Property, counter bool) error {
-	if err := checkDuplicates(props); err != nil {
-		return err
-	}
-	for _, p := range props {
-		switch p.Name {
-		case "default_time_to_live":
-			n, err := propInt(p)
-			if err != nil {
-				return err
-			}
-			if n < 0 {
-				return configf("default_time_to_live must be greater than or equal to 0 (got %d)", n)
-			}
-			if n > maxTTL {
-				return configf("default_time_to_live must be less than or equal to %d (got %d)", maxTTL, n)
-			}
-			if n > 0 && counter {
-				return invalidf("Cannot set default_time_to_live on a table with counters")
-			}
-			o.DefaultTTL = int32(n)
-		case "gc_grace_seconds":
-			n, err := propInt(p)
-			if err != nil {
-				return err
-			}
-			if n < 0 {
-				return configf("gc_grace_seconds must be greater than or equal to 0 (got %d)", n)
-			}
-			o.GCGraceSeconds = int32(n)
-		case "comment":
-			s, err := propString(p)
-			if err != nil {
-				return err
-			}
-			o.Comment = s
-		case "compaction":
-			m, err := propMap(p)
-			if err != nil {
-				return err
-			}
-			if o.Compaction, err = validCompaction(m); err != nil {
-				return err
-			}
-		case "compression":
-			m, err := propMap(p)
-			if err != nil {
-				return err
-			}
-			if o.Compression, err = validCompression(m); err != nil {
-				return err
-			}
-		case "caching":
-			m, err := propMap(p)
-			if err != nil {
-				return err
-			}
-			if !maps.Equal(m, defaultCaching) {
-				return unstored(p.Name)
-			}
-		case "extensions":
-			m, err := propMap(p)
-			if err != nil {
-				return err
-			}
-			if len(m) > 0 {
-				return unstored(p.Name)
-			}
-		case "dclocal_read_repair_chance", "read_repair_chance":
-			// Obsolete since 4.0; accepted and ignored, as Cassandra does.
-			if _, err := propDouble(p); err != nil {
-				return err
-			}
-		case "bloom_filter_fp_chance", "crc_check_chance":
-			f, err := propDouble(p)
-			if err != nil {
-				return err
-			}
-			if p.Name == "bloom_filter_fp_chance" && (f <= 0 || f > 1) {
-				return configf("bloom_filter_fp_chance must be larger than 0.0 and less than or equal to 1.0 (got %v)", f)
-			}
-			if p.Name == "crc_check_chance" && (f < 0 || f > 1) {
-				return configf("crc_check_chance should be between 0.0 and 1.0")
-			}
-			def, _ := strconv.ParseFloat(unstoredDefaults[p.Name], 64)
-			if f != def {
-				return unstored(p.Name)
-			}
-		case "max_index_interval", "min_index_interval", "memtable_flush_period_in_ms":
-			n, err := propInt(p)
-			if err != nil {
-				return err
-			}
-			if n < 0 {
-				return configf("%s must be greater than or equal to 0 (got %d)", p.Name, n)
-			}
-			if strconv.FormatInt(n, 10) != unstoredDefaults[p.Name] {
-				return unstored(p.Name)
-			}
-		case "cdc":
-			b, err := propBool(p)
-			if err != nil {
-				return err
-			}
-			if b {
-				return unstored(p.Name)
-			}
-		case "speculative_retry", "additional_write_policy", "read_repair":
-			s, err := propString(p)
-			if err != nil {
-				return err
-			}
-			if !strings.EqualFold(s, unstoredDefaults[p.Name]) {
-				return unstored(p.Name)
-			}
-		case "id":
-			return configf("Cannot alter table id.")
-		default:
-			return syntaxf("Unknown property '%s'", p.Name)
-		}
-	}
-	return nil
-}
-
-func unstored(option string) *Error {
-	return invalidf("Sediment keeps table option '%s' at its default value; other values are not supported", option)
-}
-
-// validCompaction checks a compaction map and stores its class by short
-// name.
-func validCompaction(m map[string]string) (map[string]string, error) {
-	class, ok := m["class"]
-	if !ok {
-		return nil, configf("Missing sub-option 'class' for the 'compaction' option.")
-	}
-	short := strings.TrimPrefix(class, compactionPackage)
-	if !slices.Contains(compactionClasses, short) {
-		return nil, configf("Unable to find compaction strategy class '%s'", class)
-	}
-	out := maps.Clone(m)
-	out["class"] = short
-	return out, nil
-}
-
-// validCompression checks a compression map and stores its class by short
-// name.
-func validCompression(m map[string]string) (map[string]string, error) {
-	out := maps.Clone(m)
-	if c, ok := out["sstable_compression"]; ok {
-		delete(out, "sstable_compression")
-		out["class"] = c
-	}
-	if kb, ok := out["chunk_length_kb"]; ok {
-		delete(out, "chunk_length_kb")
-		out["chunk_length_in_kb"] = kb
-	}
-	if en, ok := out["enabled"]; ok {
-		if strings.EqualFold(en, "false") {
-			return map[string]string{"enabled": "false"}, nil
-		}
-		delete(out, "enabled")
-	}
-	class, ok := out["class"]
-	if !ok {
-		return nil, configf("Missing sub-option 'class' for the 'compression' option.")
-	}
-	short := strings.TrimPrefix(class, compressionPackage)
-	if !slices.Contains(compressorClasses, short) {
-		return nil, configf("Could not create Compression for type %s", class)
-	}
-	out["class"] = short
-	for k, v := range out {
-		switch k {
-		case "class":
-		case "chunk_length_in_kb":
-			n, err := strconv.Atoi(v)
-			if err != nil || n <= 0 {
-				return nil, configf("Invalid negative or null chunk_length_in_kb")
-			}
-			if n&(n-1) != 0 {
-				return nil, configf("chunk_length_in_kb must be a power of 2")
-			}
-		case "min_compress_ratio", "crc_check_chance", "compression_level":
-		default:
-			return nil, configf("Unknown compression options %s", k)
-		}
-	}
-	return out, nil
-}
 
 // ---- CREATE TABLE -------------------------------------------------------
 
@@ -714,9 +483,114 @@ func nativeTypeName(name string) bool {
 }
 
 func (e *Executor) planAlterType(s *Session, st *ast.AlterType) (plan, error) {
-	// The manifest has no change of a user type yet: a type's fields are
-	// fixed at creation (manifest.CreateType, DropType).
-	return nil, invalidf("ALTER TYPE is not supported by Sediment yet: drop the type and create it again")
+	ksName, err := e.keyspaceOf(s, st.Name)
+	if err != nil {
+		return nil, err
+	}
+	if isSystemKeyspace(ksName) {
+		return nil, unauthorizedf("%s keyspace is not user-modifiable.", ksName)
+	}
+	if st.Kind == ast.AlterTypeFieldType {
+		return nil, invalidf("Altering field types is no longer supported")
+	}
+	name := st.Name.Name
+	sc := SchemaChange{Change: ChangeUpdated, Target: TargetType, Keyspace: ksName, Name: name}
+	return &ddlPlan{keyspace: ksName, change: func(ctx context.Context, x *execCtx) (SchemaChange, bool, error) {
+		ks := x.e.view.Keyspace(ksName)
+		if ks == nil || ks.Types[name] == nil {
+			if st.IfExists {
+				return sc, false, nil
+			}
+			return sc, false, invalidf("Type %s.%s doesn't exist", ksName, name)
+		}
+		changed := false
+		err := x.e.manifest.AlterType(ctx, ksName, name, func(u *manifest.UserType) error {
+			var err error
+			changed, err = alterType(ks, u, st)
+			return err
+		})
+		switch {
+		case errors.Is(err, manifest.ErrNotFound) && st.IfExists:
+			return sc, false, nil
+		case errors.Is(err, manifest.ErrNotFound):
+			return sc, false, invalidf("Type %s.%s doesn't exist", ksName, name)
+		case err != nil:
+			return sc, false, manifestError(err)
+		}
+		return sc, changed, nil
+	}}, nil
+}
+
+// alterType applies an ALTER TYPE ADD or RENAME to u with Cassandra's
+// checks; it reports whether anything changed (IF [NOT] EXISTS on fields may
+// make it a no-op). ks is the keyspace as planned, for types and tables.
+func alterType(ks *manifest.Keyspace, u *manifest.UserType, st *ast.AlterType) (bool, error) {
+	cqlName := ast.QuoteName(ks.Name) + "." + ast.QuoteName(u.Name)
+	field := func(name string) int {
+		return slices.IndexFunc(u.Fields, func(f manifest.Field) bool { return f.Name == name })
+	}
+	if st.Kind == ast.AlterTypeRename {
+		names := make([]string, len(u.Fields))
+		for i, f := range u.Fields {
+			names[i] = f.Name
+		}
+		changed := false
+		for _, r := range st.Renames {
+			i := field(r.From)
+			if i < 0 {
+				if st.RenameIfExists {
+					continue
+				}
+				return false, invalidf("Unkown field %s in user type %s", r.From, cqlName)
+			}
+			names[i], changed = r.To, true
+		}
+		for i, n := range names {
+			if slices.Index(names, n) != i {
+				// Cassandra's message names the keyspace where it means the type.
+				return false, invalidf("Duplicate field name %s in type %s", n, ks.Name)
+			}
+		}
+		for i := range u.Fields {
+			u.Fields[i].Name = names[i]
+		}
+		return changed, nil
+	}
+	f := st.Add
+	if field(f.Name) >= 0 {
+		if st.AddIfNotExists {
+			return false, nil
+		}
+		return false, invalidf("Cannot add field %s to type %s: a field with name %s already exists", f.Name, cqlName, f.Name)
+	}
+	resolve := udtResolver(ks)
+	typ, err := cqltype.Parse(f.Type, resolve)
+	if err != nil {
+		return false, invalidf("%s", typeError(err))
+	}
+	if usesType(typ, u.Name) {
+		return false, invalidf("Cannot add new field %s of type %s to user type %s as it would create a circular reference", f.Name, f.Type, cqlName)
+	}
+	if typ.Kind == cqltype.Counter {
+		return false, invalidf("A user type cannot contain counters")
+	}
+	var inKey []string
+	for _, tn := range slices.Sorted(maps.Keys(ks.Tables)) {
+		t := ks.Tables[tn]
+		for _, id := range t.PartitionKey {
+			c := t.Columns[slices.IndexFunc(t.Columns, func(c manifest.Column) bool { return c.ID == id })]
+			if ct, err := cqltype.Parse(c.Type, resolve); err == nil && usesType(ct, u.Name) {
+				inKey = append(inKey, ks.Name+"."+tn)
+				break
+			}
+		}
+	}
+	if len(inKey) > 0 {
+		return false, invalidf("Cannot add new field %s of type %s to user type %s as the type is being used in partition key by the following tables: %s",
+			f.Name, f.Type, cqlName, strings.Join(inKey, ", "))
+	}
+	u.Fields = append(u.Fields, manifest.Field{Name: f.Name, Type: cqltype.Freeze(typ).String()})
+	return true, nil
 }
 
 func (e *Executor) planDropType(s *Session, st *ast.DropType) (plan, error) {

@@ -2,6 +2,7 @@ package exec_test
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -212,7 +213,6 @@ func TestTableDDL(t *testing.T) {
 		"CREATE TABLE x (k int PRIMARY KEY) WITH default_time_to_live = 630720001":                                  {codeConfig, "default_time_to_live must be less than or equal to 630720000"},
 		"CREATE TABLE x (k int PRIMARY KEY) WITH compaction = {'class': 'Nope'}":                                    {codeConfig, "Unable to find compaction strategy class 'Nope'"},
 		"CREATE TABLE x (k int PRIMARY KEY) WITH compression = {'chunk_length_in_kb': 3, 'class': 'LZ4Compressor'}": {codeConfig, "chunk_length_in_kb must be a power of 2"},
-		"CREATE TABLE x (k int PRIMARY KEY) WITH bloom_filter_fp_chance = 0.1":                                      {codeInvalid, "'bloom_filter_fp_chance' at its default"},
 		"CREATE TABLE c2 (k int PRIMARY KEY, n counter) WITH default_time_to_live = 5":                              {codeInvalid, "Cannot set default_time_to_live on a table with counters"},
 		"CREATE TABLE nope.x (k int PRIMARY KEY)":                                                                   {codeInvalid, "Keyspace 'nope' doesn't exist"},
 		"CREATE TABLE system.x (k int PRIMARY KEY)":                                                                 {codeUnauth, "system keyspace is not user-modifiable"},
@@ -299,7 +299,6 @@ func TestTypeDDL(t *testing.T) {
 	wantErr(t, s, "DROP TYPE a", codeInvalid, "Cannot drop user type 'ks.a' as it is still used by")
 	wantErr(t, s, "DROP TYPE b", codeInvalid, "Cannot drop user type 'ks.b' as it is still used by table ks.t")
 	wantErr(t, s, "DROP TYPE nope", codeInvalid, "Type 'ks.nope' doesn't exist")
-	wantErr(t, s, "ALTER TYPE a ADD z int", codeInvalid, "ALTER TYPE is not supported")
 	cqltest.Exec(t, s, "DROP TABLE t", "DROP TYPE b", "DROP TYPE a", "DROP TYPE IF EXISTS a")
 	var n int
 	if err := s.Query("SELECT count(*) FROM system_schema.types WHERE keyspace_name = 'ks'").Scan(&n); err != nil || n != 0 {
@@ -349,4 +348,198 @@ func TestDropAndTruncateRemoveData(t *testing.T) {
 	}
 	cqltest.Exec(t, s, "INSERT INTO t (k, v) VALUES (1, 'x')", "DROP KEYSPACE ks")
 	wantErr(t, s, "SELECT * FROM ks.t", codeInvalid, "Keyspace ks does not exist")
+}
+
+// TestTableOptions: every Cassandra 4.0 table option is stored, shown by
+// system_schema.tables and DESCRIBE, changed by ALTER TABLE, and checked
+// with Cassandra's messages.
+func TestTableOptions(t *testing.T) {
+	srv := cqltest.Start(t, cqltest.Options{})
+	s := srv.Session(t, "ks")
+	cqltest.Exec(t, s,
+		`CREATE TABLE o (k int PRIMARY KEY, v int) WITH caching = {'keys': 'none', 'rows_per_partition': '100'}
+		  AND bloom_filter_fp_chance = 0.1 AND crc_check_chance = 0.5 AND min_index_interval = 64
+		  AND max_index_interval = 1024 AND memtable_flush_period_in_ms = 60000 AND speculative_retry = '95.5PERCENTILE'
+		  AND additional_write_policy = 'max(99p, 20ms)' AND read_repair = 'none' AND cdc = true
+		  AND extensions = {'ext': 0x0a0b} AND dclocal_read_repair_chance = 0.1 AND read_repair_chance = 0`,
+		"CREATE TABLE d (k int PRIMARY KEY)",
+	)
+	type opts struct {
+		caching               map[string]string
+		fp, crc               float64
+		minIdx, maxIdx, flush int
+		spec, awp, rr         string
+		cdc                   bool
+		ext                   map[string][]byte
+	}
+	read := func(table string) opts {
+		t.Helper()
+		var o opts
+		err := s.Query(`SELECT caching, bloom_filter_fp_chance, crc_check_chance, min_index_interval, max_index_interval,
+			memtable_flush_period_in_ms, speculative_retry, additional_write_policy, read_repair, cdc, extensions
+			FROM system_schema.tables WHERE keyspace_name = 'ks' AND table_name = ?`, table).
+			Scan(&o.caching, &o.fp, &o.crc, &o.minIdx, &o.maxIdx, &o.flush, &o.spec, &o.awp, &o.rr, &o.cdc, &o.ext)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	want := opts{map[string]string{"keys": "NONE", "rows_per_partition": "100"}, 0.1, 0.5, 64, 1024, 60000,
+		"95.5p", "MAX(99p,20ms)", "NONE", true, map[string][]byte{"ext": {0x0a, 0x0b}}}
+	if got := read("o"); !reflect.DeepEqual(got, want) {
+		t.Errorf("options of o:\n%+v\nwant\n%+v", got, want)
+	}
+	def := opts{map[string]string{"keys": "ALL", "rows_per_partition": "NONE"}, 0.01, 1, 128, 2048, 0,
+		"99p", "99p", "BLOCKING", false, map[string][]byte{}}
+	if got := read("d"); !reflect.DeepEqual(got, def) {
+		t.Errorf("options of d:\n%+v\nwant\n%+v", got, def)
+	}
+	ddl := describeRows(t, s, "DESCRIBE TABLE ks.o")[0][3]
+	for _, w := range []string{
+		"additional_write_policy = 'MAX(99p,20ms)'", "bloom_filter_fp_chance = 0.1",
+		"caching = {'keys': 'NONE', 'rows_per_partition': '100'}", "cdc = true", "crc_check_chance = 0.5",
+		"extensions = {'ext': 0x0a0b}", "max_index_interval = 1024", "memtable_flush_period_in_ms = 60000",
+		"min_index_interval = 64", "read_repair = 'NONE'", "speculative_retry = '95.5p'",
+	} {
+		if !strings.Contains(ddl, w) {
+			t.Errorf("DESCRIBE lacks %q:\n%s", w, ddl)
+		}
+	}
+	// DESCRIBE's statement recreates the options exactly.
+	cqltest.Exec(t, s, "DROP TABLE o", ddl)
+	if got := read("o"); !reflect.DeepEqual(got, want) {
+		t.Errorf("options of o recreated from DESCRIBE:\n%+v\nwant\n%+v", got, want)
+	}
+
+	// ALTER changes only the options given.
+	cqltest.Exec(t, s, "ALTER TABLE d WITH speculative_retry = '50ms' AND caching = {'rows_per_partition': 'ALL'} AND cdc = false AND crc_check_chance = 0")
+	want = def
+	want.spec, want.caching, want.crc = "50ms", map[string]string{"keys": "NONE", "rows_per_partition": "ALL"}, 0
+	if got := read("d"); !reflect.DeepEqual(got, want) {
+		t.Errorf("options of d after ALTER:\n%+v\nwant\n%+v", got, want)
+	}
+	cqltest.Exec(t, s, "ALTER TABLE d WITH speculative_retry = 'always' AND additional_write_policy = 'NEVER'")
+	if got := read("d"); got.spec != "ALWAYS" || got.awp != "NEVER" {
+		t.Errorf("ALWAYS/NEVER read as %q %q", got.spec, got.awp)
+	}
+
+	for stmt, want := range map[string]struct {
+		code int
+		msg  string
+	}{
+		"bloom_filter_fp_chance = 1.5":           {codeConfig, "bloom_filter_fp_chance must be larger than 6.71E-5 and less than or equal to 1.0 (got 1.5)"},
+		"bloom_filter_fp_chance = 0.0000001":     {codeConfig, "(got 1.0E-7)"},
+		"crc_check_chance = 2":                   {codeConfig, "crc_check_chance must be larger than or equal to 0 and smaller than or equal to 1.0 (got 2.0)"},
+		"min_index_interval = 0":                 {codeConfig, "min_index_interval must be greater than or equal to 1 (got 0)"},
+		"max_index_interval = 100":               {codeConfig, "max_index_interval must be greater than or equal to min_index_interval (128) (got 100)"},
+		"memtable_flush_period_in_ms = -1":       {codeConfig, "memtable_flush_period_in_ms must be greater than or equal to 0 (got -1)"},
+		"caching = {'keys': 'some'}":             {codeConfig, "Invalid value 'some' for caching sub-option 'keys': only 'ALL' and 'NONE' are allowed"},
+		"caching = {'rows_per_partition': 'x'}":  {codeConfig, "Invalid value 'x' for caching sub-option 'rows_per_partition': only 'ALL', 'NONE', and integer values are allowed"},
+		"caching = {'keys': 'ALL', 'rows': '1'}": {codeConfig, "Invalid caching sub-options [rows]: only 'keys' and 'rows_per_partition' are allowed"},
+		"caching = 'ALL'":                        {codeSyntax, "Invalid value for property 'caching'. It should be a map."},
+		"speculative_retry = 'sometimes'":        {codeConfig, "Invalid value sometimes for option 'speculative_retry'"},
+		"speculative_retry = '100p'":             {codeConfig, "Invalid value 100p for PERCENTILE option 'speculative_retry': must be between (0.0 and 100.0)"},
+		"speculative_retry = 'MIN(10ms,20ms)'":   {codeConfig, "Invalid value MIN(10ms,20ms) for option 'speculative_retry'"},
+		"additional_write_policy = '5x'":         {codeConfig, "Invalid value 5x for option 'speculative_retry'"},
+		"read_repair = 'sometimes'":              {codeConfig, "No enum constant org.apache.cassandra.service.reads.repair.ReadRepairStrategy.SOMETIMES"},
+		"cdc = 'maybe'":                          {codeSyntax, "Invalid boolean value maybe for 'cdc'"},
+		"bloom_filter_fp_chance = 'x'":           {codeSyntax, "Invalid double value x for 'bloom_filter_fp_chance'"},
+		"memtable = 'x'":                         {codeSyntax, "Unknown property 'memtable'"},
+		"comment = 'a' AND comment = 'b'":        {codeSyntax, "Multiple definition for property comment"},
+	} {
+		wantErr(t, s, "CREATE TABLE x (k int PRIMARY KEY) WITH "+stmt, want.code, want.msg)
+		wantErr(t, s, "ALTER TABLE d WITH "+stmt, want.code, want.msg)
+	}
+}
+
+// TestAlterType: ADD and RENAME of a user type's fields, with rows written
+// before the change reading the new field as null, in frozen and non-frozen
+// columns alike.
+func TestAlterType(t *testing.T) {
+	srv := cqltest.Start(t, cqltest.Options{})
+	s := srv.Session(t, "ks")
+	cqltest.Exec(t, s,
+		"CREATE TYPE addr (street text, zip int)",
+		"CREATE TYPE pt (x int)",
+		"CREATE TABLE t (k int PRIMARY KEY, u addr, f frozen<addr>, l list<frozen<addr>>)",
+		"CREATE TABLE keyed (k frozen<pt> PRIMARY KEY, v int)",
+		"INSERT INTO t (k, u, f, l) VALUES (1, {street: 'a', zip: 1}, {street: 'b', zip: 2}, [{street: 'c', zip: 3}])",
+		"ALTER TYPE addr ADD city text",
+		"ALTER TYPE addr ADD IF NOT EXISTS city int",
+		"INSERT INTO t (k, u, f) VALUES (2, {street: 'd', zip: 4, city: 'x'}, {street: 'e', zip: 5, city: 'y'})",
+	)
+	// The reads below run the same statement before and after each ALTER.
+	// The server plans it again and answers with the new result metadata,
+	// which gocql only reads when it does not skip metadata.
+	c := srv.Cluster()
+	c.Keyspace, c.DisableSkipMetadata = "ks", true
+	s, err := c.CreateSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	read := func(k int) (u, f map[string]any, l []map[string]any) {
+		t.Helper()
+		if err := s.Query("SELECT u, f, l FROM t WHERE k = ?", k).Scan(&u, &f, &l); err != nil {
+			t.Fatal(err)
+		}
+		return u, f, l
+	}
+	// A value ends before the fields it lacks (trailing nulls are not
+	// written, and frozen values stay as written), which gocql leaves out of
+	// the map: absent or zero is null.
+	null := func(m map[string]any, field string) bool { v, ok := m[field]; return !ok || v == "" }
+	u, f, l := read(1)
+	if u["street"] != "a" || u["zip"] != 1 || !null(u, "city") || f["street"] != "b" || !null(f, "city") ||
+		len(l) != 1 || l[0]["street"] != "c" || !null(l[0], "city") {
+		t.Errorf("row written before ADD: %v %v %v", u, f, l)
+	}
+	var city *string
+	if err := s.Query("SELECT u.city FROM t WHERE k = 1").Scan(&city); err != nil || city != nil {
+		t.Errorf("u.city of an old row: %v %v, want null", city, err)
+	}
+	if u, f, _ := read(2); u["city"] != "x" || f["city"] != "y" {
+		t.Errorf("row written after ADD: %v %v", u, f)
+	}
+	cqltest.Exec(t, s,
+		"UPDATE t SET u.city = 'z' WHERE k = 1",
+		"ALTER TYPE addr RENAME street TO line AND city TO town",
+		"ALTER TYPE addr RENAME IF EXISTS nope TO other",
+		"ALTER TYPE IF EXISTS nope ADD q int",
+	)
+	if u, f, _ := read(1); u["line"] != "a" || u["town"] != "z" || f["line"] != "b" || !null(f, "town") {
+		t.Errorf("row 1 after RENAME: %v %v", u, f)
+	}
+	var town string
+	if err := s.Query("SELECT u.town FROM t WHERE k = 2").Scan(&town); err != nil || town != "x" {
+		t.Errorf("u.town: %q %v", town, err)
+	}
+	var names []string
+	if err := s.Query("SELECT field_names FROM system_schema.types WHERE keyspace_name = 'ks' AND type_name = 'addr'").Scan(&names); err != nil ||
+		strings.Join(names, ",") != "line,zip,town" {
+		t.Errorf("field names %v %v", names, err)
+	}
+	// A rename of a type in a partition key is allowed: values are positional.
+	cqltest.Exec(t, s, "INSERT INTO keyed (k, v) VALUES ({x: 1}, 7)", "ALTER TYPE pt RENAME x TO y")
+	var v int
+	if err := s.Query("SELECT v FROM keyed WHERE k = {y: 1}").Scan(&v); err != nil || v != 7 {
+		t.Errorf("keyed row after RENAME: %d %v", v, err)
+	}
+	for stmt, want := range map[string]struct {
+		code int
+		msg  string
+	}{
+		"ALTER TYPE addr ADD zip text":          {codeInvalid, "Cannot add field zip to type ks.addr: a field with name zip already exists"},
+		"ALTER TYPE addr ADD self frozen<addr>": {codeInvalid, "Cannot add new field self of type frozen<addr> to user type ks.addr as it would create a circular reference"},
+		"ALTER TYPE addr ADD n counter":         {codeInvalid, "A user type cannot contain counters"},
+		"ALTER TYPE addr ADD n nosuch":          {codeInvalid, "nosuch"},
+		"ALTER TYPE pt ADD z int":               {codeInvalid, "Cannot add new field z of type int to user type ks.pt as the type is being used in partition key by the following tables: ks.keyed"},
+		"ALTER TYPE addr RENAME nope TO other":  {codeInvalid, "Unkown field nope in user type ks.addr"},
+		"ALTER TYPE addr RENAME line TO zip":    {codeInvalid, "Duplicate field name zip in type ks"},
+		"ALTER TYPE addr ALTER zip TYPE bigint": {codeInvalid, "Altering field types is no longer supported"},
+		"ALTER TYPE nope ADD q int":             {codeInvalid, "Type ks.nope doesn't exist"},
+		"ALTER TYPE system.nope ADD q int":      {codeUnauth, "not user-modifiable"},
+	} {
+		wantErr(t, s, stmt, want.code, want.msg)
+	}
 }

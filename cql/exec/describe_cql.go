@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
@@ -92,7 +91,7 @@ func systemKeyspaceDef(name string, virtual bool) *keyspaceDef {
 			id:       uuid.NewSHA1(hostNamespace, []byte(name+"."+tn)),
 			virtual:  virtual,
 			comment:  st.comment,
-			options:  sysTableOptions,
+			options:  sysTableOptions(st.comment),
 		}
 		for _, c := range st.columns {
 			d := columnDef{name: c.name, typ: c.typ.String(), complex: isComplex(c.typ)}
@@ -356,7 +355,7 @@ func tableCQL(t *tableDef, withInternals bool) string {
 	if t.virtual {
 		opts = append(opts, "comment = "+cqlString(t.comment))
 	} else {
-		opts = append(opts, tableOptionsCQL(t.options, t.comment)...)
+		opts = append(opts, optionsCQL(t.options)...)
 	}
 	b.WriteString(strings.Join(opts, "\n"+describeIndent+"AND "))
 	b.WriteByte(';')
@@ -399,35 +398,4 @@ func primaryKeyCQL(t *tableDef) string {
 		pk += ", " + names(t.clustering)
 	}
 	return "PRIMARY KEY (" + pk + ")"
-}
-
-// tableOptionsCQL lists a table's options in Cassandra 4.0's order, with
-// the values system_schema.tables shows.
-func tableOptionsCQL(o manifest.TableOptions, comment string) []string {
-	compaction := maps.Clone(o.Compaction)
-	if c, ok := compaction["class"]; ok && !strings.Contains(c, ".") {
-		compaction["class"] = compactionPackage + c
-	}
-	compression := maps.Clone(o.Compression)
-	if c, ok := compression["class"]; ok && !strings.Contains(c, ".") {
-		compression["class"] = compressionPackage + c
-	}
-	return []string{
-		"additional_write_policy = " + cqlString(unstoredDefaults["additional_write_policy"]),
-		"bloom_filter_fp_chance = " + unstoredDefaults["bloom_filter_fp_chance"],
-		"caching = " + cqlMap(defaultCaching),
-		"cdc = " + unstoredDefaults["cdc"],
-		"comment = " + cqlString(comment),
-		"compaction = " + cqlMap(compaction),
-		"compression = " + cqlMap(compression),
-		"crc_check_chance = " + unstoredDefaults["crc_check_chance"],
-		"default_time_to_live = " + strconv.Itoa(int(o.DefaultTTL)),
-		"extensions = {}",
-		"gc_grace_seconds = " + strconv.Itoa(int(o.GCGraceSeconds)),
-		"max_index_interval = " + unstoredDefaults["max_index_interval"],
-		"memtable_flush_period_in_ms = " + unstoredDefaults["memtable_flush_period_in_ms"],
-		"min_index_interval = " + unstoredDefaults["min_index_interval"],
-		"read_repair = " + cqlString(unstoredDefaults["read_repair"]),
-		"speculative_retry = " + cqlString(unstoredDefaults["speculative_retry"]),
-	}
 }

@@ -487,43 +487,48 @@ func (e *Executor) keyspacesRows() [][][]byte {
 }
 
 // tableParams returns the table parameter columns of a table's options.
-func tableParams(id uuid.UUID, o manifest.TableOptions, comment string) map[string][]byte {
-	compaction := maps.Clone(o.Compaction)
-	if c, ok := compaction["class"]; ok && !strings.Contains(c, ".") {
-		compaction["class"] = compactionPackage + c
-	}
-	compression := maps.Clone(o.Compression)
-	if c, ok := compression["class"]; ok && !strings.Contains(c, ".") {
-		compression["class"] = compressionPackage + c
-	}
+func tableParams(id uuid.UUID, o manifest.TableOptions) map[string][]byte {
 	return map[string][]byte{
-		"bloom_filter_fp_chance":      doubleValue(0.01),
-		"caching":                     textMapValue(defaultCaching),
-		"cdc":                         boolValue(false),
-		"comment":                     textValue(comment),
-		"compaction":                  textMapValue(compaction),
-		"compression":                 textMapValue(compression),
-		"crc_check_chance":            doubleValue(1),
+		"bloom_filter_fp_chance":      doubleValue(o.BloomFilterFPChance),
+		"caching":                     textMapValue(o.Caching),
+		"cdc":                         boolValue(o.CDC),
+		"comment":                     textValue(o.Comment),
+		"compaction":                  textMapValue(withPackage(o.Compaction, compactionPackage)),
+		"compression":                 textMapValue(withPackage(o.Compression, compressionPackage)),
+		"crc_check_chance":            doubleValue(crcCheckChance(o)),
 		"dclocal_read_repair_chance":  doubleValue(0),
 		"default_time_to_live":        intValue(o.DefaultTTL),
-		"extensions":                  emptyMap,
+		"extensions":                  blobMapValue(o.Extensions),
 		"gc_grace_seconds":            intValue(o.GCGraceSeconds),
 		"id":                          uuidValue(id),
-		"max_index_interval":          intValue(2048),
-		"memtable_flush_period_in_ms": intValue(0),
-		"min_index_interval":          intValue(128),
+		"max_index_interval":          intValue(o.MaxIndexInterval),
+		"memtable_flush_period_in_ms": intValue(o.MemtableFlushPeriod),
+		"min_index_interval":          intValue(o.MinIndexInterval),
 		"read_repair_chance":          doubleValue(0),
-		"speculative_retry":           textValue("99p"),
-		"additional_write_policy":     textValue("99p"),
-		"read_repair":                 textValue("BLOCKING"),
+		"speculative_retry":           textValue(o.SpeculativeRetry),
+		"additional_write_policy":     textValue(o.AdditionalWritePolicy),
+		"read_repair":                 textValue(o.ReadRepair),
 	}
 }
 
-// sysTableOptions are the options system tables are shown with.
-var sysTableOptions = manifest.TableOptions{
-	GCGraceSeconds: 0,
-	Compaction:     map[string]string{"class": "SizeTieredCompactionStrategy", "max_threshold": "32", "min_threshold": "4"},
-	Compression:    map[string]string{"enabled": "false"},
+// blobMapValue serializes a map<text, blob>, its keys in order.
+func blobMapValue(m map[string][]byte) []byte {
+	b := binary.BigEndian.AppendUint32(nil, uint32(len(m)))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		b = binary.BigEndian.AppendUint32(b, uint32(len(k)))
+		b = append(b, k...)
+		b = binary.BigEndian.AppendUint32(b, uint32(len(m[k])))
+		b = append(b, m[k]...)
+	}
+	return b
+}
+
+// sysTableOptions returns the options a system table with comment is
+// shown with: Cassandra's defaults but no grace and no compression.
+func sysTableOptions(comment string) manifest.TableOptions {
+	o := manifest.DefaultTableOptions()
+	o.GCGraceSeconds, o.Comment, o.Compression = 0, comment, map[string]string{"enabled": "false"}
+	return o
 }
 
 func (e *Executor) tablesRows() [][][]byte {
@@ -532,7 +537,7 @@ func (e *Executor) tablesRows() [][][]byte {
 	for _, ks := range localKeyspaces {
 		for _, name := range slices.Sorted(maps.Keys(sysTables[ks])) {
 			st := sysTables[ks][name]
-			vals := tableParams(uuid.NewSHA1(hostNamespace, []byte(ks+"."+name)), sysTableOptions, st.comment)
+			vals := tableParams(uuid.NewSHA1(hostNamespace, []byte(ks+"."+name)), sysTableOptions(st.comment))
 			vals["keyspace_name"], vals["table_name"] = textValue(ks), textValue(name)
 			vals["flags"] = textListValue([]string{"compound"})
 			rows = append(rows, rowOf(t, vals))
@@ -541,7 +546,7 @@ func (e *Executor) tablesRows() [][][]byte {
 	for _, ks := range e.keyspaces() {
 		for _, name := range slices.Sorted(maps.Keys(ks.Tables)) {
 			tbl := ks.Tables[name]
-			vals := tableParams(tbl.ID, tbl.Options, tbl.Options.Comment)
+			vals := tableParams(tbl.ID, tbl.Options)
 			vals["keyspace_name"], vals["table_name"] = textValue(ks.Name), textValue(name)
 			flags := []string{"compound"}
 			if tableHasCounters(tbl) {

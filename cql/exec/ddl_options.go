@@ -1,0 +1,440 @@
+package exec
+
+import (
+	"encoding/hex"
+	"maps"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/sedimentdb/sediment/cql/ast"
+	"github.com/sedimentdb/sediment/manifest"
+)
+
+// Table options.
+//
+// Every option Cassandra 4.0 accepts in CREATE and ALTER TABLE is validated
+// with Cassandra's messages, stored in the manifest and shown by
+// system_schema.tables and DESCRIBE. Sediment acts on default_time_to_live,
+// gc_grace_seconds and compaction; the others describe Cassandra's storage
+// and read path and are kept so that schemas round-trip. The obsolete
+// read_repair_chance and dclocal_read_repair_chance are accepted and
+// ignored, as Cassandra 4.0 does.
+
+// maxTTL is Cassandra's Attributes.MAX_TTL: 20 years.
+const maxTTL = 630720000
+
+// minBloomFilterFPChance is Cassandra's
+// BloomCalculations.minSupportedBloomFilterFpChance().
+const minBloomFilterFPChance = 6.71e-05
+
+// Compaction strategies and compressors Cassandra 4 knows, by short name.
+var (
+	compactionClasses = []string{"SizeTieredCompactionStrategy", "LeveledCompactionStrategy", "TimeWindowCompactionStrategy"}
+	compressorClasses = []string{"LZ4Compressor", "SnappyCompressor", "DeflateCompressor", "ZstdCompressor", "NoopCompressor"}
+)
+
+const (
+	compactionPackage  = "org.apache.cassandra.db.compaction."
+	compressionPackage = "org.apache.cassandra.io.compress."
+)
+
+// applyTableProps applies WITH options to o and checks the result as
+// Cassandra's TableParams.validate does. counter says the table has counter
+// columns.
+func applyTableProps(o *manifest.TableOptions, props []ast.Property, counter bool) error {
+	if err := checkDuplicates(props); err != nil {
+		return err
+	}
+	for _, p := range props {
+		if err := applyTableProp(o, p, counter); err != nil {
+			return err
+		}
+	}
+	switch crc := crcCheckChance(*o); {
+	case o.BloomFilterFPChance <= minBloomFilterFPChance || o.BloomFilterFPChance > 1:
+		return configf("bloom_filter_fp_chance must be larger than %s and less than or equal to 1.0 (got %s)",
+			javaDouble(minBloomFilterFPChance), javaDouble(o.BloomFilterFPChance))
+	case crc < 0 || crc > 1:
+		return configf("crc_check_chance must be larger than or equal to 0 and smaller than or equal to 1.0 (got %s)", javaDouble(crc))
+	case o.MinIndexInterval < 1:
+		return configf("min_index_interval must be greater than or equal to 1 (got %d)", o.MinIndexInterval)
+	case o.MaxIndexInterval < o.MinIndexInterval:
+		return configf("max_index_interval must be greater than or equal to min_index_interval (%d) (got %d)", o.MinIndexInterval, o.MaxIndexInterval)
+	case o.MemtableFlushPeriod < 0:
+		return configf("memtable_flush_period_in_ms must be greater than or equal to 0 (got %d)", o.MemtableFlushPeriod)
+	}
+	return nil
+}
+
+func applyTableProp(o *manifest.TableOptions, p ast.Property, counter bool) error {
+	switch p.Name {
+	case "default_time_to_live":
+		n, err := propInt(p)
+		if err != nil {
+			return err
+		}
+		if n < 0 {
+			return configf("default_time_to_live must be greater than or equal to 0 (got %d)", n)
+		}
+		if n > maxTTL {
+			return configf("default_time_to_live must be less than or equal to %d (got %d)", maxTTL, n)
+		}
+		if n > 0 && counter {
+			return invalidf("Cannot set default_time_to_live on a table with counters")
+		}
+		o.DefaultTTL = int32(n)
+	case "gc_grace_seconds":
+		n, err := propInt(p)
+		if err != nil {
+			return err
+		}
+		if n < 0 {
+			return configf("gc_grace_seconds must be greater than or equal to 0 (got %d)", n)
+		}
+		o.GCGraceSeconds = int32(n)
+	case "comment":
+		s, err := propString(p)
+		if err != nil {
+			return err
+		}
+		o.Comment = s
+	case "compaction":
+		m, err := propMap(p)
+		if err != nil {
+			return err
+		}
+		if o.Compaction, err = validCompaction(m); err != nil {
+			return err
+		}
+	case "compression":
+		m, err := propMap(p)
+		if err != nil {
+			return err
+		}
+		if o.Compression, err = validCompression(m); err != nil {
+			return err
+		}
+	case "caching":
+		m, err := propMap(p)
+		if err != nil {
+			return err
+		}
+		if o.Caching, err = validCaching(m); err != nil {
+			return err
+		}
+	case "extensions":
+		m, err := propMap(p)
+		if err != nil {
+			return err
+		}
+		o.Extensions = extensionsOf(m)
+	case "dclocal_read_repair_chance", "read_repair_chance":
+		// Obsolete since 4.0; accepted and ignored, as Cassandra does.
+		if _, err := propDouble(p); err != nil {
+			return err
+		}
+	case "bloom_filter_fp_chance":
+		f, err := propDouble(p)
+		if err != nil {
+			return err
+		}
+		o.BloomFilterFPChance = f
+	case "crc_check_chance":
+		f, err := propDouble(p)
+		if err != nil {
+			return err
+		}
+		o.CRCCheckChance = &f
+	case "max_index_interval", "min_index_interval", "memtable_flush_period_in_ms":
+		n, err := propInt(p)
+		if err != nil {
+			return err
+		}
+		switch p.Name {
+		case "max_index_interval":
+			o.MaxIndexInterval = int32(n)
+		case "min_index_interval":
+			o.MinIndexInterval = int32(n)
+		default:
+			o.MemtableFlushPeriod = int32(n)
+		}
+	case "cdc":
+		b, err := propBool(p)
+		if err != nil {
+			return err
+		}
+		o.CDC = b
+	case "speculative_retry", "additional_write_policy":
+		s, err := propString(p)
+		if err != nil {
+			return err
+		}
+		policy, err := speculativeRetry(s)
+		if err != nil {
+			return err
+		}
+		if p.Name == "speculative_retry" {
+			o.SpeculativeRetry = policy
+		} else {
+			o.AdditionalWritePolicy = policy
+		}
+	case "read_repair":
+		s, err := propString(p)
+		if err != nil {
+			return err
+		}
+		switch up := strings.ToUpper(s); up {
+		case "BLOCKING", "NONE":
+			o.ReadRepair = up
+		default:
+			// Cassandra's ReadRepairStrategy.valueOf fails so.
+			return configf("No enum constant org.apache.cassandra.service.reads.repair.ReadRepairStrategy.%s", up)
+		}
+	case "id":
+		return configf("Cannot alter table id.")
+	default:
+		return syntaxf("Unknown property '%s'", p.Name)
+	}
+	return nil
+}
+
+// crcCheckChance is o's crc_check_chance, the default when unset.
+func crcCheckChance(o manifest.TableOptions) float64 {
+	if o.CRCCheckChance == nil {
+		return manifest.DefaultCRCCheckChance
+	}
+	return *o.CRCCheckChance
+}
+
+// validCaching checks a caching map and returns it normalized as
+// Cassandra's CachingParams.asMap: both keys, upper-case values, 0 rows as
+// NONE. A missing 'keys' means NONE, as in Cassandra.
+func validCaching(m map[string]string) (map[string]string, error) {
+	out := map[string]string{"keys": "NONE", "rows_per_partition": "NONE"}
+	var rest []string
+	for k, v := range m {
+		switch k {
+		case "keys":
+			up := strings.ToUpper(v)
+			if up != "ALL" && up != "NONE" {
+				return nil, configf("Invalid value '%s' for caching sub-option 'keys': only 'ALL' and 'NONE' are allowed", v)
+			}
+			out[k] = up
+		case "rows_per_partition":
+			up := strings.ToUpper(v)
+			if up == "ALL" || up == "NONE" {
+				out[k] = up
+				break
+			}
+			n, err := strconv.ParseUint(v, 10, 31)
+			if err != nil || v[0] == '+' {
+				return nil, configf("Invalid value '%s' for caching sub-option 'rows_per_partition': only 'ALL', 'NONE', and integer values are allowed", v)
+			}
+			switch n {
+			case 0:
+				out[k] = "NONE"
+			case math.MaxInt32:
+				out[k] = "ALL"
+			default:
+				out[k] = strconv.FormatUint(n, 10)
+			}
+		default:
+			rest = append(rest, k)
+		}
+	}
+	if len(rest) > 0 {
+		slices.Sort(rest)
+		return nil, configf("Invalid caching sub-options [%s]: only 'keys' and 'rows_per_partition' are allowed", strings.Join(rest, ", "))
+	}
+	return out, nil
+}
+
+// extensionsOf is the extensions map<text, blob>: a value written as a blob
+// literal (0x...) is its bytes, any other value its text's bytes.
+func extensionsOf(m map[string]string) map[string][]byte {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string][]byte, len(m))
+	for k, v := range m {
+		if h, ok := strings.CutPrefix(strings.ToLower(v), "0x"); ok {
+			if b, err := hex.DecodeString(h); err == nil {
+				out[k] = b
+				continue
+			}
+		}
+		out[k] = []byte(v)
+	}
+	return out
+}
+
+// Speculative retry policies, as Cassandra's SpeculativeRetryPolicy parses
+// them (case-insensitively): ALWAYS, NEVER, a percentile (99p,
+// 99.5PERCENTILE), a fixed delay (50ms) or MIN/MAX of a percentile and a
+// delay.
+var (
+	percentilePolicy = regexp.MustCompile(`(?i)^([0-9.]+)\s*(p|percentile)$`)
+	fixedPolicy      = regexp.MustCompile(`(?i)^([0-9.]+)\s*ms$`)
+	hybridPolicy     = regexp.MustCompile(`(?i)^(min|max)\(\s*([^,\s]+)\s*,\s*([^,\s)]+)\s*\)$`)
+)
+
+// speculativeRetry validates a policy and returns Cassandra's normalized
+// form of it, as system_schema shows it.
+func speculativeRetry(s string) (string, error) {
+	invalid := configf("Invalid value %s for option 'speculative_retry'", s)
+	switch up := strings.ToUpper(s); {
+	case up == "ALWAYS" || up == "NEVER":
+		return up, nil
+	case percentilePolicy.MatchString(s):
+		f, err := strconv.ParseFloat(percentilePolicy.FindStringSubmatch(s)[1], 64)
+		if err != nil {
+			return "", invalid
+		}
+		if f <= 0 || f >= 100 {
+			return "", configf("Invalid value %s for PERCENTILE option 'speculative_retry': must be between (0.0 and 100.0)", s)
+		}
+		return strconv.FormatFloat(math.Round(f*1e4)/1e4, 'f', -1, 64) + "p", nil
+	case fixedPolicy.MatchString(s):
+		f, err := strconv.ParseFloat(fixedPolicy.FindStringSubmatch(s)[1], 64)
+		if err != nil || f > math.MaxInt32 {
+			return "", invalid
+		}
+		return strconv.FormatInt(int64(f), 10) + "ms", nil
+	case hybridPolicy.MatchString(s):
+		m := hybridPolicy.FindStringSubmatch(s)
+		a, errA := speculativeRetry(m[2])
+		b, errB := speculativeRetry(m[3])
+		if errA != nil || errB != nil {
+			return "", invalid
+		}
+		if strings.HasSuffix(a, "ms") {
+			a, b = b, a
+		}
+		if !strings.HasSuffix(a, "p") || !strings.HasSuffix(b, "ms") {
+			return "", invalid
+		}
+		return strings.ToUpper(m[1]) + "(" + a + "," + b + ")", nil
+	}
+	return "", invalid
+}
+
+// javaDouble formats f as Java's Double.toString does, which Cassandra's
+// messages and DESCRIBE use: 0.01, 1.0, 6.71E-5.
+func javaDouble(f float64) string {
+	if a := math.Abs(f); a != 0 && (a < 1e-3 || a >= 1e7) {
+		s := strconv.FormatFloat(f, 'E', -1, 64) // 6.71E-05
+		mant, exp, _ := strings.Cut(s, "E")
+		if !strings.Contains(mant, ".") {
+			mant += ".0"
+		}
+		n, _ := strconv.Atoi(exp)
+		return mant + "E" + strconv.Itoa(n)
+	}
+	s := strconv.FormatFloat(f, 'f', -1, 64)
+	if !strings.ContainsAny(s, ".NI") {
+		s += ".0"
+	}
+	return s
+}
+
+// validCompaction checks a compaction map and stores its class by short
+// name.
+func validCompaction(m map[string]string) (map[string]string, error) {
+	class, ok := m["class"]
+	if !ok {
+		return nil, configf("Missing sub-option 'class' for the 'compaction' option.")
+	}
+	short := strings.TrimPrefix(class, compactionPackage)
+	if !slices.Contains(compactionClasses, short) {
+		return nil, configf("Unable to find compaction strategy class '%s'", class)
+	}
+	out := maps.Clone(m)
+	out["class"] = short
+	return out, nil
+}
+
+// validCompression checks a compression map and stores its class by short
+// name.
+func validCompression(m map[string]string) (map[string]string, error) {
+	out := maps.Clone(m)
+	if c, ok := out["sstable_compression"]; ok {
+		delete(out, "sstable_compression")
+		out["class"] = c
+	}
+	if kb, ok := out["chunk_length_kb"]; ok {
+		delete(out, "chunk_length_kb")
+		out["chunk_length_in_kb"] = kb
+	}
+	if en, ok := out["enabled"]; ok {
+		if strings.EqualFold(en, "false") {
+			return map[string]string{"enabled": "false"}, nil
+		}
+		delete(out, "enabled")
+	}
+	class, ok := out["class"]
+	if !ok {
+		return nil, configf("Missing sub-option 'class' for the 'compression' option.")
+	}
+	short := strings.TrimPrefix(class, compressionPackage)
+	if !slices.Contains(compressorClasses, short) {
+		return nil, configf("Could not create Compression for type %s", class)
+	}
+	out["class"] = short
+	for k, v := range out {
+		switch k {
+		case "class":
+		case "chunk_length_in_kb":
+			n, err := strconv.Atoi(v)
+			if err != nil || n <= 0 {
+				return nil, configf("Invalid negative or null chunk_length_in_kb")
+			}
+			if n&(n-1) != 0 {
+				return nil, configf("chunk_length_in_kb must be a power of 2")
+			}
+		case "min_compress_ratio", "crc_check_chance", "compression_level":
+		default:
+			return nil, configf("Unknown compression options %s", k)
+		}
+	}
+	return out, nil
+}
+
+// optionsCQL are a table's options as DESCRIBE writes them, in Cassandra
+// 4.0's (alphabetical) order, with the values system_schema.tables shows.
+func optionsCQL(o manifest.TableOptions) []string {
+	ext := make([]string, 0, len(o.Extensions))
+	for _, k := range slices.Sorted(maps.Keys(o.Extensions)) {
+		ext = append(ext, cqlString(k)+": 0x"+hex.EncodeToString(o.Extensions[k]))
+	}
+	return []string{
+		"additional_write_policy = " + cqlString(o.AdditionalWritePolicy),
+		"bloom_filter_fp_chance = " + javaDouble(o.BloomFilterFPChance),
+		"caching = " + cqlMap(o.Caching),
+		"cdc = " + strconv.FormatBool(o.CDC),
+		"comment = " + cqlString(o.Comment),
+		"compaction = " + cqlMap(withPackage(o.Compaction, compactionPackage)),
+		"compression = " + cqlMap(withPackage(o.Compression, compressionPackage)),
+		"crc_check_chance = " + javaDouble(crcCheckChance(o)),
+		"default_time_to_live = " + strconv.Itoa(int(o.DefaultTTL)),
+		"extensions = {" + strings.Join(ext, ", ") + "}",
+		"gc_grace_seconds = " + strconv.Itoa(int(o.GCGraceSeconds)),
+		"max_index_interval = " + strconv.Itoa(int(o.MaxIndexInterval)),
+		"memtable_flush_period_in_ms = " + strconv.Itoa(int(o.MemtableFlushPeriod)),
+		"min_index_interval = " + strconv.Itoa(int(o.MinIndexInterval)),
+		"read_repair = " + cqlString(o.ReadRepair),
+		"speculative_retry = " + cqlString(o.SpeculativeRetry),
+	}
+}
+
+// withPackage returns an option map with its class as Cassandra shows it:
+// with its package.
+func withPackage(m map[string]string, pkg string) map[string]string {
+	out := maps.Clone(m)
+	if c, ok := out["class"]; ok && !strings.Contains(c, ".") {
+		out["class"] = pkg + c
+	}
+	return out
+}
