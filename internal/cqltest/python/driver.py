@@ -1,7 +1,9 @@
 """A first session through the DataStax Python driver (Debian's
 python3-cassandra), as an application would have one: connect without
 forcing a protocol version, create a schema, write and read with prepared
-statements, page, batch, and read the schema back from cluster.metadata.
+statements (UDTs as a registered class and as named tuples, frozen and
+non-frozen collections), page, batch, a conditional INSERT, a counter,
+ALTER TYPE, and read the schema back from cluster.metadata.
 
 Usage: driver.py HOST PORT. Prints OK and exits 0 when every check holds.
 """
@@ -57,6 +59,83 @@ def main(host, port):
     n = session.execute("SELECT count(*) FROM events WHERE user = 'bob'").one()[0]
     check(n == 5, "bob has %d events after the batch, want 5" % n)
 
+    # User types: a registered class on one session, named tuples on
+    # another; frozen and non-frozen, nested in collections.
+    session.execute("""CREATE TABLE IF NOT EXISTS people (
+        id int PRIMARY KEY, home addr, past list<frozen<addr>>, fhome frozen<addr>)
+        WITH default_time_to_live = 86400 AND comment = 'people' AND caching = {'keys': 'NONE'}""")
+
+    class Addr(object):
+        def __init__(self, street=None, zip=None):
+            self.street, self.zip = street, zip
+
+    cluster.register_user_type("py", "addr", Addr)
+    ins_p = session.prepare("INSERT INTO people (id, home, past, fhome) VALUES (?, ?, ?, ?)")
+    session.execute(ins_p, (1, Addr("main", 1), [Addr("old", 2), Addr("older", 3)], Addr("frozen", 4)))
+    row = session.execute(session.prepare("SELECT home, past, fhome FROM people WHERE id = ?"), (1,)).one()
+    check(isinstance(row.home, Addr) and row.home.street == "main" and row.home.zip == 1, "home %r" % (row.home,))
+    check([(a.street, a.zip) for a in row.past] == [("old", 2), ("older", 3)], "past %r" % (row.past,))
+    check(row.fhome.street == "frozen" and row.fhome.zip == 4, "fhome %r" % (row.fhome,))
+    session.execute(session.prepare("UPDATE people SET home.zip = ? WHERE id = ?"), (9, 1))
+
+    plain = Cluster([host], port=port, connect_timeout=20, control_connection_timeout=20)
+    other = plain.connect("py")
+    other.default_timeout = 30
+    row = other.execute("SELECT home, fhome FROM people WHERE id = 1").one()
+    check(row.home.street == "main" and row.home.zip == 9, "home as a named tuple %r" % (row.home,))
+    check(tuple(row.fhome) == ("frozen", 4), "fhome as a named tuple %r" % (row.fhome,))
+
+    # ALTER TYPE: the old row reads the new field as null; a new session
+    # sees the new field.
+    session.execute("ALTER TYPE addr ADD city text")
+    cluster.refresh_schema_metadata()
+    check(cluster.metadata.keyspaces["py"].user_types["addr"].field_names == ["street", "zip", "city"],
+          "addr after ALTER TYPE ADD: %r" % cluster.metadata.keyspaces["py"].user_types["addr"].field_names)
+    after = Cluster([host], port=port, connect_timeout=20, control_connection_timeout=20)
+    fresh = after.connect("py")
+    fresh.default_timeout = 30
+    row = fresh.execute("SELECT home FROM people WHERE id = 1").one()
+    check(row.home.street == "main" and row.home.city is None, "home after ALTER TYPE %r" % (row.home,))
+    fresh.execute("INSERT INTO people (id, home) VALUES (2, {street: 's', zip: 2, city: 'c'})")
+    row = fresh.execute("SELECT home FROM people WHERE id = 2").one()
+    check(row.home.city == "c", "home with a city %r" % (row.home,))
+    after.shutdown()
+    plain.shutdown()
+
+    # Collections, frozen and not, through prepared statements.
+    session.execute("""CREATE TABLE IF NOT EXISTS colls (
+        id int PRIMARY KEY, l list<int>, s set<text>, m map<text, int>,
+        fl frozen<list<int>>, fs frozen<set<int>>, fm frozen<map<int, text>>, ml map<text, frozen<list<int>>>)""")
+    ins_c = session.prepare("INSERT INTO colls (id, l, s, m, fl, fs, fm, ml) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+    session.execute(ins_c, (1, [3, 1, 3], {"b", "a"}, {"x": 1, "y": 2}, [5, 4], {7, 6}, {2: "two", 1: "one"}, {"k": [1, 2]}))
+    upd = session.prepare("UPDATE colls SET l = l + ?, s = s - ?, m[?] = ? WHERE id = ?")
+    session.execute(upd, ([4], {"a"}, "z", 26, 1))
+    row = session.execute(session.prepare("SELECT l, s, m, fl, fs, fm, ml FROM colls WHERE id = ?"), (1,)).one()
+    check(list(row.l) == [3, 1, 3, 4], "list %r" % (row.l,))
+    check(set(row.s) == {"b"}, "set %r" % (row.s,))
+    check(dict(row.m) == {"x": 1, "y": 2, "z": 26}, "map %r" % (row.m,))
+    check(list(row.fl) == [5, 4] and sorted(row.fs) == [6, 7], "frozen list/set %r %r" % (row.fl, row.fs))
+    check(list(row.fm.items()) == [(1, "one"), (2, "two")], "frozen map %r" % (row.fm,))
+    check({k: list(v) for k, v in row.ml.items()} == {"k": [1, 2]}, "map of frozen lists %r" % (row.ml,))
+    n = session.execute(session.prepare("SELECT id FROM colls WHERE fl = ? ALLOW FILTERING"), ([5, 4],)).all()
+    check([r.id for r in n] == [1], "filter on a frozen list: %r" % (n,))
+
+    # A conditional INSERT answers [applied], with the existing row when not.
+    lwt = session.prepare("INSERT INTO colls (id, l) VALUES (?, ?) IF NOT EXISTS")
+    r = session.execute(lwt, (2, [1])).one()
+    check(r[0] is True, "first conditional insert %r" % (r,))
+    r = session.execute(lwt, (2, [2]))
+    check(r.was_applied is False and r.one().l == [1], "second conditional insert %r" % (r.one(),))
+
+    # A counter.
+    session.execute("CREATE TABLE IF NOT EXISTS hits (page text PRIMARY KEY, n counter)")
+    inc = session.prepare("UPDATE hits SET n = n + ? WHERE page = ?")
+    for _ in range(3):
+        session.execute(inc, (2, "home"))
+    session.execute("UPDATE hits SET n = n - 1 WHERE page = 'home'")
+    n = session.execute("SELECT n FROM hits WHERE page = 'home'").one().n
+    check(n == 5, "counter %d, want 5" % n)
+
     # Schema metadata, read from system_schema.
     cluster.refresh_schema_metadata()
     ks = cluster.metadata.keyspaces["py"]
@@ -67,8 +146,19 @@ def main(host, port):
     check(t.clustering_key[0].is_reversed, "clustering order not DESC")
     check(t.columns["attrs"].cql_type == "map<text, int>", "attrs type %r" % t.columns["attrs"].cql_type)
     check(t.options.get("comment") == "from python", "comment %r" % t.options.get("comment"))
-    check("addr" in ks.user_types and ks.user_types["addr"].field_names == ["street", "zip"],
+    check("addr" in ks.user_types and ks.user_types["addr"].field_names == ["street", "zip", "city"],
           "user types %r" % ks.user_types)
+    people = ks.tables["people"]
+    check(people.options.get("default_time_to_live") == 86400, "default_time_to_live %r" % people.options.get("default_time_to_live"))
+    check(people.options.get("comment") == "people", "people comment %r" % people.options.get("comment"))
+    check(people.options.get("caching") == {"keys": "NONE", "rows_per_partition": "NONE"},
+          "caching %r" % people.options.get("caching"))
+    check(people.options.get("gc_grace_seconds") == 864000, "gc_grace_seconds %r" % people.options.get("gc_grace_seconds"))
+    check(people.columns["home"].cql_type == "addr" and people.columns["fhome"].cql_type == "frozen<addr>",
+          "UDT columns %r %r" % (people.columns["home"].cql_type, people.columns["fhome"].cql_type))
+    ut = ks.user_types["addr"]
+    check(ut.field_types == ["text", "int", "text"], "addr field types %r" % ut.field_types)
+    check("CREATE TYPE py.addr" in ut.export_as_string(), "addr DDL:\n" + ut.export_as_string())
     ddl = t.export_as_string()
     check("CREATE TABLE py.events" in ddl and "CLUSTERING ORDER BY (at DESC)" in ddl, "DESCRIBE:\n" + ddl)
     hosts = cluster.metadata.all_hosts()
