@@ -144,6 +144,8 @@ wait_ready() {
 		fi
 		sleep 0.2
 	done
+	# Another server may hold the port and answer in its place.
+	kill -0 "$pid" 2>/dev/null || die "$name exited; its port answers for another process (log: $data_dir/logs/$name.log)"
 	log "$name ready"
 }
 

@@ -153,93 +153,136 @@ func (b *lockedBuffer) String() string {
 	return b.buf.String()
 }
 
+// portVars are run.sh's port settings; the test gives each a free port.
+var portVars = []string{
+	"LOCALSTACK_MINIO_PORT", "LOCALSTACK_NATS_PORT", "LOCALSTACK_NATS_HTTP_PORT",
+	"LOCALSTACK_CQL_PORT", "LOCALSTACK_FRONTEND_HTTP_PORT", "LOCALSTACK_INGEST_HTTP_PORT",
+	"LOCALSTACK_COMPACTOR_HTTP_PORT", "LOCALSTACK_INGEST_RPC_PORT",
+}
+
+// stack is a running run.sh.
+type stack struct {
+	cmd      *exec.Cmd
+	dataDir  string
+	ports    []int
+	stderr   lockedBuffer
+	exited   chan error
+	endpoint chan string
+	// servers are the processes under the script, recorded while they run:
+	// the script starts each in a process group of its own, so only their
+	// pids reach them if the script fails to stop them.
+	servers []int
+	stopped bool
+}
+
+// startStack runs run.sh on free ports with a new data directory and
+// returns once it prints the CQL endpoint. A port taken by another process
+// between the choice and the bind costs a new attempt.
+func startStack(t *testing.T, bin string) (*stack, string) {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		s := &stack{dataDir: t.TempDir(), ports: freePorts(t, len(portVars))}
+		s.start(t, bin)
+		select {
+		case ep := <-s.endpoint:
+			if want := "127.0.0.1:" + strconv.Itoa(s.ports[3]); ep != want {
+				t.Fatalf("CQL endpoint %q, want %q", ep, want)
+			}
+			return s, ep
+		case err := <-s.exited:
+			s.stopped = true
+			if attempt < 3 && strings.Contains(s.output(), "already in use") {
+				t.Logf("attempt %d: a port was taken; trying others", attempt)
+				continue
+			}
+			t.Fatalf("run.sh exited before printing the CQL endpoint: %v\n%s", err, s.output())
+		case <-time.After(5 * time.Minute): // the first run builds sediment
+			t.Fatal("no CQL endpoint from run.sh after 5 minutes")
+		}
+	}
+}
+
+func (s *stack) start(t *testing.T, bin string) {
+	t.Helper()
+	s.cmd = exec.Command("bash", "run.sh", "-d", s.dataDir)
+	// The test never installs anything: a missing binary was reported before.
+	s.cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "LOCALSTACK_INSTALL=0")
+	for i, v := range portVars {
+		s.cmd.Env = append(s.cmd.Env, fmt.Sprintf("%s=%d", v, s.ports[i]))
+	}
+	// Its own process group, so that a failure can kill the script and
+	// whatever it runs in the foreground (go build, curl).
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	s.cmd.Stderr = &s.stderr
+	stdout, err := s.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s.exited = make(chan error, 1)
+	s.endpoint = make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if ep, ok := strings.CutPrefix(sc.Text(), "CQL endpoint: "); ok {
+				s.endpoint <- ep
+			}
+		}
+		io.Copy(io.Discard, stdout)
+		s.exited <- s.cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		if !s.stopped {
+			s.kill()
+		}
+		if t.Failed() {
+			t.Logf("run.sh in %s:\n%s", s.dataDir, s.output())
+		}
+	})
+}
+
+// kill stops the script with SIGTERM, as an operator would, then kills
+// whatever is left.
+func (s *stack) kill() {
+	s.servers = append(s.servers, descendants(s.cmd.Process.Pid)...)
+	syscall.Kill(s.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-s.exited:
+	case <-time.After(60 * time.Second):
+	}
+	syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	for _, p := range s.servers {
+		syscall.Kill(p, syscall.SIGKILL)
+	}
+	s.stopped = true
+}
+
+// output is the script's stderr and the tail of each process's log.
+func (s *stack) output() string {
+	var b strings.Builder
+	b.WriteString(s.stderr.String())
+	for _, name := range []string{"minio", "nats", "ingest", "compactor", "frontend"} {
+		if log, err := os.ReadFile(filepath.Join(s.dataDir, "logs", name+".log")); err == nil {
+			fmt.Fprintf(&b, "--- %s.log (tail):\n%s\n", name, tail(string(log), 3000))
+		}
+	}
+	return b.String()
+}
+
 // TestRunScript runs run.sh as an operator would, writes and reads through
 // a real driver, stops it with SIGTERM and checks that nothing is left.
 func TestRunScript(t *testing.T) {
 	bin := gobin(t)
 	requireBinary(t, "minio", bin, "go install github.com/minio/minio@"+makefileVar(t, "MINIO_VERSION"))
 	requireBinary(t, "nats-server", bin, "go install github.com/nats-io/nats-server/v2@"+makefileVar(t, "NATS_VERSION"))
+	s, ep := startStack(t, bin)
+	cmd := s.cmd
 
-	dataDir := t.TempDir()
-	vars := []string{
-		"LOCALSTACK_MINIO_PORT", "LOCALSTACK_NATS_PORT", "LOCALSTACK_NATS_HTTP_PORT",
-		"LOCALSTACK_CQL_PORT", "LOCALSTACK_FRONTEND_HTTP_PORT", "LOCALSTACK_INGEST_HTTP_PORT",
-		"LOCALSTACK_COMPACTOR_HTTP_PORT", "LOCALSTACK_INGEST_RPC_PORT",
-	}
-	ports := freePorts(t, len(vars))
-	cmd := exec.Command("bash", "run.sh", "-d", dataDir)
-	// The test never installs anything: a missing binary was reported above.
-	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "LOCALSTACK_INSTALL=0")
-	for i, v := range vars {
-		cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%d", v, ports[i]))
-	}
-	// Its own process group, so that a failure can kill whatever is left.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var stderr lockedBuffer
-	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	endpoint := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if ep, ok := strings.CutPrefix(sc.Text(), "CQL endpoint: "); ok {
-				endpoint <- ep
-			}
-		}
-		io.Copy(io.Discard, stdout)
-		exited <- cmd.Wait()
-	}()
-
-	// The servers, recorded while they run: the script starts each in a
-	// process group of its own, so only their pids reach them on failure.
-	var servers []int
-	stopped := false
-	t.Cleanup(func() {
-		if stopped {
-			return
-		}
-		servers = append(servers, descendants(cmd.Process.Pid)...)
-		syscall.Kill(cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(60 * time.Second):
-		}
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		for _, p := range servers {
-			syscall.Kill(p, syscall.SIGKILL)
-		}
-		if t.Failed() {
-			t.Logf("run.sh stderr:\n%s", stderr.String())
-			for _, name := range []string{"minio", "nats", "ingest", "compactor", "frontend"} {
-				if b, err := os.ReadFile(filepath.Join(dataDir, "logs", name+".log")); err == nil {
-					t.Logf("%s.log (tail):\n%s", name, tail(string(b), 3000))
-				}
-			}
-		}
-	})
-
-	var ep string
-	select {
-	case ep = <-endpoint:
-	case err := <-exited:
-		t.Fatalf("run.sh exited before printing the CQL endpoint: %v", err)
-	case <-time.After(5 * time.Minute): // the first run builds sediment
-		t.Fatal("no CQL endpoint from run.sh after 5 minutes")
-	}
-	if want := "127.0.0.1:" + strconv.Itoa(ports[3]); ep != want {
-		t.Fatalf("CQL endpoint %q, want %q", ep, want)
-	}
-
-	servers = descendants(cmd.Process.Pid)
+	s.servers = descendants(cmd.Process.Pid)
 	var names []string
-	for _, p := range servers {
+	for _, p := range s.servers {
 		names = append(names, comm(p))
 	}
 	slices.Sort(names)
@@ -253,7 +296,7 @@ func TestRunScript(t *testing.T) {
 		t.Fatal(err)
 	}
 	select {
-	case err := <-exited:
+	case err := <-s.exited:
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) || ee.ExitCode() != 128+int(syscall.SIGTERM) {
 			t.Errorf("run.sh after SIGTERM: %v, want exit status %d", err, 128+int(syscall.SIGTERM))
@@ -261,23 +304,23 @@ func TestRunScript(t *testing.T) {
 	case <-time.After(2 * time.Minute):
 		t.Fatal("run.sh still running 2 minutes after SIGTERM")
 	}
-	stopped = true
-	for _, p := range servers {
+	s.stopped = true
+	for _, p := range s.servers {
 		if alive(p) {
 			t.Errorf("%s (pid %d) still running after run.sh stopped", comm(p), p)
 			syscall.Kill(p, syscall.SIGKILL)
 		}
 	}
-	for i, port := range ports {
+	for i, port := range s.ports {
 		c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(port), time.Second)
 		if err == nil {
 			c.Close()
-			t.Errorf("%s=%d: still listening after run.sh stopped", vars[i], port)
+			t.Errorf("%s=%d: still listening after run.sh stopped", portVars[i], port)
 		}
 	}
 	// The stop is in reverse order of the start.
 	var order []string
-	for _, line := range strings.Split(stderr.String(), "\n") {
+	for _, line := range strings.Split(s.stderr.String(), "\n") {
 		if rest, ok := strings.CutPrefix(line, "localstack: stopping "); ok {
 			order = append(order, strings.Fields(rest)[0])
 		}
