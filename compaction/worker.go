@@ -344,7 +344,7 @@ func (w *Worker) job(ctx context.Context, j *QueuedJob, attempt string) (Job, er
 // of the ack wait, so that a live attempt keeps its job; it cancels the
 // attempt with errLeaseLost if another attempt took the lease.
 func (w *Worker) heartbeat(ctx context.Context, msg jetstream.Msg, lease, attempt string, stop context.CancelCauseFunc, log *slog.Logger) {
-	every := w.q.AckWait() / 3
+	every := max(w.q.AckWait()/3, time.Millisecond)
 	if w.beat > 0 {
 		every = w.beat
 	}
