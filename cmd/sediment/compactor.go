@@ -2,33 +2,127 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"sync"
+	"time"
 
+	"github.com/google/uuid"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/sedimentdb/sediment/compaction"
 	"github.com/sedimentdb/sediment/gc"
+	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/vfs"
 )
 
-// initCompactor runs the compactor role. So far that is the garbage
-// collector: it deletes the objects the manifest lists as garbage once
-// their grace period is over, while this process holds the collection
-// lease; the compactors of the other processes stand by.
+// CompactorConfig configures the compactor role's workers and planner.
+type CompactorConfig struct {
+	// Workers is how many jobs the process merges at once.
+	Workers int `yaml:"workers"`
+	// AckWait is how long a job may go without a sign of life from its
+	// worker before another worker gets it.
+	AckWait time.Duration `yaml:"ack_wait"`
+	// ReadAhead bounds each job's input bytes in memory.
+	ReadAhead int64 `yaml:"read_ahead"`
+
+	Planner compaction.PlannerConfig `yaml:"planner"`
+}
+
+// RegisterFlags registers the flags of c with their defaults.
+func (c *CompactorConfig) RegisterFlags(f *flag.FlagSet) {
+	f.IntVar(&c.Workers, "compaction.workers", 1, "Compaction jobs a compactor process runs at once; each holds up to -compaction.read-ahead bytes of input.")
+	f.DurationVar(&c.AckWait, "compaction.ack-wait", 30*time.Second, "How long a compaction job may go without a heartbeat from its worker before the queue hands it to another; a dead worker's job waits this long.")
+	f.Int64Var(&c.ReadAhead, "compaction.read-ahead", compaction.DefaultReadAhead, "Bytes of input data one compaction job holds in memory, whatever the size of its SSTables.")
+	c.Planner.RegisterFlags(f)
+}
+
+// Validate checks c.
+func (c *CompactorConfig) Validate() error {
+	var errs []error
+	if c.Workers < 1 {
+		errs = append(errs, errors.New("config: -compaction.workers must be at least 1"))
+	}
+	if c.AckWait <= 0 {
+		errs = append(errs, errors.New("config: -compaction.ack-wait must be positive"))
+	}
+	if c.ReadAhead < compaction.MinChunk {
+		errs = append(errs, fmt.Errorf("config: -compaction.read-ahead must be at least %d", compaction.MinChunk))
+	}
+	return errors.Join(append(errs, c.Planner.Validate())...)
+}
+
+// initCompactor runs the compactor role: -compaction.workers workers of
+// the cluster's compaction queue, the planner, which plans while this
+// process holds the planning lease and stands by otherwise, and the
+// garbage collector, which deletes the objects the manifest lists as
+// garbage once their grace period is over, while this process holds the
+// collection lease. Nothing is kept locally: compactors come and go as
+// an autoscaler likes.
 func (s *Sediment) initCompactor(ctx context.Context) (service, error) {
+	cfg := s.cfg.Compactor
 	id, err := loadNodeID(vfs.Default, s.cfg.DataDir)
 	if err != nil {
 		return service{}, err
 	}
-	c, err := gc.New(s.manifest, s.store, s.cfg.GC, gc.Options{Holder: id, Logger: s.logger, Registerer: s.reg})
+	js, err := jetstream.New(s.nats)
 	if err != nil {
 		return service{}, err
 	}
+	q, err := compaction.OpenQueue(ctx, js, s.manifest.Cluster(), compaction.QueueOptions{
+		AckWait: cfg.AckWait,
+		Dedup:   cfg.Planner.JobTimeout,
+		GCGrace: func(table uuid.UUID) (int32, bool) { return gcGrace(s.view, table) },
+	})
+	if err != nil {
+		return service{}, err
+	}
+	if err := compaction.RegisterQueueMetrics(s.reg, q); err != nil {
+		return service{}, err
+	}
+	planner, err := compaction.NewPlanner(s.view, cfg.Planner, compaction.PlannerOptions{
+		Holder: id, Submit: q.Submit, Running: q.Running, Logger: s.logger, Registerer: s.reg,
+	})
+	if err != nil {
+		return service{}, err
+	}
+	metrics := compaction.NewMetrics(s.reg)
+	runners := []func(context.Context) error{planner.Run}
+	for range cfg.Workers {
+		w, err := compaction.NewWorker(q, s.manifest, compaction.WorkerOptions{
+			Store:   s.store,
+			Run:     compaction.Options{ReadAhead: cfg.ReadAhead},
+			Metrics: metrics,
+			Logger:  s.logger,
+		})
+		if err != nil {
+			return service{}, err
+		}
+		runners = append(runners, w.Run)
+	}
+	collector, err := gc.New(s.manifest, s.store, s.cfg.GC, gc.Options{Holder: id, Logger: s.logger, Registerer: s.reg})
+	if err != nil {
+		return service{}, err
+	}
+	runners = append(runners, collector.Run)
+
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	for _, run := range runners {
+		wg.Go(func() { _ = run(runCtx) }) // each returns nil once runCtx ends
+	}
 	done := make(chan struct{})
 	go func() {
-		defer close(done)
-		_ = c.Run(runCtx) // returns nil once runCtx ends
+		wg.Wait()
+		close(done)
 	}()
-	s.logger.Info("garbage collector started", "component", "gc", "holder", id, "grace_period", s.cfg.GC.GracePeriod, "interval", s.cfg.GC.Interval)
+	s.logger.Info("compactor started", "component", "compactor", "holder", id, "workers", cfg.Workers,
+		"plan_interval", cfg.Planner.Interval, "ack_wait", cfg.AckWait, "gc_grace_period", s.cfg.GC.GracePeriod)
 	return service{
 		stop: func(ctx context.Context) error {
+			// A job cut short is neither acked nor handed back: another
+			// compactor gets it after the ack wait.
 			cancel()
 			select {
 			case <-done:
@@ -38,4 +132,16 @@ func (s *Sediment) initCompactor(ctx context.Context) (service, error) {
 			}
 		},
 	}, nil
+}
+
+// gcGrace returns the gc_grace_seconds of the table with ID table.
+func gcGrace(v *manifest.View, table uuid.UUID) (int32, bool) {
+	for _, ks := range v.Schema().Keyspaces {
+		for _, t := range ks.Tables {
+			if t.ID == table {
+				return t.Options.GCGraceSeconds, true
+			}
+		}
+	}
+	return 0, false
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -90,4 +91,113 @@ func TestCompactorCollectsGarbage(t *testing.T) {
 		t.Fatalf("lease after stop: %+v, %v", l, err)
 	}
 	p2.stop(t)
+}
+
+// gathered sums the samples of the counter or gauge name in reg.
+func gathered(t *testing.T, reg prometheus.Gatherer, name string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := 0.0
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			sum += m.GetCounter().GetValue() + m.GetGauge().GetValue()
+		}
+	}
+	return sum
+}
+
+// TestCompactorCompacts runs every role in one process with two
+// compaction workers and a fast planner: rows written in several flushes
+// pile up in L0, get compacted into L1, and read the same.
+func TestCompactorCompacts(t *testing.T) {
+	dataDir := t.TempDir()
+	ctx := context.Background()
+	p := startProcess(t, dataDir,
+		"-node.heartbeat-interval=50ms",
+		"-ingest.shards=1", "-ingest.ranges=2",
+		"-ingest.flush-age=50ms",
+		"-compaction.workers=2",
+		"-compaction.plan-interval=100ms",
+		"-compaction.ack-wait=5s",
+	)
+	p.waitReady(t)
+	s := cqlSession(t, p, "")
+	execCQL(t, s,
+		"CREATE KEYSPACE c WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+		"CREATE TABLE c.kv (k int PRIMARY KEY, v text)",
+	)
+	reg := p.s.reg
+	const rows, flushes = 40, 5
+	for f := range flushes {
+		before := gathered(t, reg, "sediment_ingest_flushes_total")
+		for k := range rows {
+			if err := s.Query("INSERT INTO c.kv (k, v) VALUES (?, ?)", k, fmt.Sprintf("v%d-%d", k, f)).Exec(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		deadline := time.Now().Add(20 * time.Second)
+		for gathered(t, reg, "sediment_ingest_flushes_total") == before {
+			if time.Now().After(deadline) {
+				t.Fatalf("no flush within 20s\n%s", p.log)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	m, _ := openManifest(t, p, dataDir)
+	table := p.s.view.Table("c", "kv")
+	if table == nil {
+		t.Fatal("no table c.kv")
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		ssts, err := m.SSTables(ctx, table.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l0 := 0
+		for _, sst := range ssts {
+			if sst.Level == 0 {
+				l0++
+			}
+		}
+		// The strategy compacts a range's L0 from 4 SSTables on.
+		if l0 < 4 && gathered(t, reg, "sediment_compaction_jobs_committed_total") > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no compaction within 60s: %d SSTables in L0\n%s", l0, p.log)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for k := range rows {
+		var v string
+		if err := s.Query("SELECT v FROM c.kv WHERE k = ?", k).Scan(&v); err != nil || v != fmt.Sprintf("v%d-%d", k, flushes-1) {
+			t.Fatalf("SELECT k=%d: %q %v", k, v, err)
+		}
+	}
+	gs, err := m.Garbage(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	removed := 0
+	for _, g := range gs {
+		if g.Reason == manifest.ReasonRemoved {
+			removed++
+		}
+	}
+	if removed < 4 {
+		t.Fatalf("%d compaction inputs on the garbage list", removed)
+	}
+	if gathered(t, reg, "sediment_compaction_read_bytes_total") == 0 || gathered(t, reg, "sediment_compaction_written_bytes_total") == 0 {
+		t.Fatal("bytes read or written not counted")
+	}
+	if gathered(t, reg, "sediment_compaction_planner_lease_held") != 1 {
+		t.Fatal("the planner does not hold its lease")
+	}
 }

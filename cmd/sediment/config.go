@@ -40,6 +40,7 @@ type Config struct {
 	Manifest    manifest.Config    `yaml:"manifest"`
 	Ingest      IngestConfig       `yaml:"ingest"`
 	GC          gc.Config          `yaml:"gc"`
+	Compactor   CompactorConfig    `yaml:"compaction"`
 	CQL         frontend.Config    `yaml:"cql"`
 	Cache       cache.Config       `yaml:"cache"`
 
@@ -59,6 +60,7 @@ func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	c.Manifest.RegisterFlags(f)
 	c.Ingest.RegisterFlags(f)
 	c.GC.RegisterFlags(f)
+	c.Compactor.RegisterFlags(f)
 	c.CQL.RegisterFlags(f)
 	c.Cache.RegisterFlags(f)
 }
@@ -71,7 +73,7 @@ func (c *Config) Validate() error {
 	if c.DataDir == "" {
 		return errors.New("config: -data.dir must not be empty")
 	}
-	return errors.Join(c.Log.Validate(), c.HTTP.Validate(), c.Node.Validate(), c.ObjectStore.Validate(), c.Manifest.Validate(), c.Ingest.Validate(), c.GC.Validate(), c.CQL.Validate(), c.Cache.Validate())
+	return errors.Join(c.Log.Validate(), c.HTTP.Validate(), c.Node.Validate(), c.ObjectStore.Validate(), c.Manifest.Validate(), c.Ingest.Validate(), c.GC.Validate(), c.Compactor.Validate(), c.CQL.Validate(), c.Cache.Validate())
 }
 
 // Roles returns the roles named by Target.
