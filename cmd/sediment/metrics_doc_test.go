@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -379,8 +380,8 @@ var (
 // checkExpr checks that a PromQL expression reads only documented metrics,
 // histograms through their _bucket, _sum and _count series, and groups or
 // matches only on labels those metrics have (or the scrape's instance and
-// job).
-func checkExpr(expr string, doc map[string]docMetric) error {
+// job). It adds the documented metrics the expression reads to read.
+func checkExpr(expr string, doc map[string]docMetric, read map[string]bool) error {
 	names := promMetricRE.FindAllString(expr, -1)
 	if len(names) == 0 {
 		return errors.New("reads no sediment_ metric")
@@ -408,6 +409,7 @@ func checkExpr(expr string, doc map[string]docMetric) error {
 				continue
 			}
 		}
+		read[d.name] = true
 		for _, l := range d.labels {
 			allowed[l] = true
 		}
@@ -432,14 +434,16 @@ func checkExpr(expr string, doc map[string]docMetric) error {
 }
 
 // checkDashboard checks a Grafana dashboard's model: a Prometheus
-// datasource variable that every panel uses, unique panel IDs, and PromQL
-// that reads only documented metrics and labels.
+// datasource variable that every panel uses, unique panel IDs, PromQL that
+// reads only documented metrics and labels, and a panel for every
+// documented metric, so that a new metric gets one.
 func checkDashboard(data []byte, doc map[string]docMetric) error {
 	var d dashboard
 	if err := json.Unmarshal(data, &d); err != nil {
 		return err
 	}
 	var errs []error
+	read := map[string]bool{}
 	if d.Title == "" || d.UID == "" {
 		errs = append(errs, errors.New("no title or uid"))
 	}
@@ -461,7 +465,7 @@ func checkDashboard(data []byte, doc map[string]docMetric) error {
 			sm := labelValuesRE.FindStringSubmatch(q)
 			if sm == nil {
 				errs = append(errs, fmt.Errorf("variable %s: query %q is not label_values(sediment_..., label)", v.Name, q))
-			} else if err := checkExpr(fmt.Sprintf("sum by (%s) (%s)", sm[2], sm[1]), doc); err != nil {
+			} else if err := checkExpr(fmt.Sprintf("sum by (%s) (%s)", sm[2], sm[1]), doc, map[string]bool{}); err != nil {
 				errs = append(errs, fmt.Errorf("variable %s: %w", v.Name, err))
 			}
 		}
@@ -488,13 +492,18 @@ func checkDashboard(data []byte, doc map[string]docMetric) error {
 				errs = append(errs, fmt.Errorf("panel %q has no query", p.Title))
 			}
 			for _, tg := range p.Targets {
-				if err := checkExpr(tg.Expr, doc); err != nil {
+				if err := checkExpr(tg.Expr, doc, read); err != nil {
 					errs = append(errs, fmt.Errorf("panel %q, query %s: %w", p.Title, tg.RefID, err))
 				}
 			}
 		}
 	}
 	walk(d.Panels)
+	for _, name := range slices.Sorted(maps.Keys(doc)) {
+		if !read[name] {
+			errs = append(errs, fmt.Errorf("no panel shows %s", name))
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -527,7 +536,7 @@ func TestCheckDashboardFindsErrors(t *testing.T) {
 		{`sum by (le) (rate(sediment_a_total[5m]))`, `label "le"`},
 		{`up`, "reads no sediment_ metric"},
 	} {
-		err := checkExpr(tc.expr, doc)
+		err := checkExpr(tc.expr, doc, map[string]bool{})
 		if tc.err == "" && err != nil || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
 			t.Errorf("checkExpr(%s) = %v, want %q", tc.expr, err, tc.err)
 		}
@@ -537,7 +546,8 @@ func TestCheckDashboardFindsErrors(t *testing.T) {
 			{"name":"instance","type":"query","query":{"query":"label_values(sediment_a_total, instance)"}}]},
 		"panels":[{"id":1,"type":"row","title":"r","panels":[]},
 			{"id":2,"type":"timeseries","title":"p","datasource":{"type":"prometheus","uid":"${datasource}"},
-			 "targets":[{"refId":"A","expr":"rate(sediment_a_total[5m])"}]}]}`
+			 "targets":[{"refId":"A","expr":"rate(sediment_a_total[5m])"},
+			 	{"refId":"B","expr":"histogram_quantile(0.5, sum by (le) (rate(sediment_h_bucket[5m])))"}]}]}`
 	if err := checkDashboard([]byte(good), doc); err != nil {
 		t.Fatalf("good dashboard: %v", err)
 	}
@@ -548,7 +558,8 @@ func TestCheckDashboardFindsErrors(t *testing.T) {
 		{`"query":"prometheus"`, `"query":"loki"`, "no Prometheus datasource"},
 		{`label_values(sediment_a_total, instance)`, `label_values(sediment_b, instance)`, "not a metric"},
 		{`rate(sediment_a_total[5m])`, `rate(sediment_c[5m])`, "not a metric"},
-		{`"targets":[{"refId":"A","expr":"rate(sediment_a_total[5m])"}]`, `"targets":[]`, "no query"},
+		{`"expr":"rate(sediment_a_total[5m])"`, `"expr":"rate(sediment_h_count[5m])"`, "no panel shows sediment_a_total"},
+		{`"id":1,"type":"row","title":"r","panels":[]}`, `"id":1,"type":"row","title":"r","panels":[{"id":3,"type":"stat","title":"s","datasource":{"type":"prometheus","uid":"${datasource}"},"targets":[]}]}`, "no query"},
 	} {
 		err := checkDashboard([]byte(strings.Replace(good, bad.old, bad.new, 1)), doc)
 		if err == nil || !strings.Contains(err.Error(), bad.err) {
