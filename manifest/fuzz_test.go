@@ -53,6 +53,7 @@ func FuzzDecodeEnvelope(f *testing.F) {
 	f.Add([]byte(`{"version":1,"deleted":true,"data":{}}`))
 	f.Add([]byte(`{"version":1,"data":1} {}`))
 	f.Add([]byte(`{"version":1,"extra":1,"deleted":true}`))
+	f.Add([]byte(`{"version":1,"data":{"name":"ks","tables":{"t":{"name":"t","options":{"default_time_to_live":1,"crc_check_chance":0,"caching":{"keys":"NONE"},"extensions":{"x":"AQI="},"min_index_interval":"x"}}}}}`))
 	f.Add([]byte(`{"version":2,"data":{"table":"3a838da0-8492-4670-8059-038db1402d3f","range":1,"sstables":[],"garbage":[{"key":"a","size":1,"since":"2026-01-01T00:00:00Z","reason":"truncated"}]}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		e, err := decodeEnvelope(b)

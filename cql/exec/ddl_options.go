@@ -296,7 +296,10 @@ func speculativeRetry(s string) (string, error) {
 		if f <= 0 || f >= 100 {
 			return "", configf("Invalid value %s for PERCENTILE option 'speculative_retry': must be between (0.0 and 100.0)", s)
 		}
-		return strconv.FormatFloat(math.Round(f*1e4)/1e4, 'f', -1, 64) + "p", nil
+		// Cassandra rounds to four decimals, which can turn a valid
+		// percentile into 100p or 0p that it refuses when read back; the
+		// shortest exact form keeps every stored policy valid.
+		return strconv.FormatFloat(f, 'f', -1, 64) + "p", nil
 	case fixedPolicy.MatchString(s):
 		f, err := strconv.ParseFloat(fixedPolicy.FindStringSubmatch(s)[1], 64)
 		if err != nil || f > math.MaxInt32 {
