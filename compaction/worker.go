@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"time"
 
 	"github.com/google/uuid"
@@ -334,7 +333,7 @@ func (w *Worker) job(ctx context.Context, j *QueuedJob, attempt string) (Job, er
 		return Job{}, fmt.Errorf("compaction: oldest unflushed write: %w", err)
 	}
 	job.OldestOutside = min(oldest, u)
-	if gcb := job.Now - j.GCGraceSeconds; gcb > 0 && job.OldestOutside > math.MinInt64 {
+	if gcb := job.Now - j.GCGraceSeconds; gcb > 0 {
 		job.GCBefore = gcb
 	}
 	return job, nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -565,5 +566,44 @@ func TestStaleWorker(t *testing.T) {
 				t.Fatalf("queue: %+v", s)
 			}
 		})
+	}
+}
+
+// TestWorkerPurgeBounds checks the purge bounds an attempt runs with: none
+// without the oldest unflushed write or the table's gc_grace_seconds; with
+// both, GCBefore is now minus the grace and OldestOutside the smaller of
+// the unflushed write and the SSTables outside the job.
+func TestWorkerPurgeBounds(t *testing.T) {
+	f := newFleet(t, 1, 5*time.Second)
+	table := uuid.New()
+	inputs, _ := f.flushes(6, table, 0, 3)
+	j := &QueuedJob{ID: JobID(plan(table, 0, inputs[:2])), Table: table, Range: 0, Inputs: inputs[:2], OutputLevel: 1, GCGraceSeconds: 100}
+	now := time.Unix(1_000_000, 0)
+	w := f.worker(nil)
+	w.opts.Now = func() time.Time { return now }
+	job, err := w.job(f.ctx, j, "a")
+	if err != nil || job.GCBefore != 0 || job.Now != now.Unix() || job.ID != "a" {
+		t.Fatalf("without Unflushed: %+v, %v", job, err)
+	}
+	for _, unflushed := range []int64{math.MaxInt64, inputs[2].MinTimestamp - 1} {
+		w.opts.Unflushed = func(_ context.Context, tb uuid.UUID, r int) (int64, error) {
+			if tb != table || r != 0 {
+				t.Errorf("Unflushed(%s, %d)", tb, r)
+			}
+			return unflushed, nil
+		}
+		job, err = w.job(f.ctx, j, "a")
+		if err != nil || job.GCBefore != now.Unix()-100 || job.OldestOutside != min(unflushed, inputs[2].MinTimestamp) {
+			t.Fatalf("unflushed %d: %+v, %v (outside %d)", unflushed, job, err, inputs[2].MinTimestamp)
+		}
+	}
+	j.GCGraceSeconds = -1
+	if job, err := w.job(f.ctx, j, "a"); err != nil || job.GCBefore != 0 {
+		t.Fatalf("unknown grace: %+v, %v", job, err)
+	}
+	w.opts.Unflushed = func(context.Context, uuid.UUID, int) (int64, error) { return 0, errors.New("down") }
+	j.GCGraceSeconds = 100
+	if _, err := w.job(f.ctx, j, "a"); err == nil {
+		t.Fatal("an Unflushed failure is ignored")
 	}
 }
