@@ -1,0 +1,3 @@
+output "endpoint" {
+  value = "db:9042"
+}

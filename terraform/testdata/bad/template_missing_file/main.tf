@@ -1,0 +1,4 @@
+locals {
+  script = templatefile("${path.module}/gone.tftpl", {})
+  other  = file("boot.sh")
+}

@@ -1,0 +1,3 @@
+locals {
+  script = templatefile("${path.module}/boot.sh.tftpl", { role = "ingest" })
+}

@@ -1,0 +1,8 @@
+variable "x" {
+  type = string
+}
+
+variable "y" {
+  type        = string
+  description = " "
+}
