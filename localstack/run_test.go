@@ -175,14 +175,18 @@ type stack struct {
 	stopped bool
 }
 
-// startStack runs run.sh on free ports with a new data directory and
-// returns once it prints the CQL endpoint. A port taken by another process
-// between the choice and the bind costs a new attempt.
-func startStack(t *testing.T, bin string) (*stack, string) {
+// startStack runs run.sh on free ports with its data in dataDir (a new
+// directory if empty) and returns once it prints the CQL endpoint. A port
+// taken by another process between the choice and the bind costs a new
+// attempt.
+func startStack(t *testing.T, bin, dataDir string, env ...string) (*stack, string) {
 	t.Helper()
 	for attempt := 1; ; attempt++ {
-		s := &stack{dataDir: t.TempDir(), ports: freePorts(t, len(portVars))}
-		s.start(t, bin)
+		s := &stack{dataDir: dataDir, ports: freePorts(t, len(portVars))}
+		if s.dataDir == "" {
+			s.dataDir = t.TempDir()
+		}
+		s.start(t, bin, env)
 		select {
 		case ep := <-s.endpoint:
 			if want := "127.0.0.1:" + strconv.Itoa(s.ports[3]); ep != want {
@@ -202,11 +206,12 @@ func startStack(t *testing.T, bin string) (*stack, string) {
 	}
 }
 
-func (s *stack) start(t *testing.T, bin string) {
+func (s *stack) start(t *testing.T, bin string, env []string) {
 	t.Helper()
 	s.cmd = exec.Command("bash", "run.sh", "-d", s.dataDir)
 	// The test never installs anything: a missing binary was reported before.
 	s.cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "LOCALSTACK_INSTALL=0")
+	s.cmd.Env = append(s.cmd.Env, env...)
 	for i, v := range portVars {
 		s.cmd.Env = append(s.cmd.Env, fmt.Sprintf("%s=%d", v, s.ports[i]))
 	}
@@ -272,15 +277,43 @@ func (s *stack) output() string {
 }
 
 // TestRunScript runs run.sh as an operator would, writes and reads through
-// a real driver, stops it with SIGTERM and checks that nothing is left.
+// a real driver and stops it with SIGTERM; then runs it again on the same
+// data, reads the rows back and stops it as Ctrl-C in a terminal does. Each
+// stop must leave no process and no listener.
 func TestRunScript(t *testing.T) {
 	bin := gobin(t)
 	requireBinary(t, "minio", bin, "go install github.com/minio/minio@"+makefileVar(t, "MINIO_VERSION"))
 	requireBinary(t, "nats-server", bin, "go install github.com/nats-io/nats-server/v2@"+makefileVar(t, "NATS_VERSION"))
-	s, ep := startStack(t, bin)
-	cmd := s.cmd
 
-	s.servers = descendants(cmd.Process.Pid)
+	s, ep := startStack(t, bin, "")
+	s.checkServers(t)
+	want := write(t, ep)
+	if got := read(t, ep); !slices.Equal(got, want) {
+		t.Fatalf("read back %v, want %v", got, want)
+	}
+	if err := syscall.Kill(s.cmd.Process.Pid, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	s.checkStopped(t, 128+int(syscall.SIGTERM))
+
+	// The second run reuses the binary the first one built.
+	s, ep = startStack(t, bin, s.dataDir, "SEDIMENT_BIN="+filepath.Join(s.dataDir, "bin", "sediment"))
+	s.checkServers(t)
+	if got := read(t, ep); !slices.Equal(got, want) {
+		t.Fatalf("after a restart, read back %v, want %v", got, want)
+	}
+	// Ctrl-C signals the terminal's foreground process group: the script's.
+	if err := syscall.Kill(-s.cmd.Process.Pid, syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	s.checkStopped(t, 128+int(syscall.SIGINT))
+}
+
+// checkServers checks that the script runs the five servers, and records
+// them.
+func (s *stack) checkServers(t *testing.T) {
+	t.Helper()
+	s.servers = descendants(s.cmd.Process.Pid)
 	var names []string
 	for _, p := range s.servers {
 		names = append(names, comm(p))
@@ -289,20 +322,21 @@ func TestRunScript(t *testing.T) {
 	if want := []string{"minio", "nats-server", "sediment", "sediment", "sediment"}; !slices.Equal(names, want) {
 		t.Fatalf("processes under run.sh: %q, want %q", names, want)
 	}
+}
 
-	writeAndRead(t, ep)
-
-	if err := syscall.Kill(cmd.Process.Pid, syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
+// checkStopped waits for the signalled script to exit with code, then
+// checks that it stopped every server, in reverse order, and freed every
+// port.
+func (s *stack) checkStopped(t *testing.T, code int) {
+	t.Helper()
 	select {
 	case err := <-s.exited:
 		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != 128+int(syscall.SIGTERM) {
-			t.Errorf("run.sh after SIGTERM: %v, want exit status %d", err, 128+int(syscall.SIGTERM))
+		if !errors.As(err, &ee) || ee.ExitCode() != code {
+			t.Errorf("run.sh after the signal: %v, want exit status %d", err, code)
 		}
 	case <-time.After(2 * time.Minute):
-		t.Fatal("run.sh still running 2 minutes after SIGTERM")
+		t.Fatal("run.sh still running 2 minutes after the signal")
 	}
 	s.stopped = true
 	for _, p := range s.servers {
@@ -318,7 +352,6 @@ func TestRunScript(t *testing.T) {
 			t.Errorf("%s=%d: still listening after run.sh stopped", portVars[i], port)
 		}
 	}
-	// The stop is in reverse order of the start.
 	var order []string
 	for _, line := range strings.Split(s.stderr.String(), "\n") {
 		if rest, ok := strings.CutPrefix(line, "localstack: stopping "); ok {
@@ -330,9 +363,13 @@ func TestRunScript(t *testing.T) {
 	}
 }
 
-// writeAndRead creates a table through the frontend at ep, writes rows and
-// reads them back exactly.
-func writeAndRead(t *testing.T, ep string) {
+type event struct {
+	seq  int
+	body string
+	n    int64
+}
+
+func session(t *testing.T, ep string) *gocql.Session {
 	t.Helper()
 	host, port, _ := net.SplitHostPort(ep)
 	c := gocql.NewCluster(host)
@@ -345,6 +382,14 @@ func writeAndRead(t *testing.T, ep string) {
 	if err != nil {
 		t.Fatalf("gocql session to %s: %v", ep, err)
 	}
+	return s
+}
+
+// write creates a table through the frontend at ep and writes rows of two
+// partitions; it returns those of partition "a".
+func write(t *testing.T, ep string) []event {
+	t.Helper()
+	s := session(t, ep)
 	defer s.Close()
 	for _, q := range []string{
 		`CREATE KEYSPACE local WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}`,
@@ -354,34 +399,35 @@ func writeAndRead(t *testing.T, ep string) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	type row struct {
-		seq  int
-		body string
-		n    int64
-	}
-	var want []row
+	var want []event
 	for i := range 20 {
-		r := row{seq: i, body: fmt.Sprintf("event %d ✓", i), n: int64(i) * 1_000_000_007}
-		want = append(want, r)
-		if err := s.Query(`INSERT INTO local.events (id, seq, body, n) VALUES (?, ?, ?, ?)`, "a", r.seq, r.body, r.n).Exec(); err != nil {
+		e := event{seq: i, body: fmt.Sprintf("event %d ✓", i), n: int64(i) * 1_000_000_007}
+		want = append(want, e)
+		if err := s.Query(`INSERT INTO local.events (id, seq, body, n) VALUES (?, ?, ?, ?)`, "a", e.seq, e.body, e.n).Exec(); err != nil {
 			t.Fatalf("insert %d: %v", i, err)
 		}
 	}
 	if err := s.Query(`INSERT INTO local.events (id, seq, body, n) VALUES (?, ?, ?, ?)`, "b", 0, "other", 1).Exec(); err != nil {
 		t.Fatalf("insert b: %v", err)
 	}
-	var got []row
+	return want
+}
+
+// read returns partition "a" of the table write made.
+func read(t *testing.T, ep string) []event {
+	t.Helper()
+	s := session(t, ep)
+	defer s.Close()
+	var got []event
 	it := s.Query(`SELECT seq, body, n FROM local.events WHERE id = ?`, "a").Iter()
-	var r row
-	for it.Scan(&r.seq, &r.body, &r.n) {
-		got = append(got, r)
+	var e event
+	for it.Scan(&e.seq, &e.body, &e.n) {
+		got = append(got, e)
 	}
 	if err := it.Close(); err != nil {
 		t.Fatalf("select: %v", err)
 	}
-	if !slices.Equal(got, want) {
-		t.Fatalf("read back %v, want %v", got, want)
-	}
+	return got
 }
 
 func tail(s string, n int) string {
