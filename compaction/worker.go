@@ -273,7 +273,18 @@ func (w *Worker) attempt(ctx context.Context, msg jetstream.Msg, j *QueuedJob, a
 		}
 	}
 	if err == nil {
-		if cerr := commitJob(ctx, w.m, j, outputs); cerr != nil {
+		cerr := commitJob(ctx, w.m, j, outputs)
+		for i := 0; i < 3 && errors.Is(cerr, manifest.ErrNotArchived); i++ {
+			// Applied but not archived: the same commit again is a
+			// no-op that writes the archive copy.
+			log.Warn("compaction commit not archived; retrying", "err", cerr)
+			select {
+			case <-ctx.Done():
+			case <-time.After(w.opts.MinBackoff << i):
+			}
+			cerr = commitJob(ctx, w.m, j, outputs)
+		}
+		if cerr != nil {
 			err = cerr
 			if !errors.Is(cerr, errObsolete) && !errors.Is(cerr, errKeepInputs) {
 				err = errCommit{cerr}

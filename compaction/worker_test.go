@@ -607,3 +607,44 @@ func TestWorkerPurgeBounds(t *testing.T) {
 		t.Fatal("an Unflushed failure is ignored")
 	}
 }
+
+// archiveFailing fails the manifest's archive writes (PutIf) while on.
+type archiveFailing struct {
+	objectstore.Store
+	on atomic.Bool
+}
+
+func (s *archiveFailing) PutIf(ctx context.Context, key string, data []byte, cond objectstore.Condition) (string, error) {
+	if s.on.Swap(false) {
+		return "", errors.New("archive down")
+	}
+	return s.Store.PutIf(ctx, key, data, cond)
+}
+
+// TestWorkerCommitNotArchived fails the archive copy of the commit once:
+// the worker commits again, which writes it, and the job completes.
+func TestWorkerCommitNotArchived(t *testing.T) {
+	f := newFleet(t, 1, 5*time.Second)
+	store := &archiveFailing{Store: f.store}
+	var err error
+	if f.m, err = manifest.Open(f.ctx, f.q.js, store, "c1", manifest.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	table := uuid.New()
+	inputs, want := f.flushes(7, table, 0, 3)
+	if err := f.q.Submit(f.ctx, plan(table, 0, inputs)); err != nil {
+		t.Fatal(err)
+	}
+	w := f.worker(nil)
+	w.beforeCommit = func(context.Context, string) { store.on.Store(true) }
+	if ok, err := w.RunOne(f.ctx, time.Second); !ok || err != nil {
+		t.Fatalf("RunOne: %v, %v", ok, err)
+	}
+	if store.on.Load() {
+		t.Fatal("the commit wrote no archive copy")
+	}
+	if value(f.mets.committed) != 1 {
+		t.Fatal("job not committed")
+	}
+	f.checkCompacted(table, 0, inputs, want)
+}
