@@ -130,7 +130,7 @@ func rangeEntries(t *testing.T, g *gen, lo, hi int64, seed uint64, i int) []entr
 	return mergeEntries(t, es)
 }
 
-func mustToken(t *testing.T, key []byte) int64 {
+func mustToken(t testing.TB, key []byte) int64 {
 	t.Helper()
 	tok, err := keys.Token(key)
 	if err != nil {
