@@ -15,7 +15,7 @@ BENCHTIME ?= 1s
 # Sediment does, so that the comparison runs the same compression code.
 BENCH_TAGS := -tags pebblegozstd
 
-.PHONY: test tools bench build fmt-check python-driver
+.PHONY: test tools bench build fmt-check python-driver terraform-check
 build:
 	go build -o bin/sediment ./cmd/sediment
 
@@ -51,3 +51,18 @@ bench: tools
 	PATH="$(GOBIN):$$PATH" go test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -timeout 60m ./... | tee bench.out
 	cd bench && PATH="$(GOBIN):$$PATH" go test $(BENCH_TAGS) -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -timeout 60m ./... | tee -a ../bench.out
 	@echo; echo "Figures:"; grep '^figure: ' bench.out | sed 's/^figure: //'
+
+# Formatting of the Terraform modules, with tofu (or terraform), then
+# validate of the example in a scratch copy when the AWS provider can be
+# installed. Not part of `make test`: the CLI is not installed by default and
+# the provider needs the registry (see terraform/README.md).
+terraform-check:
+	@tf=$$(command -v tofu || command -v terraform || true); \
+	if [ -z "$$tf" ]; then echo "terraform-check: no tofu or terraform on PATH; nothing checked (terraform/README.md says how to build tofu)"; exit 0; fi; \
+	echo "$$tf fmt -check -recursive terraform"; "$$tf" fmt -check -recursive terraform; \
+	tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; cp -r terraform "$$tmp/"; \
+	if "$$tf" -chdir="$$tmp/terraform/examples/aws" init -backend=false -input=false -no-color >"$$tmp/init.log" 2>&1; then \
+		"$$tf" -chdir="$$tmp/terraform/examples/aws" validate -no-color; \
+	else \
+		echo "terraform-check: the AWS provider cannot be installed here, so validate did not run:"; grep -A2 "^Error" "$$tmp/init.log" || tail -n 5 "$$tmp/init.log"; \
+	fi
