@@ -21,7 +21,9 @@ locals {
   nats_arch = var.architecture == "arm64" ? "arm64" : "amd64"
   family    = var.architecture == "arm64" ? "g" : "i"
 
-  # Flags every Sediment role shares.
+  # Flags every Sediment role shares. The NATS URL comes from the servers'
+  # network interfaces, so no instance of an Auto Scaling group starts
+  # before the servers' addresses are reserved.
   flags = {
     "objectstore.backend"   = "s3"
     "objectstore.bucket"    = module.bucket.name
@@ -87,7 +89,6 @@ module "ingest" {
   sediment_binary_sha256 = var.sediment_binary_sha256
   flags                  = local.flags
   tags                   = var.tags
-  depends_on             = [module.nats]
 }
 
 module "frontend" {
@@ -108,7 +109,6 @@ module "frontend" {
   sediment_binary_sha256 = var.sediment_binary_sha256
   flags                  = local.flags
   tags                   = var.tags
-  depends_on             = [module.nats]
 }
 
 module "compactor" {
@@ -127,5 +127,4 @@ module "compactor" {
   sediment_binary_sha256 = var.sediment_binary_sha256
   flags                  = local.flags
   tags                   = var.tags
-  depends_on             = [module.nats]
 }

@@ -1,7 +1,8 @@
 # A JetStream cluster of three NATS servers on fixed instances.
 #
-# Each server has a fixed private IP and its own encrypted EBS volume for the
-# JetStream store. Fixed IPs keep the route list in every server's
+# Each server has a fixed private IP, held by a network interface that
+# outlives the instance (no other instance can take the address meanwhile),
+# and its own encrypted EBS volume for the JetStream store. Fixed IPs keep the route list in every server's
 # configuration valid for the cluster's life; EC2's automatic recovery moves
 # an instance off failed hardware with its ID, IP and volumes, so the server
 # comes back with its state and its peers find it where they left it. An
@@ -30,14 +31,24 @@ resource "aws_ebs_volume" "jetstream" {
   tags              = merge(local.tags, { Name = "${local.nodes[count.index].name}-jetstream" })
 }
 
+resource "aws_network_interface" "server" {
+  count           = local.servers
+  subnet_id       = local.nodes[count.index].subnet.id
+  private_ips     = [local.nodes[count.index].ip]
+  security_groups = [var.security_group_id]
+  tags            = merge(local.tags, { Name = local.nodes[count.index].name })
+}
+
 resource "aws_instance" "server" {
-  count                  = local.servers
-  ami                    = var.ami_id
-  instance_type          = var.instance_type
-  subnet_id              = local.nodes[count.index].subnet.id
-  private_ip             = local.nodes[count.index].ip
-  vpc_security_group_ids = [var.security_group_id]
-  iam_instance_profile   = var.instance_profile_name
+  count                = local.servers
+  ami                  = var.ami_id
+  instance_type        = var.instance_type
+  iam_instance_profile = var.instance_profile_name
+
+  network_interface {
+    network_interface_id = aws_network_interface.server[count.index].id
+    device_index         = 0
+  }
 
   user_data = templatefile("${path.module}/user_data.sh.tftpl", {
     server_name     = local.nodes[count.index].name
