@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/md5"
 	"errors"
+	"slices"
 	"sync"
 
 	"github.com/google/uuid"
@@ -77,6 +78,16 @@ func (c *preparedCache) put(p *prepared) *prepared {
 		delete(c.byID, string(old.Value.(*prepared).id))
 	}
 	return p
+}
+
+// remove forgets the statement with the given id.
+func (c *preparedCache) remove(id []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el := c.byID[string(id)]; el != nil {
+		c.order.Remove(el)
+		delete(c.byID, string(id))
+	}
 }
 
 func (c *preparedCache) len() int {
@@ -169,15 +180,25 @@ func (e *Executor) prepare(s *Session, text, keyspace string) (*Prepared, error)
 		keyspace = s.Keyspace()
 	}
 	id := statementID(keyspace, text)
-	p := e.prepared.get(id)
-	if p == nil {
-		st, err := parseStatement(text)
-		if err != nil {
-			return nil, err
+	var (
+		p   *prepared
+		pl  plan
+		err error
+	)
+	// A cached statement whose columns changed is dropped (planOf): then
+	// it is prepared afresh.
+	for range 2 {
+		if p = e.prepared.get(id); p == nil {
+			st, err := parseStatement(text)
+			if err != nil {
+				return nil, err
+			}
+			p = e.prepared.put(&prepared{id: id, text: text, keyspace: keyspace, stmt: st})
 		}
-		p = e.prepared.put(&prepared{id: id, text: text, keyspace: keyspace, stmt: st})
+		if pl, err = e.planOf(p); err == nil || toError(err).Code != CodeUnprepared {
+			break
+		}
 	}
-	pl, err := e.planOf(p)
 	if err != nil {
 		return nil, err
 	}
@@ -199,8 +220,27 @@ func (e *Executor) planOf(p *prepared) (plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if p.plan != nil && !sameShape(p.plan, pl) {
+		// Drivers keep the columns PREPARE announced and skip result
+		// metadata on EXECUTE: a statement whose columns changed must be
+		// prepared again, as Cassandra drops prepared statements when a
+		// table changes.
+		e.prepared.remove(p.id)
+		return nil, unprepared(p.id)
+	}
 	p.plan, p.version = pl, version
 	return pl, nil
+}
+
+// sameShape reports whether two plans have the same bind and result
+// columns.
+func sameShape(a, b plan) bool {
+	same := func(x, y []ColumnSpec) bool {
+		return slices.EqualFunc(x, y, func(c, d ColumnSpec) bool {
+			return c.Keyspace == d.Keyspace && c.Table == d.Table && c.Name == d.Name && c.Type.Equal(d.Type)
+		})
+	}
+	return same(a.binds(), b.binds()) && same(a.result(), b.result())
 }
 
 // pkIndexes returns the markers that set each partition key column of the

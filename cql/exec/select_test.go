@@ -282,3 +282,28 @@ func TestSelectErrors(t *testing.T) {
 	// The server keeps serving after the errors.
 	wantRows(t, rowsOf(t, s, 0, `SELECT ck FROM t WHERE pk = 'a' AND ck = 0`), "0")
 }
+
+// TestPreparedSelectAfterAlter: a prepared SELECT * whose columns an ALTER
+// changed is prepared again, so the driver decodes the new columns.
+func TestPreparedSelectAfterAlter(t *testing.T) {
+	_, s := selectEnv(t)
+	q := `SELECT * FROM t WHERE pk = 'a' AND ck = 1`
+	cols := func() []string {
+		it := s.Query(q).Iter()
+		var names []string
+		for _, c := range it.Columns() {
+			names = append(names, c.Name)
+		}
+		row := map[string]any{}
+		if !it.MapScan(row) {
+			t.Fatalf("no row: %v", it.Close())
+		}
+		if err := it.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return names
+	}
+	wantRows(t, cols(), "pk", "ck", "s", "v")
+	cqltest.Exec(t, s, `ALTER TABLE t ADD extra int`)
+	wantRows(t, cols(), "pk", "ck", "s", "extra", "v")
+}
