@@ -131,14 +131,23 @@ func TestRunFrontendRemote(t *testing.T) {
 	_, fePort, _ := net.SplitHostPort(fe.s.cqlAddr)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		var peer string
-		var port int
-		err := s2.Query("SELECT peer, native_port FROM system.peers_v2").Scan(&peer, &port)
-		if err == nil && peer == "127.0.0.1" && strconv.Itoa(port) == fePort {
+		var (
+			peer  string
+			port  int
+			seen  []string
+			found bool
+		)
+		it := s2.Query("SELECT peer, native_port FROM system.peers_v2").Iter()
+		for it.Scan(&peer, &port) {
+			seen = append(seen, net.JoinHostPort(peer, strconv.Itoa(port)))
+			found = found || (peer == "127.0.0.1" && strconv.Itoa(port) == fePort)
+		}
+		err := it.Close()
+		if err == nil && found {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("peers_v2 of the ingest process's frontend: %s %d %v", peer, port, err)
+			t.Fatalf("peers_v2 of the ingest process's frontend: %q, want 127.0.0.1:%s (%v)", seen, fePort, err)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
