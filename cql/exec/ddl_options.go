@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sedimentdb/sediment/compaction"
 	"github.com/sedimentdb/sediment/cql/ast"
 	"github.com/sedimentdb/sediment/manifest"
 )
@@ -30,9 +31,11 @@ const maxTTL = 630720000
 // BloomCalculations.minSupportedBloomFilterFpChance().
 const minBloomFilterFPChance = 6.71e-05
 
-// Compaction strategies and compressors Cassandra 4 knows, by short name.
+// Compaction strategies (Cassandra 4's, and 5's Unified one) and
+// compressors, by short name. Whatever the class, Sediment compacts with its
+// own leveled strategy, which reads the options it knows (compaction.ParseStrategy).
 var (
-	compactionClasses = []string{"SizeTieredCompactionStrategy", "LeveledCompactionStrategy", "TimeWindowCompactionStrategy"}
+	compactionClasses = []string{"SizeTieredCompactionStrategy", "LeveledCompactionStrategy", "TimeWindowCompactionStrategy", "UnifiedCompactionStrategy"}
 	compressorClasses = []string{"LZ4Compressor", "SnappyCompressor", "DeflateCompressor", "ZstdCompressor", "NoopCompressor"}
 )
 
@@ -353,6 +356,9 @@ func validCompaction(m map[string]string) (map[string]string, error) {
 	short := strings.TrimPrefix(class, compactionPackage)
 	if !slices.Contains(compactionClasses, short) {
 		return nil, configf("Unable to find compaction strategy class '%s'", class)
+	}
+	if _, err := compaction.ParseStrategy(m); err != nil {
+		return nil, configf("Invalid compaction options: %v", err)
 	}
 	out := maps.Clone(m)
 	out["class"] = short

@@ -196,26 +196,27 @@ func TestTableDDL(t *testing.T) {
 		code int
 		msg  string
 	}{
-		"CREATE TABLE x (k int PRIMARY KEY) WITH foo = 1":                                                           {codeSyntax, "Unknown property 'foo'"},
-		"CREATE TABLE x (k int PRIMARY KEY, v counter, w int)":                                                      {codeInvalid, "Cannot mix counter and non counter columns in the same table"},
-		"CREATE TABLE x (k int PRIMARY KEY, s int static)":                                                          {codeInvalid, "Static columns are only useful"},
-		"CREATE TABLE x (k int, v int, PRIMARY KEY (z))":                                                            {codeInvalid, "Unknown definition z referenced in PRIMARY KEY"},
-		"CREATE TABLE x (k int PRIMARY KEY, k text)":                                                                {codeInvalid, "Duplicate column 'k'"},
-		"CREATE TABLE x (k list<int> PRIMARY KEY)":                                                                  {codeInvalid, "Invalid non-frozen collection type"},
-		"CREATE TABLE x (k duration PRIMARY KEY)":                                                                   {codeInvalid, "duration type is not supported for PRIMARY KEY column 'k'"},
-		"CREATE TABLE x (k counter PRIMARY KEY)":                                                                    {codeInvalid, "counter type is not supported for PRIMARY KEY column 'k'"},
-		"CREATE TABLE x (k int, c int, d int, PRIMARY KEY (k, c, d)) WITH CLUSTERING ORDER BY (d ASC, c ASC)":       {codeInvalid, "must match that of the clustering columns"},
-		"CREATE TABLE x (k int, c int, PRIMARY KEY (k, c)) WITH CLUSTERING ORDER BY (k ASC)":                        {codeInvalid, "Only clustering key columns can be defined in CLUSTERING ORDER directive"},
-		"CREATE TABLE x (k int, c int, d int, PRIMARY KEY (k, c, d)) WITH CLUSTERING ORDER BY (c ASC)":              {codeInvalid, "Missing CLUSTERING ORDER for column d"},
-		"CREATE TABLE x (k int PRIMARY KEY) WITH COMPACT STORAGE":                                                   {codeInvalid, "Compact tables are not allowed"},
-		"CREATE TABLE x (k int PRIMARY KEY, v nosuch)":                                                              {codeInvalid, "nosuch"},
-		"CREATE TABLE x (k int PRIMARY KEY) WITH gc_grace_seconds = -1":                                             {codeConfig, "gc_grace_seconds must be greater than or equal to 0"},
-		"CREATE TABLE x (k int PRIMARY KEY) WITH default_time_to_live = 630720001":                                  {codeConfig, "default_time_to_live must be less than or equal to 630720000"},
-		"CREATE TABLE x (k int PRIMARY KEY) WITH compaction = {'class': 'Nope'}":                                    {codeConfig, "Unable to find compaction strategy class 'Nope'"},
-		"CREATE TABLE x (k int PRIMARY KEY) WITH compression = {'chunk_length_in_kb': 3, 'class': 'LZ4Compressor'}": {codeConfig, "chunk_length_in_kb must be a power of 2"},
-		"CREATE TABLE c2 (k int PRIMARY KEY, n counter) WITH default_time_to_live = 5":                              {codeInvalid, "Cannot set default_time_to_live on a table with counters"},
-		"CREATE TABLE nope.x (k int PRIMARY KEY)":                                                                   {codeInvalid, "Keyspace 'nope' doesn't exist"},
-		"CREATE TABLE system.x (k int PRIMARY KEY)":                                                                 {codeUnauth, "system keyspace is not user-modifiable"},
+		"CREATE TABLE x (k int PRIMARY KEY) WITH foo = 1":                                                                        {codeSyntax, "Unknown property 'foo'"},
+		"CREATE TABLE x (k int PRIMARY KEY, v counter, w int)":                                                                   {codeInvalid, "Cannot mix counter and non counter columns in the same table"},
+		"CREATE TABLE x (k int PRIMARY KEY, s int static)":                                                                       {codeInvalid, "Static columns are only useful"},
+		"CREATE TABLE x (k int, v int, PRIMARY KEY (z))":                                                                         {codeInvalid, "Unknown definition z referenced in PRIMARY KEY"},
+		"CREATE TABLE x (k int PRIMARY KEY, k text)":                                                                             {codeInvalid, "Duplicate column 'k'"},
+		"CREATE TABLE x (k list<int> PRIMARY KEY)":                                                                               {codeInvalid, "Invalid non-frozen collection type"},
+		"CREATE TABLE x (k duration PRIMARY KEY)":                                                                                {codeInvalid, "duration type is not supported for PRIMARY KEY column 'k'"},
+		"CREATE TABLE x (k counter PRIMARY KEY)":                                                                                 {codeInvalid, "counter type is not supported for PRIMARY KEY column 'k'"},
+		"CREATE TABLE x (k int, c int, d int, PRIMARY KEY (k, c, d)) WITH CLUSTERING ORDER BY (d ASC, c ASC)":                    {codeInvalid, "must match that of the clustering columns"},
+		"CREATE TABLE x (k int, c int, PRIMARY KEY (k, c)) WITH CLUSTERING ORDER BY (k ASC)":                                     {codeInvalid, "Only clustering key columns can be defined in CLUSTERING ORDER directive"},
+		"CREATE TABLE x (k int, c int, d int, PRIMARY KEY (k, c, d)) WITH CLUSTERING ORDER BY (c ASC)":                           {codeInvalid, "Missing CLUSTERING ORDER for column d"},
+		"CREATE TABLE x (k int PRIMARY KEY) WITH COMPACT STORAGE":                                                                {codeInvalid, "Compact tables are not allowed"},
+		"CREATE TABLE x (k int PRIMARY KEY, v nosuch)":                                                                           {codeInvalid, "nosuch"},
+		"CREATE TABLE x (k int PRIMARY KEY) WITH gc_grace_seconds = -1":                                                          {codeConfig, "gc_grace_seconds must be greater than or equal to 0"},
+		"CREATE TABLE x (k int PRIMARY KEY) WITH default_time_to_live = 630720001":                                               {codeConfig, "default_time_to_live must be less than or equal to 630720000"},
+		"CREATE TABLE x (k int PRIMARY KEY) WITH compaction = {'class': 'Nope'}":                                                 {codeConfig, "Unable to find compaction strategy class 'Nope'"},
+		"CREATE TABLE x (k int PRIMARY KEY) WITH compaction = {'class': 'UnifiedCompactionStrategy', 'scaling_parameters': 'Q'}": {codeConfig, "Invalid compaction options"},
+		"CREATE TABLE x (k int PRIMARY KEY) WITH compression = {'chunk_length_in_kb': 3, 'class': 'LZ4Compressor'}":              {codeConfig, "chunk_length_in_kb must be a power of 2"},
+		"CREATE TABLE c2 (k int PRIMARY KEY, n counter) WITH default_time_to_live = 5":                                           {codeInvalid, "Cannot set default_time_to_live on a table with counters"},
+		"CREATE TABLE nope.x (k int PRIMARY KEY)":                                                                                {codeInvalid, "Keyspace 'nope' doesn't exist"},
+		"CREATE TABLE system.x (k int PRIMARY KEY)":                                                                              {codeUnauth, "system keyspace is not user-modifiable"},
 	} {
 		wantErr(t, s, stmt, want.code, want.msg)
 	}
@@ -541,5 +542,20 @@ func TestAlterType(t *testing.T) {
 		"ALTER TYPE system.nope ADD q int":      {codeUnauth, "not user-modifiable"},
 	} {
 		wantErr(t, s, stmt, want.code, want.msg)
+	}
+}
+
+// TestUnifiedCompactionOptions: the Unified Compaction Strategy's class and
+// options are accepted and stored as given.
+func TestUnifiedCompactionOptions(t *testing.T) {
+	srv := cqltest.Start(t, cqltest.Options{})
+	s := srv.Session(t, "ks")
+	cqltest.Exec(t, s, `CREATE TABLE u (k int PRIMARY KEY) WITH compaction = {'class': 'UnifiedCompactionStrategy', 'scaling_parameters': 'T4', 'target_sstable_size': '128MiB'}`)
+	var m map[string]string
+	if err := s.Query(`SELECT compaction FROM system_schema.tables WHERE keyspace_name = 'ks' AND table_name = 'u'`).Scan(&m); err != nil {
+		t.Fatal(err)
+	}
+	if m["scaling_parameters"] != "T4" || m["target_sstable_size"] != "128MiB" || !strings.HasSuffix(m["class"], "UnifiedCompactionStrategy") {
+		t.Fatalf("stored compaction options %v", m)
 	}
 }
