@@ -1,8 +1,10 @@
 // Package compaction merges SSTables: the execution core of a compaction
 // job. Run reads a job's input SSTables from the object store, merges them
 // into one sorted stream, drops what is dead and writes the stream back as
-// new SSTables. Planning jobs, queueing them and committing their outputs to
-// the manifest are the caller's (see docs/compaction.md).
+// new SSTables. Around it: the strategy and the lease-elected Planner that
+// turn the manifest into jobs, the Queue (a JetStream work queue) that
+// carries them, and the Worker that runs them and commits their outputs to
+// the manifest (see docs/compaction.md).
 //
 // # Merge
 //
