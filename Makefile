@@ -57,7 +57,7 @@ bench: tools
 # installed. Not part of `make test`: the CLI is not installed by default and
 # the provider needs the registry (see terraform/README.md).
 terraform-check:
-	@tf=$$(command -v tofu || command -v terraform || true); \
+	@export PATH="$(GOBIN):$$PATH"; tf=$$(command -v tofu || command -v terraform || true); \
 	if [ -z "$$tf" ]; then echo "terraform-check: no tofu or terraform on PATH; nothing checked (terraform/README.md says how to build tofu)"; exit 0; fi; \
 	echo "$$tf fmt -check -recursive terraform"; "$$tf" fmt -check -recursive terraform; \
 	tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; cp -r terraform "$$tmp/"; \
