@@ -26,6 +26,9 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "bench" {
 		os.Exit(benchCommand(os.Args[2:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == "admin" {
+		os.Exit(adminCommand(os.Args[2:]))
+	}
 	var cfg Config
 	if err := cfg.Load(os.Args[1:], os.Getenv); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
