@@ -29,6 +29,12 @@ type Config struct {
 	// of a failing flush.
 	FlushMinBackoff time.Duration `yaml:"flush_min_backoff"`
 	FlushMaxBackoff time.Duration `yaml:"flush_max_backoff"`
+	// FlushDelay is the longest delay of a flush whose L0 is filling up
+	// (Deps.L0 pressure in (0, 1), delayed in proportion), and how often a
+	// held flush asks again. FlushHold is the longest a flush is held while
+	// its L0 is at or past the limit. Zero turns each off.
+	FlushDelay time.Duration `yaml:"flush_delay"`
+	FlushHold  time.Duration `yaml:"flush_hold"`
 	// ObjectPrefix is the key prefix of this node's SSTables in the bucket.
 	// SSTable names are unique per node only, so nodes need their own.
 	ObjectPrefix string `yaml:"object_prefix"`
@@ -57,6 +63,8 @@ func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	f.DurationVar(&c.WriteTimeout, p+"write-timeout", 2*time.Second, "How long a write waits for memtable memory before failing as overloaded.")
 	f.DurationVar(&c.FlushMinBackoff, p+"flush-min-backoff", 100*time.Millisecond, "Pause before retrying a failed flush; doubles each time.")
 	f.DurationVar(&c.FlushMaxBackoff, p+"flush-max-backoff", 10*time.Second, "Longest pause between flush attempts.")
+	f.DurationVar(&c.FlushDelay, p+"flush-delay", time.Second, "Longest delay of a flush while its L0 fills towards the compaction strategy's l0_limit (in proportion to how full), and the period at which a held flush checks again.")
+	f.DurationVar(&c.FlushHold, p+"flush-hold", time.Minute, "Longest a flush is held while its L0 is at or past l0_limit; memtables fill meanwhile and writes then fail as overloaded.")
 	f.StringVar(&c.ObjectPrefix, p+"object-prefix", "sst", "Key prefix of this node's SSTables in the object store; give each node its own, as SSTable names are unique only per node.")
 	f.StringVar(&c.Commitlog.Dir, p+"commitlog.dir", "", "Directory of the commitlogs, one subdirectory per shard. Required; the server sets it to <data.dir>/commitlog when empty.")
 	f.Int64Var(&c.Commitlog.SegmentSize, p+"commitlog.segment-size", 32<<20, "Size at which a commitlog segment is closed and the next started.")
@@ -90,6 +98,8 @@ func (c *Config) Validate() error {
 		return errors.New("ingest: write timeout must be positive")
 	case c.FlushMinBackoff <= 0 || c.FlushMaxBackoff < c.FlushMinBackoff:
 		return fmt.Errorf("ingest: flush backoff [%v, %v] invalid", c.FlushMinBackoff, c.FlushMaxBackoff)
+	case c.FlushDelay < 0 || c.FlushHold < 0:
+		return fmt.Errorf("ingest: flush delay %v and hold %v must not be negative", c.FlushDelay, c.FlushHold)
 	case c.Commitlog.SegmentSize < 64<<10 || c.Commitlog.SegmentSize > 1<<32:
 		return fmt.Errorf("ingest: commitlog segment size %d out of range [64KiB, 4GiB]", c.Commitlog.SegmentSize)
 	case c.Commitlog.SyncPeriod <= 0:

@@ -45,6 +45,7 @@ type env struct {
 	fs        *vfs.MemFS
 	faults    *faultstore.Store
 	committer *MemCommitter
+	l0        L0Gauge // Deps.L0
 
 	// Hooks run in the flush goroutine; an error fails the step.
 	beforeUpload, beforeCommit, afterCommit atomic.Pointer[func() error]
@@ -70,6 +71,7 @@ func (e *env) open() *Shard {
 		Reader:     e.committer,
 		Registerer: prometheus.NewRegistry(),
 		ChunkSize:  4 << 10,
+		L0:         e.l0,
 	})
 	if err != nil {
 		e.t.Fatal(err)

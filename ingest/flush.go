@@ -206,6 +206,11 @@ func (s *Shard) flush(ctx context.Context, m *memState, recheck bool) (Flush, er
 	if err := it.Error(); err != nil {
 		return Flush{}, err
 	}
+	// Before the commit, so that the memtable, still held, pushes back on
+	// writes while L0 is too deep.
+	if err := s.throttle(ctx, f.Tables); err != nil {
+		return Flush{}, err
+	}
 	// A truncation marks memtables under truncMu: holding it, a table
 	// unmarked now stays unmarked until the commit is recorded.
 	s.truncMu.Lock()

@@ -11,6 +11,8 @@ type metrics struct {
 	flushes, flushFailures         prometheus.Counter
 	flushedBytes, replayed         prometheus.Counter
 	flushSeconds                   prometheus.Histogram
+	flushDelays, flushDelaySeconds prometheus.Counter
+	l0Pressure                     prometheus.Gauge
 }
 
 // newMetrics creates a shard's metrics, labelled with its ID, in reg (none
@@ -34,10 +36,16 @@ func newMetrics(reg prometheus.Registerer, shard uint32, memory func() int64) *m
 			Help:    "Mutations per group commit.",
 			Buckets: prometheus.ExponentialBuckets(1, 4, 8),
 		}),
-		flushes:       counter("flushes_total", "Memtables flushed and committed."),
-		flushFailures: counter("flush_failures_total", "Flush attempts that failed and were retried."),
-		flushedBytes:  counter("flushed_bytes_total", "Bytes of SSTables uploaded."),
-		replayed:      counter("replayed_records_total", "Commitlog records replayed at open."),
+		flushes:           counter("flushes_total", "Memtables flushed and committed."),
+		flushFailures:     counter("flush_failures_total", "Flush attempts that failed and were retried."),
+		flushedBytes:      counter("flushed_bytes_total", "Bytes of SSTables uploaded."),
+		replayed:          counter("replayed_records_total", "Commitlog records replayed at open."),
+		flushDelays:       counter("flush_delays_total", "Flush commits delayed or held because their L0 was filling up."),
+		flushDelaySeconds: counter("flush_delay_seconds_total", "Seconds flush commits spent delayed or held for L0 back-pressure."),
+		l0Pressure: f.NewGauge(prometheus.GaugeOpts{
+			Namespace: "sediment", Subsystem: "ingest", Name: "l0_pressure", ConstLabels: l,
+			Help: "Highest L0 pressure among the token ranges of the shard's last flush check: 0 fine, 1 at l0_limit, more beyond.",
+		}),
 		flushSeconds: f.NewHistogram(prometheus.HistogramOpts{
 			Namespace: "sediment", Subsystem: "ingest", Name: "flush_seconds", ConstLabels: l,
 			Help:    "Time of a successful flush attempt: uploads and commit.",
