@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -53,6 +54,9 @@ type Deps struct {
 	// (manifest.RangeCount): a flush writes one SSTable per table and
 	// range. 0 or 1 writes one per table.
 	Ranges int
+	// L0 slows flushes down while their L0 fills up (see Shard.throttle);
+	// nil never does.
+	L0 L0Gauge
 }
 
 // Shard owns a slice of the token ring on one core: a commitlog, an active
@@ -108,7 +112,8 @@ type Shard struct {
 	group   []*request
 	rec     []byte
 	keyBuf  []byte
-	err     error // sticky: the commitlog failed
+	recMin  map[TableID]int64 // scratch of applyRecord
+	err     error             // sticky: the commitlog failed
 	loopCtx context.Context
 }
 
@@ -129,6 +134,9 @@ type memState struct {
 	// created is the SSTables' creation time, set by the first flush
 	// attempt; owned by the flush goroutine.
 	created time.Time
+	// oldest maps each table with entries in mt to the smallest write
+	// timestamp among them (see Shard.Unflushed).
+	oldest map[TableID]int64
 }
 
 // request is one write waiting for the shard goroutine.
@@ -728,16 +736,26 @@ func (s *Shard) truncateMems(table TableID) {
 // mutations of tables truncated after pos.
 func (s *Shard) applyRecord(pos commitlog.Position, rec []byte, truncated map[TableID]commitlog.Position) error {
 	a := s.active
+	if s.recMin == nil {
+		s.recMin = map[TableID]int64{}
+	}
+	clear(s.recMin)
 	err := decodeRecord(rec, func(m *Mutation) error {
 		if t, ok := truncated[m.Table]; ok && pos.Compare(t) < 0 {
 			return nil
+		}
+		oldest, ok := s.recMin[m.Table]
+		if !ok {
+			oldest = math.MaxInt64
 		}
 		for _, e := range m.Entries {
 			s.keyBuf = appendTableKey(s.keyBuf[:0], m.Table, e.Key)
 			if err := a.mt.Set(s.keyBuf, e.Value); err != nil {
 				return err
 			}
+			oldest = min(oldest, valueOldest(e.Value))
 		}
+		s.recMin[m.Table] = oldest
 		return nil
 	})
 	if err != nil {
@@ -745,6 +763,14 @@ func (s *Shard) applyRecord(pos commitlog.Position, rec []byte, truncated map[Ta
 	}
 	a.mt.Commit()
 	s.mu.Lock()
+	for t, ts := range s.recMin {
+		if a.oldest == nil {
+			a.oldest = map[TableID]int64{}
+		}
+		if old, ok := a.oldest[t]; !ok || ts < old {
+			a.oldest[t] = ts
+		}
+	}
 	a.through = pos
 	if a.first.IsZero() {
 		a.first = time.Now()

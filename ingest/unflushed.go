@@ -1,0 +1,83 @@
+package ingest
+
+import (
+	"math"
+	"slices"
+
+	"github.com/google/uuid"
+	"github.com/sedimentdb/sediment/manifest"
+	"github.com/sedimentdb/sediment/model"
+)
+
+// valueOldest returns the smallest write timestamp of an encoded value
+// (math.MaxInt64 if it has none). A value it cannot read, which validation
+// should have refused, answers math.MinInt64: the purge bound then allows
+// no purge at all, which is never wrong.
+func valueOldest(value []byte) int64 {
+	st, err := model.ValueStats(value)
+	if err != nil {
+		return math.MinInt64
+	}
+	if st.Values == 0 {
+		return math.MaxInt64
+	}
+	return st.MinTimestamp
+}
+
+// Unflushed adds to into, for each table with entries in the shard's
+// memtables (the active one and those being flushed), the smallest write
+// timestamp among them, keeping the smaller of into's value and the
+// shard's. Entries of tables truncated since count too: the bound only
+// needs to be low enough.
+//
+// A memtable leaves the set only once its flush is committed, and its
+// SSTables then carry the same timestamps in the manifest, so that data is
+// always in one place or the other for compaction's purge rule.
+func (s *Shard) Unflushed(into map[TableID]int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, m := range s.mems {
+		for t, ts := range m.oldest {
+			if old, ok := into[t]; !ok || ts < old {
+				into[t] = ts
+			}
+		}
+	}
+}
+
+// Unflushed returns, for each table with entries in any shard's memtables,
+// the smallest write timestamp among them: what compaction's purge rule
+// calls the oldest write not yet flushed.
+func (n *Node) Unflushed() map[TableID]int64 {
+	out := map[TableID]int64{}
+	for _, s := range n.shards {
+		s.Unflushed(out)
+	}
+	return out
+}
+
+// IngestRole is the role of members running an ingest node.
+const IngestRole = "ingest"
+
+// OldestUnflushed returns the smallest write timestamp of table that any
+// ingest member of members (manifest.Member.Unflushed) holds unflushed,
+// math.MaxInt64 if none holds any. Members that are not live count too:
+// their commitlog will be replayed with what they last reported. known is
+// false if an ingest member does not report the map (an older node): the
+// bound is then unknown, and compaction must not purge.
+func OldestUnflushed(members []manifest.Member, table uuid.UUID) (ts int64, known bool) {
+	ts = math.MaxInt64
+	key := table.String()
+	for _, m := range members {
+		if !slices.Contains(m.Roles, IngestRole) {
+			continue
+		}
+		if m.Unflushed == nil {
+			return math.MinInt64, false
+		}
+		if t, ok := m.Unflushed[key]; ok {
+			ts = min(ts, t)
+		}
+	}
+	return ts, true
+}
