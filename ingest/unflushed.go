@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"fmt"
 	"math"
 	"slices"
 
@@ -56,6 +57,23 @@ func (n *Node) Unflushed() map[TableID]int64 {
 	return out
 }
 
+// UnflushedKey names table in manifest.Member.Unflushed: by TableID, which
+// the memtables know, rather than by the schema's ID, which a node whose
+// schema lags a new table could not name. Tables sharing a TableID share
+// its bound, which only makes it lower.
+func UnflushedKey(table TableID) string { return fmt.Sprintf("%08x", uint32(table)) }
+
+// UnflushedMember returns the memtables' oldest write timestamps keyed for
+// manifest.Member.Unflushed: never nil, so that an empty map says the node
+// holds nothing.
+func (n *Node) UnflushedMember() map[string]int64 {
+	out := map[string]int64{}
+	for t, ts := range n.Unflushed() {
+		out[UnflushedKey(t)] = ts
+	}
+	return out
+}
+
 // IngestRole is the role of members running an ingest node.
 const IngestRole = "ingest"
 
@@ -67,7 +85,7 @@ const IngestRole = "ingest"
 // bound is then unknown, and compaction must not purge.
 func OldestUnflushed(members []manifest.Member, table uuid.UUID) (ts int64, known bool) {
 	ts = math.MaxInt64
-	key := table.String()
+	key := UnflushedKey(TableIDOf(table))
 	for _, m := range members {
 		if !slices.Contains(m.Roles, IngestRole) {
 			continue

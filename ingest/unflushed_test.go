@@ -101,13 +101,13 @@ func TestOldestUnflushed(t *testing.T) {
 	}{
 		{"no members", nil, math.MaxInt64, true},
 		{"nothing unflushed", []manifest.Member{ingest(map[string]int64{})}, math.MaxInt64, true},
-		{"other table", []manifest.Member{ingest(map[string]int64{b.String(): 3})}, math.MaxInt64, true},
+		{"other table", []manifest.Member{ingest(map[string]int64{UnflushedKey(TableIDOf(b)): 3})}, math.MaxInt64, true},
 		{"min of nodes", []manifest.Member{
-			ingest(map[string]int64{a.String(): 40, b.String(): 1}),
-			ingest(map[string]int64{a.String(): 25}),
+			ingest(map[string]int64{UnflushedKey(TableIDOf(a)): 40, UnflushedKey(TableIDOf(b)): 1}),
+			ingest(map[string]int64{UnflushedKey(TableIDOf(a)): 25}),
 			{Roles: []string{"compactor"}}, // reports nothing, holds nothing
 		}, 25, true},
-		{"older node", []manifest.Member{ingest(map[string]int64{a.String(): 40}), ingest(nil)}, math.MinInt64, false},
+		{"older node", []manifest.Member{ingest(map[string]int64{UnflushedKey(TableIDOf(a)): 40}), ingest(nil)}, math.MinInt64, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ts, known := OldestUnflushed(tc.members, a)

@@ -18,7 +18,8 @@ type Member struct {
 	Shards int    `json:"shards"`
 	// Heartbeat is when the member last announced itself.
 	Heartbeat time.Time `json:"heartbeat"`
-	// Unflushed maps a table's ID (uuid text) to the smallest write
+	// Unflushed maps a table's ShortID (8 hex digits, as SSTable object
+	// names show it) to the smallest write
 	// timestamp an ingest node holds unflushed for it, as of Heartbeat: the
 	// purge bound of compaction (ingest.OldestUnflushed). Empty, not nil,
 	// when the node holds nothing; nil from nodes that do not report it.
