@@ -38,7 +38,13 @@ import (
 //     engine.ViewCommitter, so that a read merging its memtables with the
 //     View's SSTables never misses a flushed write;
 //  6. announces itself, with the RPC address (or -node.address), in the
-//     member list and renews that every -node.heartbeat-interval.
+//     member list and renews that every -node.heartbeat-interval, each time
+//     with the oldest write timestamp its memtables hold per table
+//     (manifest.Member.Unflushed), compaction's purge bound.
+//
+// Its flushes ask an l0Gauge over the View how deep their L0 is, and slow
+// down or wait while compaction falls behind (-ingest.flush-delay,
+// -ingest.flush-hold).
 //
 // On stop it closes the RPC server, so that no write comes in any more,
 // then flushes the node, within the stop's deadline, so that the next
@@ -106,9 +112,11 @@ func (s *Sediment) initIngest(ctx context.Context) (service, error) {
 	// readers.
 	var flushes ingest.FlushCommitter = committer
 	var tables ingest.TableReader = committer
+	var l0 ingest.L0Gauge // flushes slow down as compaction falls behind
 	if s.view != nil {
 		flushes = engine.NewViewCommitter(committer, s.view)
 		tables = engine.NewTableReader(s.view, s.store, nil, 0)
+		l0 = newL0Gauge(s.view)
 	}
 	ncfg := cfg.Config
 	ncfg.ObjectPrefix = path.Join(ncfg.ObjectPrefix, id)
@@ -119,6 +127,7 @@ func (s *Sediment) initIngest(ctx context.Context) (service, error) {
 		Registerer: s.reg,
 		Logger:     logger,
 		Ranges:     ranges,
+		L0:         l0,
 	})
 	if err != nil {
 		return service{}, err
@@ -134,12 +143,14 @@ func (s *Sediment) initIngest(ctx context.Context) (service, error) {
 	}()
 	served = true
 	roles, _ := s.cfg.Roles() // checked by Validate
-	member := manifest.Member{ID: id, Roles: roles, Addr: addr, Shards: node.Shards()}
+	member := manifest.Member{ID: id, Roles: roles, Addr: addr, Shards: node.Shards(), Unflushed: node.UnflushedMember()}
 	if err := m.Heartbeat(ctx, member); err != nil {
 		return service{}, errors.Join(fmt.Errorf("heartbeat: %w", err), srv.Close(), node.Close())
 	}
 	logger.Info("ingest node open", "shards", node.Shards(), "commitlog", ncfg.Commitlog.Dir, "rpc", ln.Addr().String(), "address", addr)
 
+	// Before the heartbeat loop, which reads the node's unflushed writes.
+	s.nodeID, s.ingest, s.committer, s.rpcAddr = id, node, committer, ln.Addr().String()
 	hbCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	var hbErr atomic.Pointer[error] // the last heartbeat's error, nil if it worked
 	done := make(chan struct{})
@@ -147,7 +158,6 @@ func (s *Sediment) initIngest(ctx context.Context) (service, error) {
 		defer close(done)
 		s.heartbeat(hbCtx, member, &hbErr, logger)
 	}()
-	s.nodeID, s.ingest, s.committer, s.rpcAddr = id, node, committer, ln.Addr().String()
 	return service{
 		ready: func() error {
 			select {
@@ -273,6 +283,9 @@ func (s *Sediment) heartbeat(ctx context.Context, member manifest.Member, last *
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+		}
+		if s.ingest != nil {
+			member.Unflushed = s.ingest.UnflushedMember()
 		}
 		hctx, cancel := context.WithTimeout(ctx, every)
 		err := s.manifest.Heartbeat(hctx, member)

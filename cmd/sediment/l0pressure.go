@@ -1,0 +1,70 @@
+package main
+
+import (
+	"sync"
+
+	"github.com/google/uuid"
+
+	"github.com/sedimentdb/sediment/compaction"
+	"github.com/sedimentdb/sediment/ingest"
+	"github.com/sedimentdb/sediment/manifest"
+)
+
+// l0Gauge answers the ingest node's flushes how full the L0 of a table's
+// token range is, from the node's manifest View: the table's compaction
+// strategy (its WITH compaction options) applied to the range's SSTables.
+// Answers are cached until the View's SSTables or schema change, since
+// every flush asks once per SSTable it commits.
+type l0Gauge struct {
+	view *manifest.View
+
+	mu     sync.Mutex
+	rev    uint64    // SSTablesRevision the cache is for
+	schema uuid.UUID // SchemaVersion the cache is for
+	// tables maps a TableID to the tables of the schema that have it
+	// (two, rarely, and then the higher pressure counts).
+	tables map[ingest.TableID][]*manifest.Table
+	// ranges caches the pressure by table and range; a table with no
+	// L0 in a range has no entry.
+	ranges map[ingest.TableID]map[int]float64
+}
+
+var _ ingest.L0Gauge = (*l0Gauge)(nil)
+
+func newL0Gauge(v *manifest.View) *l0Gauge { return &l0Gauge{view: v} }
+
+func (g *l0Gauge) L0Pressure(table ingest.TableID, r int) float64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if v := g.view.SchemaVersion(); g.tables == nil || v != g.schema {
+		g.schema, g.tables, g.ranges = v, map[ingest.TableID][]*manifest.Table{}, nil
+		if s := g.view.Schema(); s != nil {
+			for _, ks := range s.Keyspaces {
+				for _, t := range ks.Tables {
+					id := ingest.TableIDOf(t.ID)
+					g.tables[id] = append(g.tables[id], t)
+				}
+			}
+		}
+	}
+	if rev := g.view.SSTablesRevision(); g.ranges == nil || rev != g.rev {
+		g.rev, g.ranges = rev, map[ingest.TableID]map[int]float64{}
+	}
+	byRange, ok := g.ranges[table]
+	if !ok {
+		byRange = map[int]float64{}
+		for _, t := range g.tables[table] {
+			st, err := compaction.ParseStrategy(t.Options.Compaction)
+			if err != nil {
+				st = compaction.DefaultStrategy() // checked at DDL; an old schema may predate that
+			}
+			snap := compaction.SnapshotOf(g.view, t.ID)
+			for rr, ssts := range snap.Ranges {
+				p := st.L0Pressure(compaction.Snapshot{Table: t.ID, Ranges: map[int][]manifest.SSTable{rr: ssts}})
+				byRange[rr] = max(byRange[rr], p)
+			}
+		}
+		g.ranges[table] = byRange
+	}
+	return byRange[r]
+}
