@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -191,7 +192,7 @@ func parseAdminFlags(name string, args []string, output io.Writer) (adminConfig,
 		args = f.Args()[1:]
 	}
 	if c.ObjectStore.Dir == "" {
-		c.ObjectStore.Dir = c.DataDir + "/objects"
+		c.ObjectStore.Dir = filepath.Join(c.DataDir, "objects")
 	}
 	if c.Limit < 0 {
 		return c, nil, fmt.Errorf("-limit %d is negative", c.Limit)
