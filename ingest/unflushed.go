@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/sedimentdb/sediment/manifest"
@@ -78,24 +79,34 @@ func (n *Node) UnflushedMember() map[string]int64 {
 const IngestRole = "ingest"
 
 // OldestUnflushed returns the smallest write timestamp of table that any
-// ingest member of members (manifest.Member.Unflushed) holds unflushed,
-// math.MaxInt64 if none holds any. Members that are not live count too:
-// their commitlog will be replayed with what they last reported. known is
-// false if an ingest member does not report the map (an older node): the
-// bound is then unknown, and compaction must not purge.
-func OldestUnflushed(members []manifest.Member, table uuid.UUID) (ts int64, known bool) {
-	ts = math.MaxInt64
+// ingest member of members (manifest.Member.Unflushed) held unflushed at its
+// last heartbeat, math.MaxInt64 if none held any.
+//
+// A heartbeat misses the writes acknowledged after it, so the answer covers
+// every write acknowledged before since only if each ingest member beat
+// after since; known is false otherwise, and also if an ingest member does
+// not report the map (an older node). Compaction must then not purge. A
+// dead member thus keeps purging off until it comes back or leaves: its
+// commitlog will be replayed, with writes it may never have reported.
+//
+// The bound holds for the SSTables listed after members were read: a
+// memtable leaves a member's report only once its flush is committed.
+func OldestUnflushed(members []manifest.Member, table uuid.UUID, since time.Time) (ts int64, known bool) {
+	ts, known = math.MaxInt64, true
 	key := UnflushedKey(TableIDOf(table))
 	for _, m := range members {
 		if !slices.Contains(m.Roles, IngestRole) {
 			continue
 		}
-		if m.Unflushed == nil {
-			return math.MinInt64, false
+		if m.Unflushed == nil || !m.Heartbeat.After(since) {
+			known = false
 		}
 		if t, ok := m.Unflushed[key]; ok {
 			ts = min(ts, t)
 		}
+	}
+	if !known {
+		return math.MinInt64, false
 	}
 	return ts, true
 }

@@ -90,9 +90,12 @@ func TestUnflushed(t *testing.T) {
 
 func TestOldestUnflushed(t *testing.T) {
 	a, b := uuid.New(), uuid.New()
+	since := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	ingest := func(m map[string]int64) manifest.Member {
-		return manifest.Member{Roles: []string{"frontend", IngestRole}, Unflushed: m}
+		return manifest.Member{Roles: []string{"frontend", IngestRole}, Unflushed: m, Heartbeat: since.Add(time.Second)}
 	}
+	stale := ingest(map[string]int64{})
+	stale.Heartbeat = since
 	for _, tc := range []struct {
 		name    string
 		members []manifest.Member
@@ -108,9 +111,10 @@ func TestOldestUnflushed(t *testing.T) {
 			{Roles: []string{"compactor"}}, // reports nothing, holds nothing
 		}, 25, true},
 		{"older node", []manifest.Member{ingest(map[string]int64{UnflushedKey(TableIDOf(a)): 40}), ingest(nil)}, math.MinInt64, false},
+		{"no heartbeat since", []manifest.Member{ingest(map[string]int64{UnflushedKey(TableIDOf(a)): 40}), stale}, math.MinInt64, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ts, known := OldestUnflushed(tc.members, a)
+			ts, known := OldestUnflushed(tc.members, a, since)
 			if ts != tc.ts || known != tc.known {
 				t.Fatalf("OldestUnflushed = %d, %v; want %d, %v", ts, known, tc.ts, tc.known)
 			}

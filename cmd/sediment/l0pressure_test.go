@@ -6,6 +6,7 @@ import (
 	"math"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -133,14 +134,18 @@ func TestRunIngestPublishesUnflushed(t *testing.T) {
 		}
 	}
 	oldest := func() int64 {
-		mems, err := m.Members(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ts, known := ingest.OldestUnflushed(mems, table.ID)
-		if !known {
-			t.Fatalf("members %+v leave the bound unknown", mems)
-		}
+		since := time.Now()
+		var ts int64
+		// The heartbeats after since cover every write before it.
+		waitFor(t, "a heartbeat", func() bool {
+			mems, err := m.Members(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var known bool
+			ts, known = ingest.OldestUnflushed(mems, table.ID, since)
+			return known
+		})
 		return ts
 	}
 	waitFor(t, "the heartbeat to report the oldest write", func() bool { return oldest() == 6 })
