@@ -677,7 +677,9 @@ func (r *ShowReport) text(w io.Writer) error {
 
 // RestoreReport is the result of `admin restore`.
 type RestoreReport struct {
-	manifest.RestoreStats
+	Buckets int `json:"buckets"` // buckets found in the archive
+	Keys    int `json:"keys"`    // keys written to NATS
+	Present int `json:"present"` // keys NATS already held with the archived value
 }
 
 func (r *RestoreReport) text(w io.Writer) error {
@@ -720,7 +722,7 @@ func adminRestore(ctx context.Context, a *admin, args []string) (report, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &RestoreReport{st}, nil
+	return &RestoreReport{Buckets: st.Buckets, Keys: st.Keys, Present: st.Present}, nil
 }
 
 // VerifyReport is the result of `admin verify`.
