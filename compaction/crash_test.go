@@ -20,7 +20,8 @@ import (
 // crashStore kills a worker (cancels its context) at a chosen point of its
 // job: the nth ranged read of an input (during the merge), the close of
 // the nth output upload (during the upload), or the first manifest archive
-// write once armed (right after the commit, before the ack).
+// write once armed (right after the commit, before the ack). Only a job's
+// merge reads ranges.
 type crashStore struct {
 	objectstore.Store
 	kill  context.CancelFunc
@@ -36,7 +37,7 @@ type crashStore struct {
 func (s *crashStore) fire() { s.once.Do(func() { s.fired.Store(true); s.kill() }) }
 
 func (s *crashStore) GetRange(ctx context.Context, key string, off, length int64) (io.ReadCloser, error) {
-	if s.when == "merge" && strings.HasPrefix(key, "flush/") && s.reads.Add(1) == s.n {
+	if s.when == "merge" && s.reads.Add(1) == s.n {
 		s.fire()
 		return nil, context.Canceled
 	}

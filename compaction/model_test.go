@@ -1,0 +1,442 @@
+package compaction
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"maps"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sedimentdb/sediment/engine"
+	"github.com/sedimentdb/sediment/ingest"
+	"github.com/sedimentdb/sediment/keys"
+	"github.com/sedimentdb/sediment/manifest"
+	"github.com/sedimentdb/sediment/manifest/manifesttest"
+	"github.com/sedimentdb/sediment/model"
+	"github.com/sedimentdb/sediment/objectstore"
+	"github.com/sedimentdb/sediment/sstable"
+	"github.com/sedimentdb/sediment/token"
+	"github.com/sedimentdb/sediment/vfs"
+)
+
+// modelSeed, if set, replays a failed run of TestCompactionAgainstModel.
+const modelSeed = 0
+
+// modelEnv is one ingest node writing a table with gc_grace_seconds = 0
+// (so that compactions purge tombstones) and a fleet of compaction
+// workers, reading through engine.Local.
+type modelEnv struct {
+	t       *testing.T
+	ctx     context.Context
+	m       *manifest.Manifest
+	view    *manifest.View
+	store   objectstore.Store
+	node    *ingest.Node
+	e       *engine.Local
+	table   uuid.UUID
+	q       *Queue
+	planner *Planner
+	mets    *Metrics
+}
+
+const modelRanges = 2
+
+func newModelEnv(t *testing.T) *modelEnv {
+	t.Helper()
+	ctx := context.Background()
+	js, _ := manifesttest.JetStream(t)
+	store, err := objectstore.NewFile(vfs.Default, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := manifest.Open(ctx, js, store, "c1", manifest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.InitRanges(ctx, modelRanges); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.CreateKeyspace(ctx, "ks", map[string]string{"class": "SimpleStrategy", "replication_factor": "1"}, true); err != nil {
+		t.Fatal(err)
+	}
+	opts := manifest.DefaultTableOptions()
+	opts.GCGraceSeconds = 0
+	tbl, err := m.CreateTable(ctx, manifest.TableSpec{
+		Keyspace: "ks", Name: "t",
+		Columns:      []manifest.ColumnSpec{{Name: "pk", Type: "text"}, {Name: "ck", Type: "bigint"}, {Name: "v", Type: "text"}},
+		PartitionKey: []string{"pk"},
+		Clustering:   []manifest.ClusteringSpec{{Name: "ck"}},
+		Options:      &opts,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	view, err := m.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(view.Close)
+	mc := ingest.NewManifestCommitter(m, store, "n1")
+	if err := mc.ClaimAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cfg := ingest.DefaultConfig()
+	cfg.Shards = 1
+	cfg.MemtableSize = 1 << 20
+	cfg.MemoryLimit = 4 << 20
+	cfg.FlushAge = time.Hour
+	cfg.WriteTimeout = 10 * time.Second
+	cfg.Commitlog.Dir = "commitlog"
+	node, err := ingest.OpenNode(ctx, cfg, ingest.Deps{
+		FS: vfs.NewMem(), Store: store,
+		Committer:  engine.NewViewCommitter(mc, view),
+		Reader:     engine.NewTableReader(view, store, nil, 0),
+		Registerer: prometheus.NewRegistry(),
+		ChunkSize:  16 << 10,
+		Ranges:     modelRanges,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { node.Close() })
+	e, err := engine.NewLocal(engine.LocalConfig{Node: node, View: view, Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := OpenQueue(ctx, js, "c1", QueueOptions{AckWait: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	planner, err := NewPlanner(view, PlannerConfig{Interval: time.Second, JobTimeout: time.Minute},
+		PlannerOptions{Holder: "c-1", Submit: q.Submit, Running: q.Running})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &modelEnv{t: t, ctx: ctx, m: m, view: view, store: store, node: node, e: e, table: tbl.ID,
+		q: q, planner: planner, mets: NewMetrics(nil)}
+}
+
+// worker returns a worker of the fleet reading and writing through store
+// (the bucket if nil), whose purge bound includes the node's memtables.
+func (env *modelEnv) worker(store objectstore.Store) *Worker {
+	env.t.Helper()
+	if store == nil {
+		store = env.store
+	}
+	w, err := NewWorker(env.q, env.m, WorkerOptions{
+		Store: store, Metrics: env.mets, Poll: 50 * time.Millisecond,
+		MinBackoff: 10 * time.Millisecond, MaxBackoff: 50 * time.Millisecond,
+		Run: Options{Writer: sstable.WriterOptions{BlockSize: 512}},
+		Unflushed: func(context.Context, uuid.UUID, int) (int64, error) {
+			if ts, ok := env.node.Unflushed()[ingest.TableIDOf(env.table)]; ok {
+				return ts, nil
+			}
+			return math.MaxInt64, nil
+		},
+	})
+	if err != nil {
+		env.t.Fatal(err)
+	}
+	return w
+}
+
+// compact plans the strategy's jobs, or one job merging all of a random
+// range's SSTables if the strategy has none, and runs them on three
+// workers side by side until the queue is empty. With kill set, one of the
+// workers dies during its merge, during an upload or just before its
+// commit; its job is delivered again after the ack wait. It reports how
+// many jobs it queued and whether a worker died.
+func (env *modelEnv) compact(rng *rand.Rand, kill bool) (planned int, killed bool) {
+	t := env.t
+	t.Helper()
+	n, err := env.planner.Tick(env.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 {
+		r := rng.IntN(modelRanges)
+		in := env.view.SSTablesInRange(env.table, r)
+		if len(in) < 2 {
+			return 0, false
+		}
+		if err := env.q.Submit(env.ctx, Plan{Table: env.table, Range: r, Inputs: in, OutputLevel: 1}); err != nil {
+			t.Fatal(err)
+		}
+		n = 1
+	}
+	ctx, stop := context.WithCancel(env.ctx)
+	defer stop()
+	var wg sync.WaitGroup
+	var crash *crashStore
+	for i := range 3 {
+		wctx, die := context.WithCancel(ctx)
+		defer die()
+		w := env.worker(nil)
+		if i == 0 && kill {
+			when := []string{"merge", "upload", "commit"}[rng.IntN(3)]
+			crash = &crashStore{Store: env.store, kill: die, when: when, n: 1 + rng.Int64N(3)}
+			w = env.worker(crash)
+			if when == "commit" {
+				w.beforeCommit = func(context.Context, string) { crash.fire() }
+			}
+		}
+		wg.Go(func() {
+			for wctx.Err() == nil {
+				if _, err := w.RunOne(wctx, 100*time.Millisecond); err != nil && wctx.Err() == nil {
+					t.Logf("worker %d: %v", i, err)
+				}
+			}
+		})
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		s, err := env.q.Stats(env.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Jobs == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("queue not drained: %+v", s)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	stop()
+	wg.Wait()
+	return n, crash != nil && crash.fired.Load()
+}
+
+// TestCompactionAgainstModel writes random inserts, TTL inserts, row,
+// range and partition deletes through an ingest node, flushes at random
+// and interleaves compactions run by a fleet of workers, some of them
+// killed mid-job. After every compaction, and at random in between, reads
+// through engine.Local equal an in-memory model of the rows: no row is
+// lost and none resurrected, even as tombstones are purged.
+func TestCompactionAgainstModel(t *testing.T) {
+	seed := uint64(modelSeed)
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	t.Logf("seed %d (set modelSeed to replay)", seed)
+	rng := rand.New(rand.NewPCG(seed, 0))
+	ops := 300
+	if testing.Short() {
+		ops = 150
+	}
+	env := newModelEnv(t)
+	const parts, cks = 8, 12
+	rows := map[string]map[int64]string{}
+	for p := range parts {
+		rows[modelPK(p)] = map[int64]string{}
+	}
+	apply := func(op int, what string, entries ...engine.Entry) {
+		t.Helper()
+		if err := env.e.Apply(env.ctx, &engine.Mutation{Table: env.table, Entries: entries}); err != nil {
+			t.Fatalf("op %d: %s: %v", op, what, err)
+		}
+	}
+	var flushes, compactions, jobs, kills int
+	ts := time.Now().UnixMicro()
+	for op := range ops {
+		ts++
+		now := time.Now().Unix()
+		pk := modelPK(rng.IntN(parts))
+		switch x := rng.IntN(100); {
+		case x < 40:
+			ck := rng.Int64N(cks)
+			v := fmt.Sprintf("v%d", op)
+			apply(op, "insert", modelInsert(pk, ck, ts, v, 0, now))
+			rows[pk][ck] = v
+		case x < 45:
+			// A TTL that has long expired: the insert reads as a delete
+			// of the row's older data, at compaction as at read.
+			ck := rng.Int64N(cks)
+			apply(op, "expired insert", modelInsert(pk, ck, ts, fmt.Sprintf("x%d", op), 1, now-100))
+			delete(rows[pk], ck)
+		case x < 50:
+			ck := rng.Int64N(cks)
+			v := fmt.Sprintf("t%d", op)
+			apply(op, "ttl insert", modelInsert(pk, ck, ts, v, 3600, now))
+			rows[pk][ck] = v
+		case x < 62:
+			ck := rng.Int64N(cks)
+			r := model.Row{Deletion: model.Deletion{MarkedForDeleteAt: ts, LocalDeletionTime: now}}
+			apply(op, "delete row", engine.Entry{Key: modelRowKey(pk, ck), Value: model.AppendRow(nil, &r)})
+			delete(rows[pk], ck)
+		case x < 67:
+			a := rng.Int64N(cks)
+			b := a + rng.Int64N(cks-a)
+			apply(op, "delete range", modelDeleteRange(t, pk, a, b, ts, now))
+			for ck := a; ck <= b; ck++ {
+				delete(rows[pk], ck)
+			}
+		case x < 69:
+			h := model.Header{Deletion: model.Deletion{MarkedForDeleteAt: ts, LocalDeletionTime: now}}
+			apply(op, "delete partition", engine.Entry{Key: modelHeaderKey(pk), Value: model.AppendHeader(nil, &h)})
+			rows[pk] = map[int64]string{}
+		case x < 77:
+			flushNode(t, env.node, env.table)
+			flushes++
+		case x < 83:
+			n, killed := env.compact(rng, rng.IntN(3) == 0 && kills < 4)
+			if n > 0 {
+				compactions++
+				jobs += n
+			}
+			if killed {
+				kills++
+			}
+			env.checkAll(op, rows)
+		default:
+			env.checkSlice(op, pk, rows[pk])
+		}
+	}
+	// Compact everything that is flushed, then compare every partition.
+	flushNode(t, env.node, env.table)
+	for r := range modelRanges {
+		if in := env.view.SSTablesInRange(env.table, r); len(in) > 1 {
+			if err := env.q.Submit(env.ctx, Plan{Table: env.table, Range: r, Inputs: in, OutputLevel: 1}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	env.compact(rng, false)
+	env.checkAll(ops, rows)
+	if value(env.mets.committed) == 0 {
+		t.Fatal("no compaction committed")
+	}
+	t.Logf("%d ops, %d flushes, %d compaction steps of %d jobs, %d workers killed; %v committed, %v obsolete, %v failed",
+		ops, flushes, compactions, jobs, kills, value(env.mets.committed), value(env.mets.obsolete), value(env.mets.failed))
+}
+
+func modelPK(p int) string { return fmt.Sprintf("m%d", p) }
+
+func modelRowKey(pk string, ck int64) []byte {
+	return rowKey(keys.AppendPartitionPrefix(nil, token.Murmur3([]byte(pk)), []byte(pk)), ck)
+}
+
+func modelHeaderKey(pk string) []byte {
+	return keys.HeaderKey(nil, token.Murmur3([]byte(pk)), []byte(pk))
+}
+
+func modelBound(pk string, ck int64, kind keys.BoundKind) []byte {
+	prefix := keys.AppendPartitionPrefix(nil, token.Murmur3([]byte(pk)), []byte(pk))
+	b, err := keys.AppendBound(nil, prefix, [][]byte{binary.BigEndian.AppendUint64(nil, uint64(ck))}, ckTypes, []bool{false}, kind)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// modelInsert is an INSERT of v at ts, written at now and expiring ttl
+// seconds later if ttl > 0.
+func modelInsert(pk string, ck, ts int64, v string, ttl int32, now int64) engine.Entry {
+	r := model.Row{
+		Liveness: model.Liveness{Present: true, Timestamp: ts},
+		Cells:    []model.Cell{{Column: modelColV, Timestamp: ts, Value: []byte(v)}},
+	}
+	if ttl > 0 {
+		r.Liveness.TTL, r.Liveness.Expires = ttl, now+int64(ttl)
+		r.Cells[0].TTL, r.Cells[0].LocalDeletionTime = ttl, now+int64(ttl)
+	}
+	return engine.Entry{Key: modelRowKey(pk, ck), Value: model.AppendRow(nil, &r)}
+}
+
+const modelColV = 3
+
+// modelDeleteRange deletes the rows with from <= ck <= to.
+func modelDeleteRange(t *testing.T, pk string, from, to, ts, now int64) engine.Entry {
+	start, err := engine.ClusteringOf(modelBound(pk, from, keys.Before))
+	if err != nil {
+		t.Fatal(err)
+	}
+	end, err := engine.ClusteringOf(modelBound(pk, to, keys.After))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := model.Header{RangeTombstones: []model.RangeTombstone{{
+		Start: start, End: end, Deletion: model.Deletion{MarkedForDeleteAt: ts, LocalDeletionTime: now},
+	}}}
+	return engine.Entry{Key: modelHeaderKey(pk), Value: model.AppendHeader(nil, &h)}
+}
+
+// rowsOf returns the rows of a read partition as ck → v.
+func (env *modelEnv) rowsOf(op int, p *engine.Partition) (cks []int64, got map[int64]string) {
+	env.t.Helper()
+	got = map[int64]string{}
+	for _, r := range p.Rows {
+		c, err := keys.DecodeClustering(r.Key, ckTypes, []bool{false})
+		if err != nil {
+			env.t.Fatalf("op %d: %v", op, err)
+		}
+		ck := int64(binary.BigEndian.Uint64(c[0]))
+		v := ""
+		for _, cell := range r.Row.Cells {
+			if cell.Column == modelColV {
+				v = string(cell.Value)
+			}
+		}
+		cks = append(cks, ck)
+		got[ck] = v
+	}
+	return cks, got
+}
+
+// checkSlice reads pk in full, forwards or backwards, and compares it with
+// rows, its model.
+func (env *modelEnv) checkSlice(op int, pk string, rows map[int64]string) {
+	env.t.Helper()
+	reverse := op%2 == 0
+	p, err := env.e.Read(env.ctx, engine.Slice{Table: env.table, Key: []byte(pk), Reverse: reverse, Now: time.Now().Unix()})
+	if err != nil {
+		env.t.Fatalf("op %d: read %s: %v", op, pk, err)
+	}
+	cks, got := env.rowsOf(op, p)
+	want := slices.Sorted(maps.Keys(rows))
+	if reverse {
+		slices.Reverse(want)
+	}
+	if !slices.Equal(cks, want) || !maps.Equal(got, rows) {
+		env.t.Fatalf("op %d: read %s (reverse %v): %v %v, want %v %v", op, pk, reverse, cks, got, want, rows)
+	}
+}
+
+// checkAll scans the whole ring and reads every partition: both equal the
+// model.
+func (env *modelEnv) checkAll(op int, rows map[string]map[int64]string) {
+	env.t.Helper()
+	page, err := env.e.Scan(env.ctx, engine.Scan{Table: env.table, First: math.MinInt64, Last: math.MaxInt64, Now: time.Now().Unix()})
+	if err != nil {
+		env.t.Fatalf("op %d: scan: %v", op, err)
+	}
+	if page.Next != nil {
+		env.t.Fatalf("op %d: an unlimited scan returned a next page", op)
+	}
+	scanned := map[string]map[int64]string{}
+	for i := range page.Partitions {
+		p := &page.Partitions[i]
+		_, got := env.rowsOf(op, p)
+		if len(got) > 0 {
+			scanned[string(p.Key)] = got
+		}
+	}
+	for pk, want := range rows {
+		if got := scanned[pk]; !maps.Equal(got, want) {
+			env.t.Fatalf("op %d: scan of %s: %v, want %v", op, pk, got, want)
+		}
+		delete(scanned, pk)
+		env.checkSlice(op, pk, want)
+	}
+	if len(scanned) > 0 {
+		env.t.Fatalf("op %d: scan found unknown partitions %v", op, scanned)
+	}
+}
