@@ -111,7 +111,8 @@ func newModelEnv(t *testing.T) *modelEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := OpenQueue(ctx, js, "c1", QueueOptions{AckWait: time.Second})
+	q, err := OpenQueue(ctx, js, "c1", QueueOptions{AckWait: time.Second,
+		GCGrace: func(uuid.UUID) (int32, bool) { return opts.GCGraceSeconds, true }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,6 +250,9 @@ func TestCompactionAgainstModel(t *testing.T) {
 	for op := range ops {
 		ts++
 		now := time.Now().Unix()
+		// Deletions happened a few seconds ago by the coordinator's clock,
+		// so that with no grace compactions purge them from the start.
+		deleted := now - 5
 		pk := modelPK(rng.IntN(parts))
 		switch x := rng.IntN(100); {
 		case x < 40:
@@ -269,18 +273,18 @@ func TestCompactionAgainstModel(t *testing.T) {
 			rows[pk][ck] = v
 		case x < 62:
 			ck := rng.Int64N(cks)
-			r := model.Row{Deletion: model.Deletion{MarkedForDeleteAt: ts, LocalDeletionTime: now}}
+			r := model.Row{Deletion: model.Deletion{MarkedForDeleteAt: ts, LocalDeletionTime: deleted}}
 			apply(op, "delete row", engine.Entry{Key: modelRowKey(pk, ck), Value: model.AppendRow(nil, &r)})
 			delete(rows[pk], ck)
 		case x < 67:
 			a := rng.Int64N(cks)
 			b := a + rng.Int64N(cks-a)
-			apply(op, "delete range", modelDeleteRange(t, pk, a, b, ts, now))
+			apply(op, "delete range", modelDeleteRange(t, pk, a, b, ts, deleted))
 			for ck := a; ck <= b; ck++ {
 				delete(rows[pk], ck)
 			}
 		case x < 69:
-			h := model.Header{Deletion: model.Deletion{MarkedForDeleteAt: ts, LocalDeletionTime: now}}
+			h := model.Header{Deletion: model.Deletion{MarkedForDeleteAt: ts, LocalDeletionTime: deleted}}
 			apply(op, "delete partition", engine.Entry{Key: modelHeaderKey(pk), Value: model.AppendHeader(nil, &h)})
 			rows[pk] = map[int64]string{}
 		case x < 77:
@@ -314,8 +318,8 @@ func TestCompactionAgainstModel(t *testing.T) {
 	if value(env.mets.committed) == 0 {
 		t.Fatal("no compaction committed")
 	}
-	t.Logf("%d ops, %d flushes, %d compaction steps of %d jobs, %d workers killed; %v committed, %v obsolete, %v failed",
-		ops, flushes, compactions, jobs, kills, value(env.mets.committed), value(env.mets.obsolete), value(env.mets.failed))
+	t.Logf("%d ops, %d flushes, %d compaction steps of %d jobs, %d workers killed; %v committed, %v obsolete, %v failed; %v bytes written",
+		ops, flushes, compactions, jobs, kills, value(env.mets.committed), value(env.mets.obsolete), value(env.mets.failed), value(env.mets.written))
 }
 
 func modelPK(p int) string { return fmt.Sprintf("m%d", p) }
