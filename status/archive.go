@@ -40,7 +40,7 @@ func parseVersion(a objectstore.Attrs) (Version, error) {
 
 // archive returns the newest archived versions of the cluster's catalog,
 // listing the bucket at most once per ArchiveEvery.
-func (h *handler) archive(ctx context.Context, now time.Time) ([]Version, error) {
+func (h *handler) archive(ctx context.Context, cat Catalog, now time.Time) ([]Version, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !h.listed.IsZero() && now.Sub(h.listed) < h.src.ArchiveEvery {
@@ -48,11 +48,11 @@ func (h *handler) archive(ctx context.Context, now time.Time) ([]Version, error)
 	}
 	// The catalog's buckets are named <cluster>_<kind>.
 	prefix := archivePrefix
-	if h.src.Cluster != "" {
-		prefix += h.src.Cluster + "_"
+	if cat.Cluster != "" {
+		prefix += cat.Cluster + "_"
 	}
 	var vs []Version
-	err := h.src.Store.List(ctx, prefix, func(a objectstore.Attrs) error {
+	err := cat.Store.List(ctx, prefix, func(a objectstore.Attrs) error {
 		v, err := parseVersion(a)
 		if err != nil {
 			return err

@@ -132,6 +132,32 @@ func caches(mfs []*dto.MetricFamily) []Cache {
 	return out
 }
 
+// Queue is the compaction queue's gauges (compaction.RegisterQueueMetrics).
+type Queue struct {
+	// Up says whether the queue answered; the rest is zero if not.
+	Up        bool
+	Jobs      int64
+	Bytes     int64
+	OldestAge string // seconds, one decimal
+}
+
+// queue reads the compaction queue's gauges, or returns nil if the
+// process has no queue.
+func queue(mfs []*dto.MetricFamily) *Queue {
+	g := map[string]float64{}
+	for _, mf := range mfs {
+		if ms := mf.GetMetric(); len(ms) > 0 && strings.HasPrefix(mf.GetName(), "sediment_compaction_") {
+			g[strings.TrimPrefix(mf.GetName(), "sediment_compaction_")] = ms[0].GetGauge().GetValue()
+		}
+	}
+	up, ok := g["queue_up"]
+	if !ok {
+		return nil
+	}
+	return &Queue{Up: up == 1, Jobs: int64(g["queued_jobs"]), Bytes: int64(g["queued_bytes"]),
+		OldestAge: formatSeconds(time.Duration(g["oldest_job_age_seconds"] * float64(time.Second)))}
+}
+
 // requests reads the object-store request counters and prices them; uptime
 // is how long they counted.
 func requests(mfs []*dto.MetricFamily, uptime time.Duration) Requests {

@@ -20,7 +20,8 @@
 //	backlog/<ks.t>/bytes            Strategy.Backlog: bytes to compact
 //	backlog/<ks.t>/l0               L0 SSTables over all ranges
 //	backlog/<ks.t>/max-l0           L0 SSTables in the fullest range
-//	queue/jobs, queue/bytes         compaction queue, if the process has one
+//	queue/jobs, queue/bytes         compaction queue, if the process has one,
+//	queue/oldest-age                and the age of its oldest job (seconds)
 //	cache/<tier>/<name>/hits        hits, misses, hit-ratio (percent)
 //	requests/<operation>            object-store requests since start
 //	cost/total, cost/monthly        US dollars, six decimals
@@ -51,21 +52,25 @@ import (
 // Defaults of Source.
 const (
 	DefaultRefresh      = 10 * time.Second
-	DefaultMaxAge       = 30 * time.Second
+	DefaultMaxAge       = 15 * time.Second // as sediment admin status
 	DefaultArchiveEvery = time.Minute
 	DefaultArchiveLimit = 20
 )
 
-// QueueStater is the part of compaction.Queue the page reads.
-type QueueStater interface {
-	Stats(ctx context.Context) (compaction.QueueStats, error)
+// Catalog is what a process reads the cluster's catalog with. Any part may
+// be missing: a process that has not started its manifest yet shows no
+// tables.
+type Catalog struct {
+	View *manifest.View
+	// Store holds the manifest archive (manifest/archive.go); Cluster names
+	// its buckets' prefix.
+	Store   objectstore.Store
+	Cluster string
 }
 
-var _ QueueStater = (*compaction.Queue)(nil)
-
-// Source is what one process shows. Every field but Gatherer may be zero:
-// a process without a manifest shows no catalog, one without a queue no
-// queue.
+// Source is what one process shows. The figures of its compaction queue,
+// if it has one, come from the Gatherer like the other metrics
+// (compaction.RegisterQueueMetrics).
 type Source struct {
 	// Process names the process: its node ID or address, and its roles.
 	Process string
@@ -75,12 +80,9 @@ type Source struct {
 	Started time.Time
 
 	Gatherer prometheus.Gatherer
-	View     *manifest.View
-	// Store holds the manifest archive (manifest/archive.go); Cluster names
-	// its buckets' prefix.
-	Store   objectstore.Store
-	Cluster string
-	Queue   QueueStater
+	// Catalog returns the catalog at each request, since a process's
+	// modules start after its HTTP server; nil means none.
+	Catalog func() Catalog
 
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -150,8 +152,7 @@ type Page struct {
 	MaxAge    time.Duration
 	Members   []Member
 	Tables    []Table
-	Queue     *compaction.QueueStats
-	QueueAge  string
+	Queue     *Queue
 	Caches    []Cache
 	Requests  Requests
 	Versions  []Version
@@ -197,23 +198,16 @@ func (h *handler) page(ctx context.Context) *Page {
 	if p.Refresh < 1 {
 		p.Refresh = 1
 	}
-	if v := src.View; v != nil {
+	var cat Catalog
+	if src.Catalog != nil {
+		cat = src.Catalog()
+	}
+	if v := cat.View; v != nil {
 		p.Members = members(v.Members(), now, src.MaxAge)
 		var errs []string
 		p.Tables, errs = tables(v)
 		p.Errors = append(p.Errors, errs...)
 		p.Revisions = &Revisions{Schema: v.SchemaVersion().String(), SSTables: v.SSTablesRevision(), Roles: v.RolesRevision()}
-	}
-	if src.Queue != nil {
-		st, err := src.Queue.Stats(ctx)
-		if err != nil {
-			p.Errors = append(p.Errors, "compaction queue: "+err.Error())
-		} else {
-			p.Queue = &st
-			if !st.Oldest.IsZero() {
-				p.QueueAge = now.Sub(st.Oldest).Round(time.Second).String()
-			}
-		}
 	}
 	if src.Gatherer != nil {
 		mfs, err := src.Gatherer.Gather()
@@ -222,10 +216,13 @@ func (h *handler) page(ctx context.Context) *Page {
 			p.Errors = append(p.Errors, "metrics: "+err.Error())
 		}
 		p.Caches = caches(mfs)
+		if p.Queue = queue(mfs); p.Queue != nil && !p.Queue.Up {
+			p.Errors = append(p.Errors, "compaction queue: did not answer")
+		}
 		p.Requests = requests(mfs, now.Sub(src.Started))
 	}
-	if src.Store != nil {
-		vs, err := h.archive(ctx, now)
+	if cat.Store != nil {
+		vs, err := h.archive(ctx, cat, now)
 		if err != nil {
 			p.Errors = append(p.Errors, "manifest archive: "+err.Error())
 		}

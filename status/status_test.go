@@ -121,8 +121,9 @@ func newFixture(t *testing.T) *fixture {
 	now := beat.Add(90 * time.Second)
 	f := &fixture{srv: srv, src: Source{
 		Process: "test", Roles: []string{"all"}, Started: now.Add(-time.Hour),
-		Gatherer: reg, View: srv.View, Store: srv.Store, Cluster: srv.Manifest.Cluster(),
-		Now: func() time.Time { return now }, ArchiveLimit: 5,
+		Gatherer: reg,
+		Catalog:  func() Catalog { return Catalog{View: srv.View, Store: srv.Store, Cluster: srv.Manifest.Cluster()} },
+		Now:      func() time.Time { return now }, ArchiveLimit: 5,
 	}}
 
 	// The figures, worked out from the catalog by hand rather than by the
