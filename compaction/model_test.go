@@ -219,9 +219,11 @@ func (env *modelEnv) compact(rng *rand.Rand, kill bool) (planned int, killed boo
 // TestCompactionAgainstModel writes random inserts, TTL inserts, row,
 // range and partition deletes through an ingest node, flushes at random
 // and interleaves compactions run by a fleet of workers, some of them
-// killed mid-job. After every compaction, and at random in between, reads
-// through engine.Local equal an in-memory model of the rows: no row is
-// lost and none resurrected, even as tombstones are purged.
+// killed mid-job. Some writes are late: their timestamps are older than
+// some written before them, as a client's may be, so that a memtable or an
+// SSTable outside a job holds data older than tombstones it could purge. After every
+// compaction, and at random in between, reads through engine.Local equal
+// an in-memory model of the rows: no row is lost and none resurrected.
 func TestCompactionAgainstModel(t *testing.T) {
 	seed := uint64(modelSeed)
 	if seed == 0 {
@@ -235,9 +237,9 @@ func TestCompactionAgainstModel(t *testing.T) {
 	}
 	env := newModelEnv(t)
 	const parts, cks = 8, 12
-	rows := map[string]map[int64]string{}
+	tables := map[string]*modelPartition{}
 	for p := range parts {
-		rows[modelPK(p)] = map[int64]string{}
+		tables[modelPK(p)] = &modelPartition{rows: map[int64]modelCell{}, rowDel: map[int64]int64{}}
 	}
 	apply := func(op int, what string, entries ...engine.Entry) {
 		t.Helper()
@@ -246,51 +248,65 @@ func TestCompactionAgainstModel(t *testing.T) {
 		}
 	}
 	var flushes, compactions, jobs, kills int
-	ts := time.Now().UnixMicro()
+	// Timestamps are unique: in order, even ones count up from base; late
+	// ones are odd and older than some written before them, yet newer than
+	// the start of the last compaction. A write older than a tombstone a
+	// compaction already purged would be resurrected by design (it came
+	// later than gc_grace_seconds allows), so it is not written.
+	base := time.Now().UnixMicro()
+	floor, used := base, map[int64]bool{}
 	for op := range ops {
-		ts++
+		ts := base + 2*int64(op)
+		if span := (ts - floor) / 2; span > 1 && rng.IntN(6) == 0 {
+			late := floor + 2*rng.Int64N(span) + 1
+			if !used[late] {
+				used[late], ts = true, late
+			}
+		}
 		now := time.Now().Unix()
 		// Deletions happened a few seconds ago by the coordinator's clock,
 		// so that with no grace compactions purge them from the start.
 		deleted := now - 5
 		pk := modelPK(rng.IntN(parts))
+		mp := tables[pk]
 		switch x := rng.IntN(100); {
 		case x < 40:
 			ck := rng.Int64N(cks)
 			v := fmt.Sprintf("v%d", op)
 			apply(op, "insert", modelInsert(pk, ck, ts, v, 0, now))
-			rows[pk][ck] = v
+			mp.insert(ck, ts, v)
 		case x < 45:
-			// A TTL that has long expired: the insert reads as a delete
-			// of the row's older data, at compaction as at read.
+			// A TTL that has long expired: the insert is a tombstone of
+			// the row at ts, at compaction as at read.
 			ck := rng.Int64N(cks)
 			apply(op, "expired insert", modelInsert(pk, ck, ts, fmt.Sprintf("x%d", op), 1, now-100))
-			delete(rows[pk], ck)
+			mp.rowDel[ck] = max(mp.rowDel[ck], ts)
 		case x < 50:
 			ck := rng.Int64N(cks)
 			v := fmt.Sprintf("t%d", op)
 			apply(op, "ttl insert", modelInsert(pk, ck, ts, v, 3600, now))
-			rows[pk][ck] = v
+			mp.insert(ck, ts, v)
 		case x < 62:
 			ck := rng.Int64N(cks)
 			r := model.Row{Deletion: model.Deletion{MarkedForDeleteAt: ts, LocalDeletionTime: deleted}}
 			apply(op, "delete row", engine.Entry{Key: modelRowKey(pk, ck), Value: model.AppendRow(nil, &r)})
-			delete(rows[pk], ck)
+			mp.rowDel[ck] = max(mp.rowDel[ck], ts)
 		case x < 67:
 			a := rng.Int64N(cks)
 			b := a + rng.Int64N(cks-a)
 			apply(op, "delete range", modelDeleteRange(t, pk, a, b, ts, deleted))
 			for ck := a; ck <= b; ck++ {
-				delete(rows[pk], ck)
+				mp.rowDel[ck] = max(mp.rowDel[ck], ts)
 			}
 		case x < 69:
 			h := model.Header{Deletion: model.Deletion{MarkedForDeleteAt: ts, LocalDeletionTime: deleted}}
 			apply(op, "delete partition", engine.Entry{Key: modelHeaderKey(pk), Value: model.AppendHeader(nil, &h)})
-			rows[pk] = map[int64]string{}
+			mp.del = max(mp.del, ts)
 		case x < 77:
 			flushNode(t, env.node, env.table)
 			flushes++
 		case x < 83:
+			floor = ts
 			n, killed := env.compact(rng, rng.IntN(3) == 0 && kills < 4)
 			if n > 0 {
 				compactions++
@@ -299,9 +315,9 @@ func TestCompactionAgainstModel(t *testing.T) {
 			if killed {
 				kills++
 			}
-			env.checkAll(op, rows)
+			env.checkAll(op, tables)
 		default:
-			env.checkSlice(op, pk, rows[pk])
+			env.checkSlice(op, pk, mp.live())
 		}
 	}
 	// Compact everything that is flushed, then compare every partition.
@@ -314,12 +330,43 @@ func TestCompactionAgainstModel(t *testing.T) {
 		}
 	}
 	env.compact(rng, false)
-	env.checkAll(ops, rows)
+	env.checkAll(ops, tables)
 	if value(env.mets.committed) == 0 {
 		t.Fatal("no compaction committed")
 	}
 	t.Logf("%d ops, %d flushes, %d compaction steps of %d jobs, %d workers killed; %v committed, %v obsolete, %v failed; %v bytes written",
 		ops, flushes, compactions, jobs, kills, value(env.mets.committed), value(env.mets.obsolete), value(env.mets.failed), value(env.mets.written))
+}
+
+// modelPartition models a partition by timestamps, as Cassandra reconciles
+// writes: a row reads as its newest insert unless a deletion at least as
+// new covers it.
+type modelPartition struct {
+	rows   map[int64]modelCell
+	rowDel map[int64]int64 // newest row, range or expiry deletion by ck
+	del    int64           // newest partition deletion
+}
+
+type modelCell struct {
+	ts int64
+	v  string
+}
+
+func (p *modelPartition) insert(ck, ts int64, v string) {
+	if c, ok := p.rows[ck]; !ok || ts > c.ts {
+		p.rows[ck] = modelCell{ts, v}
+	}
+}
+
+// live returns the rows a read sees, ck → v.
+func (p *modelPartition) live() map[int64]string {
+	out := map[int64]string{}
+	for ck, c := range p.rows {
+		if c.ts > p.del && c.ts > p.rowDel[ck] {
+			out[ck] = c.v
+		}
+	}
+	return out
 }
 
 func modelPK(p int) string { return fmt.Sprintf("m%d", p) }
@@ -416,7 +463,7 @@ func (env *modelEnv) checkSlice(op int, pk string, rows map[int64]string) {
 
 // checkAll scans the whole ring and reads every partition: both equal the
 // model.
-func (env *modelEnv) checkAll(op int, rows map[string]map[int64]string) {
+func (env *modelEnv) checkAll(op int, tables map[string]*modelPartition) {
 	env.t.Helper()
 	page, err := env.e.Scan(env.ctx, engine.Scan{Table: env.table, First: math.MinInt64, Last: math.MaxInt64, Now: time.Now().Unix()})
 	if err != nil {
@@ -433,7 +480,8 @@ func (env *modelEnv) checkAll(op int, rows map[string]map[int64]string) {
 			scanned[string(p.Key)] = got
 		}
 	}
-	for pk, want := range rows {
+	for pk, mp := range tables {
+		want := mp.live()
 		if got := scanned[pk]; !maps.Equal(got, want) {
 			env.t.Fatalf("op %d: scan of %s: %v, want %v", op, pk, got, want)
 		}
