@@ -14,12 +14,15 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/sedimentdb/sediment/status"
 )
 
 func main() {
@@ -98,7 +101,9 @@ func (s *Sediment) run(ctx context.Context) error {
 			return fmt.Errorf("http: %w", err)
 		}
 		s.httpAddr = ln.Addr().String()
-		srv := &http.Server{Handler: httpHandler(reg, mods), ReadHeaderTimeout: 10 * time.Second}
+		mux := httpHandler(reg, mods)
+		mux.Handle("GET /status", s.statusHandler(mods))
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		served := make(chan error, 1)
 		go func() { served <- srv.Serve(ln) }()
 		defer func() {
@@ -137,7 +142,7 @@ func (s *Sediment) run(ctx context.Context) error {
 // httpHandler serves the metrics in reg, liveness on /healthz, and on /ready
 // whether every started module is ready: 200, or 503 with one line per
 // module that is not.
-func httpHandler(reg *prometheus.Registry, mods *moduleManager) http.Handler {
+func httpHandler(reg *prometheus.Registry, mods *moduleManager) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
@@ -154,4 +159,23 @@ func httpHandler(reg *prometheus.Registry, mods *moduleManager) http.Handler {
 		fmt.Fprintln(w, "ready")
 	})
 	return mux
+}
+
+// statusHandler serves the status page (package status, docs/status.md).
+// The catalog appears once the manifest module has started: the module
+// manager's lock orders its setup of s before the reads here.
+func (s *Sediment) statusHandler(mods *moduleManager) http.Handler {
+	roles, _ := s.cfg.Roles()
+	return status.Handler(status.Source{
+		Process: s.httpAddr, Roles: roles, Started: time.Now(), Gatherer: s.reg, Logger: s.logger,
+		Catalog: func() status.Catalog {
+			mods.mu.Lock()
+			started := slices.ContainsFunc(mods.started, func(m startedModule) bool { return m.name == Manifest })
+			mods.mu.Unlock()
+			if !started {
+				return status.Catalog{}
+			}
+			return status.Catalog{View: s.view, Store: s.store, Cluster: s.manifest.Cluster()}
+		},
+	})
 }
