@@ -15,13 +15,13 @@ BENCHTIME ?= 1s
 # Sediment does, so that the comparison runs the same compression code.
 BENCH_TAGS := -tags pebblegozstd
 
-.PHONY: test tools bench build fmt-check python-driver terraform-check
+.PHONY: test tools bench build fmt-check python-driver chromium terraform-check
 build:
 	go build -o bin/sediment ./cmd/sediment
 
 # Servers the tests start on loopback. go install caches its build, so a
 # second run costs only the stamp check.
-tools: $(TOOLS)/minio-$(MINIO_VERSION) $(TOOLS)/nats-server-$(NATS_VERSION) python-driver
+tools: $(TOOLS)/minio-$(MINIO_VERSION) $(TOOLS)/nats-server-$(NATS_VERSION) python-driver chromium
 
 $(TOOLS)/minio-$(MINIO_VERSION):
 	go install github.com/minio/minio@$(MINIO_VERSION)
@@ -37,6 +37,12 @@ python-driver:
 	@/usr/bin/python3 -c 'import cassandra' 2>/dev/null || { \
 		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
 		$$sudo apt-get update && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y python3-cassandra; }
+
+# The status page's test renders it in headless Chromium.
+chromium:
+	@command -v chromium >/dev/null || { \
+		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+		$$sudo apt-get update && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y chromium; }
 
 test: tools fmt-check
 	go vet ./...
