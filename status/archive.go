@@ -44,7 +44,7 @@ func (h *handler) archive(ctx context.Context, cat Catalog, now time.Time) ([]Ve
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !h.listed.IsZero() && now.Sub(h.listed) < h.src.ArchiveEvery {
-		return h.versions, h.listErr
+		return h.versions, nil
 	}
 	// The catalog's buckets are named <cluster>_<kind>.
 	prefix := archivePrefix
@@ -70,6 +70,10 @@ func (h *handler) archive(ctx context.Context, cat Catalog, now time.Time) ([]Ve
 	if len(vs) > h.src.ArchiveLimit {
 		vs = vs[:h.src.ArchiveLimit]
 	}
-	h.listed, h.versions, h.listErr = now, vs, err
-	return vs, err
+	if err != nil {
+		// Not cached: the next request tries again.
+		return vs, err
+	}
+	h.listed, h.versions = now, vs
+	return vs, nil
 }

@@ -68,6 +68,16 @@ type Requests struct {
 	AsOf           string
 }
 
+// count returns the requests of operation op.
+func (r Requests) count(op string) uint64 {
+	for _, o := range r.Ops {
+		if o.Name == op {
+			return o.Count
+		}
+	}
+	return 0
+}
+
 // Op is the requests of one operation, over every backend.
 type Op struct {
 	Name, Class string

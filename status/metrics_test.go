@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sedimentdb/sediment/objectstore"
+	"github.com/sedimentdb/sediment/vfs"
 )
 
 // render returns the page of src.
@@ -129,4 +130,83 @@ func FuzzParseVersion(f *testing.F) {
 			t.Fatalf("parseVersion(%q) = %+v, which formats as %q", key, v, back)
 		}
 	})
+}
+
+// TestArchive: the archive is listed at most once per ArchiveEvery, shown
+// newest first up to ArchiveLimit, and a listing that fails shows an error
+// and is not kept.
+func TestArchive(t *testing.T) {
+	ctx := t.Context()
+	reg := prometheus.NewRegistry()
+	st, err := objectstore.NewFile(vfs.Default, t.TempDir(), reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for v := 1; v <= 4; v++ {
+		if _, err := st.Put(ctx, fmt.Sprintf("manifest/c_schema/k.ks/%020d", v), []byte("{}")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Another cluster's archive is not shown.
+	if _, err := st.Put(ctx, "manifest/d_schema/k.ks/00000000000000000009", []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+	h := Handler(Source{
+		Now:          func() time.Time { return now },
+		Catalog:      func() Catalog { return Catalog{Store: st, Cluster: "c"} },
+		ArchiveLimit: 3,
+	})
+	page := func() map[string]string {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/status", nil))
+		return figures(t, rec.Body.String())
+	}
+	lists := func() uint64 { return uint64(requestsOf(t, reg, "list")) }
+
+	got := page()
+	// Equal modification times fall back to descending object names.
+	for _, v := range []int{4, 3, 2} {
+		if k := fmt.Sprintf("manifest/manifest/c_schema/k.ks/%020d", v); got[k] != fmt.Sprint(v) {
+			t.Errorf("%s = %q", k, got[k])
+		}
+	}
+	if len(got) != 3+1 { // three versions and the time
+		t.Errorf("figures %v", got)
+	}
+	page()
+	if n := lists(); n != 1 {
+		t.Errorf("%d LIST requests for two pages within ArchiveEvery", n)
+	}
+	now = now.Add(DefaultArchiveEvery)
+	page()
+	if n := lists(); n != 2 {
+		t.Errorf("%d LIST requests after ArchiveEvery, want 2", n)
+	}
+
+	// A foreign object in the archive: an error, listed again next time.
+	if _, err := st.Put(ctx, "manifest/c_schema/stray", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(DefaultArchiveEvery)
+	for i := range 2 {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/status", nil))
+		if !strings.Contains(rec.Body.String(), "not a manifest archive object") {
+			t.Errorf("page %d does not show the listing error", i)
+		}
+	}
+	if n := lists(); n != 4 {
+		t.Errorf("%d LIST requests, want 4: a failed listing is not kept", n)
+	}
+}
+
+// requestsOf returns the requests of operation op counted in reg.
+func requestsOf(t *testing.T, reg prometheus.Gatherer, op string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return float64(requests(mfs, time.Second).count(op))
 }

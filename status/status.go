@@ -131,7 +131,6 @@ type handler struct {
 	mu       sync.Mutex
 	listed   time.Time
 	versions []Version
-	listErr  error
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -154,7 +153,7 @@ type Page struct {
 	Tables    []Table
 	Queue     *Queue
 	Caches    []Cache
-	Requests  Requests
+	Requests  *Requests // nil without a registry
 	Versions  []Version
 	Revisions *Revisions
 	// Errors are the parts that could not be read; the rest still shows.
@@ -219,7 +218,8 @@ func (h *handler) page(ctx context.Context) *Page {
 		if p.Queue = queue(mfs); p.Queue != nil && !p.Queue.Up {
 			p.Errors = append(p.Errors, "compaction queue: did not answer")
 		}
-		p.Requests = requests(mfs, now.Sub(src.Started))
+		r := requests(mfs, now.Sub(src.Started))
+		p.Requests = &r
 	}
 	if cat.Store != nil {
 		vs, err := h.archive(ctx, cat, now)
