@@ -231,12 +231,12 @@ func TestCompactionAgainstModel(t *testing.T) {
 	}
 	t.Logf("seed %d (set modelSeed to replay)", seed)
 	rng := rand.New(rand.NewPCG(seed, 0))
-	ops := 300
+	ops := 500
 	if testing.Short() {
 		ops = 150
 	}
 	env := newModelEnv(t)
-	const parts, cks = 8, 12
+	const parts, cks = 4, 8
 	tables := map[string]*modelPartition{}
 	for p := range parts {
 		tables[modelPK(p)] = &modelPartition{rows: map[int64]modelCell{}, rowDel: map[int64]int64{}}
@@ -257,7 +257,7 @@ func TestCompactionAgainstModel(t *testing.T) {
 	floor, used := base, map[int64]bool{}
 	for op := range ops {
 		ts := base + 2*int64(op)
-		if span := (ts - floor) / 2; span > 1 && rng.IntN(6) == 0 {
+		if span := (ts - floor) / 2; span > 1 && rng.IntN(3) == 0 {
 			late := floor + 2*rng.Int64N(span) + 1
 			if !used[late] {
 				used[late], ts = true, late
@@ -272,6 +272,13 @@ func TestCompactionAgainstModel(t *testing.T) {
 		switch x := rng.IntN(100); {
 		case x < 40:
 			ck := rng.Int64N(cks)
+			if ts%2 != 0 {
+				// Aim most late inserts at rows deleted after them: the
+				// deletion must shadow them however compactions go.
+				if under := mp.deletedAfter(ts); len(under) > 0 && rng.IntN(4) != 0 {
+					ck = under[rng.IntN(len(under))]
+				}
+			}
 			v := fmt.Sprintf("v%d", op)
 			apply(op, "insert", modelInsert(pk, ck, ts, v, 0, now))
 			mp.insert(ck, ts, v)
@@ -356,6 +363,19 @@ func (p *modelPartition) insert(ck, ts int64, v string) {
 	if c, ok := p.rows[ck]; !ok || ts > c.ts {
 		p.rows[ck] = modelCell{ts, v}
 	}
+}
+
+// deletedAfter returns the cks of rows deleted by a row, range or
+// expiry deletion newer than ts, in order.
+func (p *modelPartition) deletedAfter(ts int64) []int64 {
+	var out []int64
+	for ck, d := range p.rowDel {
+		if d > ts {
+			out = append(out, ck)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // live returns the rows a read sees, ck → v.
