@@ -334,15 +334,18 @@ func (w *Worker) job(ctx context.Context, j *QueuedJob, attempt string) (Job, er
 	if j.GCGraceSeconds < 0 || w.opts.Unflushed == nil {
 		return job, nil
 	}
+	// The unflushed bound first: a flush that commits between the two reads
+	// is then in the live tables; read the other way round, its data would
+	// be in neither.
+	u, err := w.opts.Unflushed(ctx, j.Table, j.Range)
+	if err != nil {
+		return Job{}, fmt.Errorf("compaction: oldest unflushed write: %w", err)
+	}
 	live, err := w.m.SSTablesInRange(ctx, j.Table, j.Range)
 	if err != nil {
 		return Job{}, err
 	}
 	oldest := p.OldestOutside(Snapshot{Table: j.Table, Ranges: map[int][]manifest.SSTable{j.Range: live}})
-	u, err := w.opts.Unflushed(ctx, j.Table, j.Range)
-	if err != nil {
-		return Job{}, fmt.Errorf("compaction: oldest unflushed write: %w", err)
-	}
 	job.OldestOutside = min(oldest, u)
 	if gcb := job.Now - j.GCGraceSeconds; gcb > 0 {
 		job.GCBefore = gcb
