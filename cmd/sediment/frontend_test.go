@@ -147,7 +147,7 @@ func TestRunFrontendRemote(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("peers_v2 of the ingest process's frontend: %q, want 127.0.0.1:%s (%v)", seen, fePort, err)
+			t.Fatalf("peers_v2 of the ingest process's frontend (itself at %s): %q, want 127.0.0.1:%s (%v); members %+v", node.s.cqlAddr, seen, fePort, err, node.s.view.Members())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
