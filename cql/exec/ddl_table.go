@@ -16,12 +16,9 @@ import (
 // ---- CREATE TABLE -------------------------------------------------------
 
 func (e *Executor) planCreateTable(s *Session, st *ast.CreateTable) (plan, error) {
-	ksName, err := e.keyspaceOf(s, st.Table)
+	ksName, err := e.userKeyspaceOf(s, st.Table)
 	if err != nil {
 		return nil, err
-	}
-	if isSystemKeyspace(ksName) {
-		return nil, unauthorizedf("%s keyspace is not user-modifiable.", ksName)
 	}
 	if err := validName("Table", st.Table.Name); err != nil {
 		return nil, err
@@ -198,12 +195,9 @@ func clusteringOrder(st *ast.CreateTable) ([]bool, error) {
 // ---- ALTER TABLE --------------------------------------------------------
 
 func (e *Executor) planAlterTable(s *Session, st *ast.AlterTable) (plan, error) {
-	ksName, err := e.keyspaceOf(s, st.Table)
+	ksName, err := e.userKeyspaceOf(s, st.Table)
 	if err != nil {
 		return nil, err
-	}
-	if isSystemKeyspace(ksName) {
-		return nil, unauthorizedf("%s keyspace is not user-modifiable.", ksName)
 	}
 	name := st.Table.Name
 	sc := SchemaChange{Change: ChangeUpdated, Target: TargetTable, Keyspace: ksName, Name: name}
@@ -344,12 +338,9 @@ func tableHasCounters(t *manifest.Table) bool {
 // ---- DROP TABLE, TRUNCATE -----------------------------------------------
 
 func (e *Executor) planDropTable(s *Session, st *ast.DropTable) (plan, error) {
-	ksName, err := e.keyspaceOf(s, st.Table)
+	ksName, err := e.userKeyspaceOf(s, st.Table)
 	if err != nil {
 		return nil, err
-	}
-	if isSystemKeyspace(ksName) {
-		return nil, unauthorizedf("%s keyspace is not user-modifiable.", ksName)
 	}
 	name := st.Table.Name
 	sc := SchemaChange{Change: ChangeDropped, Target: TargetTable, Keyspace: ksName, Name: name}
@@ -394,12 +385,9 @@ var _ plan = (*truncatePlan)(nil)
 type truncatePlan struct{ keyspace, table string }
 
 func (e *Executor) planTruncate(s *Session, st *ast.Truncate) (plan, error) {
-	ksName, err := e.keyspaceOf(s, st.Table)
+	ksName, err := e.userKeyspaceOf(s, st.Table)
 	if err != nil {
 		return nil, err
-	}
-	if isSystemKeyspace(ksName) {
-		return nil, unauthorizedf("%s keyspace is not user-modifiable.", ksName)
 	}
 	if _, err := e.table(s, ast.TableName{Keyspace: ksName, Name: st.Table.Name}); err != nil {
 		return nil, err
@@ -424,12 +412,9 @@ func (p *truncatePlan) execute(ctx context.Context, x *execCtx) (*Result, error)
 // ---- Types --------------------------------------------------------------
 
 func (e *Executor) planCreateType(s *Session, st *ast.CreateType) (plan, error) {
-	ksName, err := e.keyspaceOf(s, st.Name)
+	ksName, err := e.userKeyspaceOf(s, st.Name)
 	if err != nil {
 		return nil, err
-	}
-	if isSystemKeyspace(ksName) {
-		return nil, unauthorizedf("%s keyspace is not user-modifiable.", ksName)
 	}
 	if err := validName("Type", st.Name.Name); err != nil {
 		return nil, err
@@ -483,12 +468,9 @@ func nativeTypeName(name string) bool {
 }
 
 func (e *Executor) planAlterType(s *Session, st *ast.AlterType) (plan, error) {
-	ksName, err := e.keyspaceOf(s, st.Name)
+	ksName, err := e.userKeyspaceOf(s, st.Name)
 	if err != nil {
 		return nil, err
-	}
-	if isSystemKeyspace(ksName) {
-		return nil, unauthorizedf("%s keyspace is not user-modifiable.", ksName)
 	}
 	if st.Kind == ast.AlterTypeFieldType {
 		return nil, invalidf("Altering field types is no longer supported")
@@ -594,12 +576,9 @@ func alterType(ks *manifest.Keyspace, u *manifest.UserType, st *ast.AlterType) (
 }
 
 func (e *Executor) planDropType(s *Session, st *ast.DropType) (plan, error) {
-	ksName, err := e.keyspaceOf(s, st.Name)
+	ksName, err := e.userKeyspaceOf(s, st.Name)
 	if err != nil {
 		return nil, err
-	}
-	if isSystemKeyspace(ksName) {
-		return nil, unauthorizedf("%s keyspace is not user-modifiable.", ksName)
 	}
 	name := st.Name.Name
 	sc := SchemaChange{Change: ChangeDropped, Target: TargetType, Keyspace: ksName, Name: name}

@@ -365,6 +365,19 @@ func (e *Executor) keyspaceOf(s *Session, name ast.TableName) (string, error) {
 	return "", invalidf("No keyspace has been specified. USE a keyspace, or explicitly specify keyspace.tablename")
 }
 
+// userKeyspaceOf is keyspaceOf for statements that change a keyspace:
+// the system keyspaces are not the user's to change.
+func (e *Executor) userKeyspaceOf(s *Session, name ast.TableName) (string, error) {
+	ks, err := e.keyspaceOf(s, name)
+	if err != nil {
+		return "", err
+	}
+	if isSystemKeyspace(ks) {
+		return "", unauthorizedf("%s keyspace is not user-modifiable.", ks)
+	}
+	return ks, nil
+}
+
 // table returns the layout of a table the View knows, with Cassandra's
 // errors for unknown keyspaces and tables.
 func (e *Executor) table(s *Session, name ast.TableName) (*tableLayout, error) {
