@@ -313,7 +313,9 @@ func TestCompactionAgainstModel(t *testing.T) {
 			flushNode(t, env.node, env.table)
 			flushes++
 		case x < 83:
-			floor = ts
+			// Every write so far is at or before this op's in-order
+			// timestamp (ts itself may be a late one, older than some).
+			floor = base + 2*int64(op)
 			n, killed := env.compact(rng, rng.IntN(3) == 0 && kills < 4)
 			if n > 0 {
 				compactions++
