@@ -13,18 +13,15 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sedimentdb/sediment/engine"
 	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/keys"
 	"github.com/sedimentdb/sediment/manifest"
-	"github.com/sedimentdb/sediment/manifest/manifesttest"
 	"github.com/sedimentdb/sediment/model"
 	"github.com/sedimentdb/sediment/objectstore"
 	"github.com/sedimentdb/sediment/sstable"
 	"github.com/sedimentdb/sediment/token"
-	"github.com/sedimentdb/sediment/vfs"
 )
 
 // modelSeed, if set, replays a failed run of TestCompactionAgainstModel.
@@ -52,65 +49,10 @@ const modelRanges = 2
 func newModelEnv(t *testing.T) *modelEnv {
 	t.Helper()
 	ctx := context.Background()
-	js, _ := manifesttest.JetStream(t)
-	store, err := objectstore.NewFile(vfs.Default, t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := manifest.Open(ctx, js, store, "c1", manifest.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.InitRanges(ctx, modelRanges); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.CreateKeyspace(ctx, "ks", map[string]string{"class": "SimpleStrategy", "replication_factor": "1"}, true); err != nil {
-		t.Fatal(err)
-	}
 	opts := manifest.DefaultTableOptions()
 	opts.GCGraceSeconds = 0
-	tbl, err := m.CreateTable(ctx, manifest.TableSpec{
-		Keyspace: "ks", Name: "t",
-		Columns:      []manifest.ColumnSpec{{Name: "pk", Type: "text"}, {Name: "ck", Type: "bigint"}, {Name: "v", Type: "text"}},
-		PartitionKey: []string{"pk"},
-		Clustering:   []manifest.ClusteringSpec{{Name: "ck"}},
-		Options:      &opts,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	view, err := m.Watch(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(view.Close)
-	mc := ingest.NewManifestCommitter(m, store, "n1")
-	if err := mc.ClaimAll(ctx); err != nil {
-		t.Fatal(err)
-	}
-	cfg := ingest.DefaultConfig()
-	cfg.Shards = 1
-	cfg.MemtableSize = 1 << 20
-	cfg.MemoryLimit = 4 << 20
-	cfg.FlushAge = time.Hour
-	cfg.WriteTimeout = 10 * time.Second
-	cfg.Commitlog.Dir = "commitlog"
-	node, err := ingest.OpenNode(ctx, cfg, ingest.Deps{
-		FS: vfs.NewMem(), Store: store,
-		Committer:  engine.NewViewCommitter(mc, view),
-		Reader:     engine.NewTableReader(view, store, nil, 0),
-		Registerer: prometheus.NewRegistry(),
-		ChunkSize:  16 << 10,
-		Ranges:     modelRanges,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { node.Close() })
-	e, err := engine.NewLocal(engine.LocalConfig{Node: node, View: view, Store: store})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ne := newNodeEnv(t, modelRanges, &opts)
+	js, store, m, view, node, e := ne.js, ne.store, ne.m, ne.view, ne.node, ne.e
 	q, err := OpenQueue(ctx, js, "c1", QueueOptions{AckWait: time.Second,
 		GCGrace: func(uuid.UUID) (int32, bool) { return opts.GCGraceSeconds, true }})
 	if err != nil {
@@ -121,7 +63,7 @@ func newModelEnv(t *testing.T) *modelEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &modelEnv{t: t, ctx: ctx, m: m, view: view, store: store, node: node, e: e, table: tbl.ID,
+	return &modelEnv{t: t, ctx: ctx, m: m, view: view, store: store, node: node, e: e, table: ne.table,
 		q: q, planner: planner, mets: NewMetrics(nil)}
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sedimentdb/sediment/engine"
@@ -29,62 +30,8 @@ import (
 func TestEndToEnd(t *testing.T) {
 	const ranges, flushes = 2, 5
 	ctx := context.Background()
-	js, _ := manifesttest.JetStream(t)
-	store, err := objectstore.NewFile(vfs.Default, t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := manifest.Open(ctx, js, store, "c1", manifest.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.InitRanges(ctx, ranges); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.CreateKeyspace(ctx, "ks", map[string]string{"class": "SimpleStrategy", "replication_factor": "1"}, true); err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := m.CreateTable(ctx, manifest.TableSpec{
-		Keyspace: "ks", Name: "t",
-		Columns:      []manifest.ColumnSpec{{Name: "pk", Type: "text"}, {Name: "ck", Type: "bigint"}, {Name: "v", Type: "text"}},
-		PartitionKey: []string{"pk"},
-		Clustering:   []manifest.ClusteringSpec{{Name: "ck"}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	view, err := m.Watch(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(view.Close)
-	mc := ingest.NewManifestCommitter(m, store, "n1")
-	if err := mc.ClaimAll(ctx); err != nil {
-		t.Fatal(err)
-	}
-	cfg := ingest.DefaultConfig()
-	cfg.Shards = 1
-	cfg.MemtableSize = 1 << 20
-	cfg.MemoryLimit = 4 << 20
-	cfg.FlushAge = time.Hour
-	cfg.WriteTimeout = 10 * time.Second
-	cfg.Commitlog.Dir = "commitlog"
-	node, err := ingest.OpenNode(ctx, cfg, ingest.Deps{
-		FS: vfs.NewMem(), Store: store,
-		Committer:  engine.NewViewCommitter(mc, view),
-		Reader:     engine.NewTableReader(view, store, nil, 0),
-		Registerer: prometheus.NewRegistry(),
-		ChunkSize:  16 << 10,
-		Ranges:     ranges,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { node.Close() })
-	e, err := engine.NewLocal(engine.LocalConfig{Node: node, View: view, Store: store})
-	if err != nil {
-		t.Fatal(err)
-	}
+	env := newNodeEnv(t, ranges, nil)
+	js, store, m, view, node, e, tbl := env.js, env.store, env.m, env.view, env.node, env.e, env.table
 
 	const colV = 3
 	ts := int64(1)
@@ -107,14 +54,14 @@ func TestEndToEnd(t *testing.T) {
 				ts++
 			}
 		}
-		if err := e.Apply(ctx, &engine.Mutation{Table: tbl.ID, Entries: entries}); err != nil {
+		if err := e.Apply(ctx, &engine.Mutation{Table: tbl, Entries: entries}); err != nil {
 			t.Fatal(err)
 		}
-		flushNode(t, node, tbl.ID)
+		flushNode(t, node, tbl)
 	}
 	scan := func() []engine.Partition {
 		t.Helper()
-		page, err := e.Scan(ctx, engine.Scan{Table: tbl.ID, First: math.MinInt64, Last: math.MaxInt64, Now: time.Now().Unix()})
+		page, err := e.Scan(ctx, engine.Scan{Table: tbl, First: math.MinInt64, Last: math.MaxInt64, Now: time.Now().Unix()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -126,7 +73,7 @@ func TestEndToEnd(t *testing.T) {
 	}
 	var inputs []manifest.SSTable
 	for r := range ranges {
-		in := view.SSTablesInRange(tbl.ID, r)
+		in := view.SSTablesInRange(tbl, r)
 		if len(in) != flushes {
 			t.Fatalf("range %d: %d sstables after %d flushes", r, len(in), flushes)
 		}
@@ -177,7 +124,7 @@ func TestEndToEnd(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for r := range ranges {
 		for {
-			live := view.SSTablesInRange(tbl.ID, r)
+			live := view.SSTablesInRange(tbl, r)
 			if len(live) == 1 && live[0].Level == 1 {
 				break
 			}
@@ -192,7 +139,7 @@ func TestEndToEnd(t *testing.T) {
 	}
 	// The flushes' positions are still covered: the node's commitlog
 	// replay would not start over.
-	ssts, err := m.SSTables(ctx, tbl.ID)
+	ssts, err := m.SSTables(ctx, tbl)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,4 +190,83 @@ func flushNode(t *testing.T, node *ingest.Node, table uuid.UUID) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// nodeEnv is what the compaction tests run against: an embedded NATS with
+// a manifest of ranges ranges and the table ks.t (pk text, ck bigint, v
+// text), its View, a file bucket, one ingest node whose flushes go through
+// the View, and engine.Local over it.
+type nodeEnv struct {
+	js    jetstream.JetStream
+	store objectstore.Store
+	m     *manifest.Manifest
+	view  *manifest.View
+	node  *ingest.Node
+	e     *engine.Local
+	table uuid.UUID
+}
+
+// newNodeEnv starts a nodeEnv; opts are the table's options (nil: the
+// defaults).
+func newNodeEnv(t *testing.T, ranges int, opts *manifest.TableOptions) *nodeEnv {
+	t.Helper()
+	ctx := context.Background()
+	js, _ := manifesttest.JetStream(t)
+	store, err := objectstore.NewFile(vfs.Default, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := manifest.Open(ctx, js, store, "c1", manifest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.InitRanges(ctx, ranges); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.CreateKeyspace(ctx, "ks", map[string]string{"class": "SimpleStrategy", "replication_factor": "1"}, true); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := m.CreateTable(ctx, manifest.TableSpec{
+		Keyspace: "ks", Name: "t",
+		Columns:      []manifest.ColumnSpec{{Name: "pk", Type: "text"}, {Name: "ck", Type: "bigint"}, {Name: "v", Type: "text"}},
+		PartitionKey: []string{"pk"},
+		Clustering:   []manifest.ClusteringSpec{{Name: "ck"}},
+		Options:      opts,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	view, err := m.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(view.Close)
+	mc := ingest.NewManifestCommitter(m, store, "n1")
+	if err := mc.ClaimAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cfg := ingest.DefaultConfig()
+	cfg.Shards = 1
+	cfg.MemtableSize = 1 << 20
+	cfg.MemoryLimit = 4 << 20
+	cfg.FlushAge = time.Hour
+	cfg.WriteTimeout = 10 * time.Second
+	cfg.Commitlog.Dir = "commitlog"
+	node, err := ingest.OpenNode(ctx, cfg, ingest.Deps{
+		FS: vfs.NewMem(), Store: store,
+		Committer:  engine.NewViewCommitter(mc, view),
+		Reader:     engine.NewTableReader(view, store, nil, 0),
+		Registerer: prometheus.NewRegistry(),
+		ChunkSize:  16 << 10,
+		Ranges:     ranges,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { node.Close() })
+	e, err := engine.NewLocal(engine.LocalConfig{Node: node, View: view, Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &nodeEnv{js: js, store: store, m: m, view: view, node: node, e: e, table: tbl.ID}
 }
