@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -139,9 +140,9 @@ func (s *Sediment) run(ctx context.Context) error {
 	return nil
 }
 
-// httpHandler serves the metrics in reg, liveness on /healthz, and on /ready
-// whether every started module is ready: 200, or 503 with one line per
-// module that is not.
+// httpHandler serves the metrics in reg, liveness on /healthz, on /ready
+// whether every started module is ready (200, or 503 with one line per
+// module that is not), and Go's profiles under /debug/pprof/.
 func httpHandler(reg *prometheus.Registry, mods *moduleManager) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
@@ -158,6 +159,11 @@ func httpHandler(reg *prometheus.Registry, mods *moduleManager) *http.ServeMux {
 		}
 		fmt.Fprintln(w, "ready")
 	})
+	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+	mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 	return mux
 }
 

@@ -173,6 +173,9 @@ func TestReadyEndpoint(t *testing.T) {
 	if code, _ := get("/healthz"); code != http.StatusOK {
 		t.Fatalf("/healthz before start: %d", code)
 	}
+	if code, body := get("/debug/pprof/goroutine?debug=1"); code != http.StatusOK || !strings.Contains(body, "goroutine profile:") {
+		t.Fatalf("/debug/pprof/goroutine: %d %.100q", code, body)
+	}
 	if err := m.start(context.Background(), []string{"role"}); err != nil {
 		t.Fatal(err)
 	}
