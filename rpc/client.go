@@ -133,6 +133,19 @@ func (cl *Client) Truncate(ctx context.Context, table ingest.TableID) error {
 	return nil
 }
 
+// Flush asks the peer to flush its memtables (Handler.Flush) and waits
+// until it has, or until ctx ends; the peer gives up with ctx's deadline.
+func (cl *Client) Flush(ctx context.Context) error {
+	f, err := cl.call(ctx, opFlush, appendFlush)
+	if err != nil {
+		return err
+	}
+	if f.op != opAck || len(f.body) != 0 {
+		return fmt.Errorf("%w: answer op %#x to flush", ErrProtocol, f.op)
+	}
+	return nil
+}
+
 // Scan sends r to the peer's Handler.Scan.
 func (cl *Client) Scan(ctx context.Context, r ScanRequest) (*Page, error) {
 	if r.Limit < 0 || r.Limit > maxLimit {

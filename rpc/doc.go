@@ -1,6 +1,6 @@
 // Package rpc carries writes, conditional writes, truncations and memtable
-// reads between frontends and ingest nodes: a lean protocol of its own over
-// TCP.
+// reads between frontends and ingest nodes, and an operator's flushes to
+// ingest nodes: a lean protocol of its own over TCP.
 //
 // A Client keeps a few connections to its peer (Options.Conns) and sends
 // many requests over each at once; the Server runs each request in its own
@@ -36,7 +36,9 @@
 //	               of DigestSize bytes), v entry count, then per entry:
 //	               key, value; the entries of one partition
 //	0x04  Truncate v timeout µs, v table
-//	0x81  Ack      empty: the Apply or the Truncate is durable
+//	0x05  Flush    v timeout µs
+//	0x81  Ack      empty: the Apply or the Truncate is durable, or the
+//	               Flush's memtables are committed
 //	0x82  Page     v entry count, then per entry: key, value; u8 1 and the
 //	               resume key, or u8 0 at the end of the range; v commit
 //	               mark (Page.Mark)

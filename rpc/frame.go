@@ -27,8 +27,9 @@ const (
 	opScan     byte = 0x02
 	opApplyIf  byte = 0x03
 	opTruncate byte = 0x04
+	opFlush    byte = 0x05
 
-	opAck     byte = 0x81 // Apply or Truncate succeeded; empty body
+	opAck     byte = 0x81 // Apply, Truncate or Flush succeeded; empty body
 	opPage    byte = 0x82 // Scan's page
 	opApplied byte = 0x83 // ApplyIf's outcome
 	opError   byte = 0xff // any request failed
@@ -237,6 +238,20 @@ func decodeTruncate(body []byte) (timeout uint64, table ingest.TableID, err erro
 		return 0, 0, err
 	}
 	return timeout, table, nil
+}
+
+// appendFlush appends the body of a Flush request: its timeout alone.
+func appendFlush(dst []byte, timeout uint64) []byte {
+	return binary.AppendUvarint(dst, timeout)
+}
+
+func decodeFlush(body []byte) (timeout uint64, err error) {
+	d := decoder{b: body}
+	timeout = d.uvarint("timeout")
+	if err := d.end("flush"); err != nil {
+		return 0, err
+	}
+	return timeout, nil
 }
 
 // appendApplied appends the body of ApplyIf's answer.

@@ -46,6 +46,14 @@ func TestTruncateRoundTrip(t *testing.T) {
 	}
 }
 
+func TestFlushRoundTrip(t *testing.T) {
+	for _, want := range []uint64{0, 1, 1 << 40} {
+		if timeout, err := decodeFlush(appendFlush(nil, want)); err != nil || timeout != want {
+			t.Fatalf("decoded %d, %v, want %d", timeout, err, want)
+		}
+	}
+}
+
 func TestScanRoundTrip(t *testing.T) {
 	for _, r := range []ScanRequest{
 		{Table: 3},
@@ -215,6 +223,11 @@ func TestDecodeRejects(t *testing.T) {
 			t.Errorf("truncate %s: %v, want ErrProtocol", name, err)
 		}
 	}
+	for name, body := range map[string][]byte{"empty": {}, "trailing": {1, 0}, "overlong varint": bytes.Repeat([]byte{0xff}, 11)} {
+		if _, err := decodeFlush(body); !errors.Is(err, ErrProtocol) {
+			t.Errorf("flush %s: %v, want ErrProtocol", name, err)
+		}
+	}
 	for name, body := range map[string][]byte{"empty": {}, "bad outcome": {2}, "trailing": {1, 0}} {
 		if _, err := decodeApplied(body); !errors.Is(err, ErrProtocol) {
 			t.Errorf("applied %s: %v, want ErrProtocol", name, err)
@@ -235,6 +248,8 @@ func FuzzFrames(f *testing.F) {
 		appendError(nil, ingest.ErrFenced),
 		appendApplyIf(nil, 3, m, &Digest{4, 5, 6}),
 		appendTruncate(nil, 1000, 8),
+		appendFlush(nil, 0),
+		appendFlush(nil, 1<<33),
 		appendApplied(nil, true),
 		appendApplied(nil, false),
 	} {
@@ -283,6 +298,11 @@ func FuzzFrames(f *testing.F) {
 			t2, table2, err := decodeTruncate(appendTruncate(nil, timeout, table))
 			if err != nil || t2 != timeout || table2 != table {
 				t.Fatalf("truncate does not round-trip: %v", err)
+			}
+		}
+		if timeout, err := decodeFlush(data); err == nil {
+			if t2, err := decodeFlush(appendFlush(nil, timeout)); err != nil || t2 != timeout {
+				t.Fatalf("flush does not round-trip: %v", err)
 			}
 		}
 		if applied, err := decodeApplied(data); err == nil && !bytes.Equal(appendApplied(nil, applied), data) {

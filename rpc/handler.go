@@ -28,6 +28,11 @@ type Handler interface {
 	// Truncate removes every entry of table written before it from the
 	// node's memtables, durably (ingest.Node.Truncate).
 	Truncate(ctx context.Context, table ingest.TableID) error
+	// Flush flushes every shard of the node and returns once the flushed
+	// memtables are committed to the manifest (ingest.Node.Flush): every
+	// write acknowledged before the call is then in an SSTable. An
+	// operator's tool asks for it (sediment admin flush).
+	Flush(ctx context.Context) error
 }
 
 // ScanRequest asks for entries of one table in [Lower, Upper) from an
@@ -104,6 +109,10 @@ func (h *nodeHandler) ApplyIf(ctx context.Context, m *ingest.Mutation, want Dige
 
 func (h *nodeHandler) Truncate(ctx context.Context, table ingest.TableID) error {
 	return h.node.Truncate(ctx, table)
+}
+
+func (h *nodeHandler) Flush(ctx context.Context) error {
+	return h.node.Flush(ctx)
 }
 
 // Scan reads a snapshot of the memtables of the shards the bounds meet.

@@ -298,6 +298,7 @@ func (f failing) ApplyIf(context.Context, *ingest.Mutation, Digest) (bool, error
 	return false, f.err
 }
 func (f failing) Truncate(context.Context, ingest.TableID) error { return f.err }
+func (f failing) Flush(context.Context) error                    { return f.err }
 
 func TestErrorCodes(t *testing.T) {
 	ctx := context.Background()
@@ -317,6 +318,9 @@ func TestErrorCodes(t *testing.T) {
 		if err := c.Truncate(ctx, 1); !errors.Is(err, want) {
 			t.Fatalf("truncate failed with %v, want %v", err, want)
 		}
+		if err := c.Flush(ctx); !errors.Is(err, want) {
+			t.Fatalf("flush failed with %v, want %v", err, want)
+		}
 		if Retriable(err) != (want == ingest.ErrOverloaded) {
 			t.Fatalf("Retriable(%v) = %v", err, Retriable(err))
 		}
@@ -333,6 +337,9 @@ func TestErrorCodes(t *testing.T) {
 	n.Close()
 	if err := c.Apply(ctx, rowMutation(1, "p", 0, 1, "v")); !errors.Is(err, ingest.ErrClosed) {
 		t.Fatalf("closed node: %v", err)
+	}
+	if err := c.Flush(ctx); !errors.Is(err, ingest.ErrClosed) {
+		t.Fatalf("flush of a closed node: %v", err)
 	}
 }
 

@@ -191,6 +191,14 @@ func (c *serverConn) serve(ctx context.Context, f frame) (byte, func([]byte) []b
 		ctx, cancel := withTimeout(ctx, timeout)
 		defer cancel()
 		return opAck, nil, c.s.h.Truncate(ctx, table)
+	case opFlush:
+		timeout, err := decodeFlush(f.body)
+		if err != nil {
+			return 0, nil, err
+		}
+		ctx, cancel := withTimeout(ctx, timeout)
+		defer cancel()
+		return opAck, nil, c.s.h.Flush(ctx)
 	}
 	return 0, nil, fmt.Errorf("%w: unknown request op %#x", ErrProtocol, f.op)
 }
