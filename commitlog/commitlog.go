@@ -116,7 +116,7 @@ type Log struct {
 	mu       sync.Mutex
 	seq      uint64 // segment receiving the next record
 	size     int64  // bytes of segment seq assigned so far
-	cur      *batch // records waiting for the next write
+	cur      *Commit // records waiting for the next write
 	err      error  // sticky failure; wraps ErrFailed
 	closed   bool
 	segments []segment // complete segments that Release may remove, oldest first
@@ -140,8 +140,10 @@ type segment struct {
 	size int64
 }
 
-// batch is the group of records written (and in Batch mode synced) together.
-type batch struct {
+// Commit is a group of records that the committer writes, and in Batch mode
+// syncs, together: the handle Enqueue returns. Records enqueued while the
+// committer is busy share one Commit.
+type Commit struct {
 	chunks []chunk // frames in log order, one chunk per segment touched
 	n      int
 	done   chan struct{}
@@ -153,7 +155,18 @@ type chunk struct {
 	buf []byte
 }
 
-func newBatch() *batch { return &batch{done: make(chan struct{})} }
+func newCommit() *Commit { return &Commit{done: make(chan struct{})} }
+
+// Done returns a channel that is closed once the commit is over: its records
+// are durable (Batch) or written (Periodic), or the commit failed.
+func (c *Commit) Done() <-chan struct{} { return c.done }
+
+// Err waits for the commit to be over and returns nil if its records are
+// durable (Batch) or written (Periodic), or an error matching ErrFailed.
+func (c *Commit) Err() error {
+	<-c.done
+	return c.err
+}
 
 // Open opens the log in opts.Dir, creating the directory if needed. It checks
 // every segment header and the records of the newest segment, cutting off a
@@ -188,7 +201,7 @@ func Open(opts Options) (*Log, error) {
 		fs:        opts.FS,
 		log:       logger.With("component", "commitlog", "shard", opts.Shard),
 		maxRecord: int(min(opts.SegmentSize-segmentHeaderSize-frameHeaderSize, 1<<32-1)),
-		cur:       newBatch(),
+		cur:       newCommit(),
 		wake:      make(chan struct{}, 1),
 		quit:      make(chan struct{}),
 		done:      make(chan struct{}),
@@ -432,11 +445,34 @@ func (l *Log) Replay(fn func(pos Position, rec []byte) error) error {
 // be in the log. After a failed write or sync, every waiting and later
 // append fails with an error matching ErrFailed.
 func (l *Log) Append(ctx context.Context, rec []byte) (Position, error) {
-	if len(rec) > l.maxRecord {
-		return Position{}, fmt.Errorf("%w: %d bytes, at most %d", ErrTooLarge, len(rec), l.maxRecord)
-	}
 	if err := ctx.Err(); err != nil {
 		return Position{}, err
+	}
+	pos, c, err := l.Enqueue(rec)
+	if err != nil {
+		return Position{}, err
+	}
+	select {
+	case <-c.done:
+		if c.err != nil {
+			return Position{}, c.err
+		}
+		return pos, nil
+	case <-ctx.Done():
+		return Position{}, ctx.Err()
+	}
+}
+
+// Enqueue adds rec to the log without waiting: it returns the position rec
+// will have and the Commit that makes it durable (Batch) or written
+// (Periodic). The caller may reuse rec at once. Records are committed in the
+// order of their Enqueue calls, and a Commit fails if an earlier one did, so
+// a caller may act on its Commits in that order. Enqueue fails at once with
+// ErrTooLarge, ErrClosed, or the error (matching ErrFailed) that failed the
+// log.
+func (l *Log) Enqueue(rec []byte) (Position, *Commit, error) {
+	if len(rec) > l.maxRecord {
+		return Position{}, nil, fmt.Errorf("%w: %d bytes, at most %d", ErrTooLarge, len(rec), l.maxRecord)
 	}
 	dataCRC := crc32.Checksum(rec, castagnoli)
 	size := int64(frameHeaderSize + len(rec))
@@ -444,11 +480,11 @@ func (l *Log) Append(ctx context.Context, rec []byte) (Position, error) {
 	l.mu.Lock()
 	if l.err != nil {
 		l.mu.Unlock()
-		return Position{}, l.err
+		return Position{}, nil, l.err
 	}
 	if l.closed {
 		l.mu.Unlock()
-		return Position{}, ErrClosed
+		return Position{}, nil, ErrClosed
 	}
 	if l.size+size > l.opts.SegmentSize {
 		l.seq++
@@ -456,28 +492,20 @@ func (l *Log) Append(ctx context.Context, rec []byte) (Position, error) {
 	}
 	pos := Position{Segment: l.seq, Offset: l.size}
 	l.size += size
-	b := l.cur
-	if len(b.chunks) == 0 || b.chunks[len(b.chunks)-1].seq != l.seq {
-		b.chunks = append(b.chunks, chunk{seq: l.seq})
+	c := l.cur
+	if len(c.chunks) == 0 || c.chunks[len(c.chunks)-1].seq != l.seq {
+		c.chunks = append(c.chunks, chunk{seq: l.seq})
 	}
-	c := &b.chunks[len(b.chunks)-1]
-	c.buf = appendFrame(c.buf, l.seq, dataCRC, rec)
-	b.n++
+	ch := &c.chunks[len(c.chunks)-1]
+	ch.buf = appendFrame(ch.buf, l.seq, dataCRC, rec)
+	c.n++
 	l.mu.Unlock()
 
 	select {
 	case l.wake <- struct{}{}:
 	default: // the committer is already due to look
 	}
-	select {
-	case <-b.done:
-		if b.err != nil {
-			return Position{}, b.err
-		}
-		return pos, nil
-	case <-ctx.Done():
-		return Position{}, ctx.Err()
-	}
+	return pos, c, nil
 }
 
 // run is the committer: it takes the records gathered since its last round,
@@ -517,7 +545,7 @@ func (l *Log) commitPending() {
 		l.mu.Unlock()
 		return
 	}
-	l.cur = newBatch()
+	l.cur = newCommit()
 	err := l.err
 	l.mu.Unlock()
 
@@ -535,7 +563,7 @@ func (l *Log) commitPending() {
 }
 
 // commit writes b's frames, starting new segments as needed.
-func (l *Log) commit(b *batch) error {
+func (l *Log) commit(b *Commit) error {
 	for _, c := range b.chunks {
 		if l.f == nil || c.seq != l.fseq {
 			if err := l.roll(c.seq); err != nil {

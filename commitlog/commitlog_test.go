@@ -824,3 +824,113 @@ func TestReleaseRetriesFailedRemoval(t *testing.T) {
 		t.Fatalf("after release: %v", got)
 	}
 }
+
+// TestEnqueue checks that Enqueue returns without waiting for the fsync,
+// that records enqueued during one share the next Commit, that the caller
+// may reuse its buffer at once, and that Commits end in log order.
+func TestEnqueue(t *testing.T) {
+	blocked := make(chan struct{})
+	release := make(chan struct{})
+	var syncs atomic.Int32
+	efs := errorfs.Wrap(vfs.NewMem(), errorfs.InjectorFunc(func(op errorfs.Op, path string) error {
+		if op == errorfs.OpSync && strings.HasSuffix(path, ".log") && syncs.Add(1) == 1 {
+			close(blocked)
+			<-release
+		}
+		return nil
+	}))
+	l := mustOpen(t, Options{FS: efs, Dir: "/wal"})
+	buf := []byte("first")
+	pos0, first, err := l.Enqueue(buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-blocked
+	var commits []*Commit
+	var want [][]byte
+	prev := pos0
+	for i := range 10 {
+		rec := makeRecord(uint64(i), 40)
+		buf = append(buf[:0], rec...)
+		pos, c, err := l.Enqueue(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clear(buf) // the log must have copied it
+		if pos.Compare(prev) <= 0 {
+			t.Fatalf("position %v after %v", pos, prev)
+		}
+		prev = pos
+		commits = append(commits, c)
+		want = append(want, rec)
+	}
+	for _, c := range commits {
+		if c != commits[0] || c == first {
+			t.Fatal("records enqueued during one fsync do not share the next commit")
+		}
+	}
+	select {
+	case <-first.Done():
+		t.Fatal("commit done before its fsync returned")
+	default:
+	}
+	close(release)
+	if err := commits[0].Err(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-first.Done():
+	default:
+		t.Fatal("a later commit ended before an earlier one")
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l = mustOpen(t, Options{FS: efs, Dir: "/wal"})
+	defer l.Close()
+	got := replayAll(t, l)
+	if len(got) != 11 || string(got[0].rec) != "first" {
+		t.Fatalf("replayed %d records", len(got))
+	}
+	for i, r := range got[1:] {
+		if !bytes.Equal(r.rec, want[i]) {
+			t.Fatalf("record %d differs", i+1)
+		}
+	}
+}
+
+// TestEnqueueFailureFailsLaterCommits checks that a failed fsync fails its
+// commit and every commit enqueued behind it, and that Enqueue then refuses.
+func TestEnqueueFailureFailsLaterCommits(t *testing.T) {
+	blocked := make(chan struct{})
+	release := make(chan struct{})
+	var syncs atomic.Int32
+	efs := errorfs.Wrap(vfs.NewMem(), errorfs.InjectorFunc(func(op errorfs.Op, path string) error {
+		if op == errorfs.OpSync && strings.HasSuffix(path, ".log") && syncs.Add(1) == 1 {
+			close(blocked)
+			<-release
+			return errorfs.ErrInjected
+		}
+		return nil
+	}))
+	l := mustOpen(t, Options{FS: efs, Dir: "/wal"})
+	defer l.Close()
+	_, first, err := l.Enqueue([]byte("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-blocked
+	_, second, err := l.Enqueue([]byte("b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	for _, c := range []*Commit{first, second} {
+		if err := c.Err(); !errors.Is(err, ErrFailed) {
+			t.Fatalf("commit: %v, want ErrFailed", err)
+		}
+	}
+	if _, _, err := l.Enqueue([]byte("c")); !errors.Is(err, ErrFailed) {
+		t.Fatalf("enqueue after failure: %v", err)
+	}
+}
