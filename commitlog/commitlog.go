@@ -114,10 +114,10 @@ type Log struct {
 	replaySegs []segment // segments found by Open, oldest first
 
 	mu       sync.Mutex
-	seq      uint64 // segment receiving the next record
-	size     int64  // bytes of segment seq assigned so far
+	seq      uint64  // segment receiving the next record
+	size     int64   // bytes of segment seq assigned so far
 	cur      *Commit // records waiting for the next write
-	err      error  // sticky failure; wraps ErrFailed
+	err      error   // sticky failure; wraps ErrFailed
 	closed   bool
 	segments []segment // complete segments that Release may remove, oldest first
 
