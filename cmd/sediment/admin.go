@@ -30,6 +30,7 @@ import (
 
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/objectstore"
+	"github.com/sedimentdb/sediment/rpc"
 	"github.com/sedimentdb/sediment/sstable"
 )
 
@@ -48,6 +49,7 @@ Subcommands:
   manifest show <object> one archived version, pretty-printed
   restore [-yes]         rebuild the NATS catalog from the bucket's archive
   verify                 read every live SSTable and check its checksums
+  flush [-timeout d]     flush every live ingest node's memtables
 
 Every subcommand takes -json and the binary's -manifest.* and -objectstore.*
 flags. 'sediment admin <subcommand> -help' lists them.
@@ -62,7 +64,9 @@ type adminConfig struct {
 	Yes         bool          // restore: even over existing state
 	Table       string        // sstables: ks.table
 	Limit       int           // manifest history: versions shown
-	MaxAge      time.Duration // status: heartbeat age of a healthy member
+	MaxAge      time.Duration // status, flush: heartbeat age of a live member
+	Timeout     time.Duration // flush, compact: how long to wait (0: no bound)
+	Wait        bool          // compact: wait until done
 }
 
 // admin holds one subcommand's connections and output.
@@ -70,7 +74,8 @@ type admin struct {
 	cfg            adminConfig
 	stdout, stderr io.Writer
 	now            func() time.Time
-	// progress says whether verify draws a progress line on stderr.
+	// progress says whether long subcommands draw a progress line on
+	// stderr.
 	progress bool
 
 	nc    *nats.Conn
@@ -154,6 +159,7 @@ var adminCommands = map[string]func(ctx context.Context, a *admin, args []string
 	"manifest show":    adminShow,
 	"restore":          adminRestore,
 	"verify":           adminVerify,
+	"flush":            adminFlush,
 }
 
 // parseAdminFlags parses the flags of subcommand name, which may follow its
@@ -175,6 +181,9 @@ func parseAdminFlags(name string, args []string, output io.Writer) (adminConfig,
 		f.BoolVar(&c.Yes, "yes", false, "Restore even when NATS already holds catalog state.")
 	case "sstables":
 		f.StringVar(&c.Table, "table", "", "Only this table (keyspace.table).")
+	case "flush":
+		f.DurationVar(&c.MaxAge, "max-heartbeat-age", 15*time.Second, "Heartbeat age beyond which an ingest member is skipped as not live.")
+		f.DurationVar(&c.Timeout, "timeout", 5*time.Minute, "How long each node may take to flush (0: no bound).")
 	case "manifest history":
 		f.IntVar(&c.Limit, "limit", 20, "Versions to show, newest first (0: all).")
 	case "status":
@@ -196,6 +205,9 @@ func parseAdminFlags(name string, args []string, output io.Writer) (adminConfig,
 	}
 	if c.Limit < 0 {
 		return c, nil, fmt.Errorf("-limit %d is negative", c.Limit)
+	}
+	if c.Timeout < 0 {
+		return c, nil, fmt.Errorf("-timeout %s is negative", c.Timeout)
 	}
 	return c, pos, c.ObjectStore.Validate()
 }
@@ -819,4 +831,110 @@ func verifySSTable(ctx context.Context, store objectstore.Store, sst manifest.SS
 		err = cerr
 	}
 	return err
+}
+
+// FlushReport is the result of `admin flush`.
+type FlushReport struct {
+	Nodes []NodeFlush `json:"nodes"`
+	// Skipped lists the ingest members whose heartbeat is too old to call:
+	// their unflushed writes stay in their commitlogs.
+	Skipped []string `json:"skipped"`
+}
+
+// NodeFlush is one ingest node's flush.
+type NodeFlush struct {
+	ID       string  `json:"id"`
+	Addr     string  `json:"addr"`
+	OK       bool    `json:"ok"`
+	Error    string  `json:"error,omitempty"`
+	Duration float64 `json:"duration_seconds"`
+}
+
+func (r *FlushReport) failed() bool {
+	return slices.ContainsFunc(r.Nodes, func(n NodeFlush) bool { return !n.OK })
+}
+
+func (r *FlushReport) text(w io.Writer) error {
+	var rows [][]string
+	for _, n := range r.Nodes {
+		outcome := "ok"
+		if !n.OK {
+			outcome = "FAILED: " + n.Error
+		}
+		rows = append(rows, []string{n.ID, n.Addr, fmt.Sprintf("%.3fs", n.Duration), outcome})
+	}
+	if err := table(w, "NODE\tADDRESS\tDURATION\tOUTCOME", rows); err != nil {
+		return err
+	}
+	for _, id := range r.Skipped {
+		fmt.Fprintf(w, "skipped %s: heartbeat older than -max-heartbeat-age\n", id)
+	}
+	return nil
+}
+
+// adminFlush asks every live ingest node, at the RPC address it announces,
+// to flush its memtables, all at once, and reports how each went.
+func adminFlush(ctx context.Context, a *admin, args []string) (report, error) {
+	if len(args) > 0 {
+		return nil, fmt.Errorf("unexpected argument %q (a flush is of whole nodes: memtables hold every table)", args[0])
+	}
+	m, err := a.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	mems, err := m.Members(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rep := &FlushReport{Nodes: []NodeFlush{}, Skipped: []string{}}
+	now := a.now()
+	for _, mem := range mems {
+		switch {
+		case !slices.Contains(mem.Roles, Ingest):
+		case !mem.Live(now, a.cfg.MaxAge):
+			rep.Skipped = append(rep.Skipped, mem.ID)
+		default:
+			rep.Nodes = append(rep.Nodes, NodeFlush{ID: mem.ID, Addr: mem.Addr})
+		}
+	}
+	if len(rep.Nodes) == 0 {
+		return nil, errors.New("no live ingest node to flush")
+	}
+	type result struct {
+		i   int
+		err error
+		d   time.Duration
+	}
+	results := make(chan result, len(rep.Nodes))
+	for i, n := range rep.Nodes {
+		go func() {
+			ctx, cancel := ctx, context.CancelFunc(func() {})
+			if a.cfg.Timeout > 0 {
+				ctx, cancel = context.WithTimeout(ctx, a.cfg.Timeout)
+			}
+			defer cancel()
+			c := rpc.Dial(n.Addr, rpc.Options{Conns: 1})
+			defer c.Close()
+			start := time.Now()
+			err := c.Flush(ctx)
+			results <- result{i, err, time.Since(start)}
+		}()
+	}
+	failed := 0
+	for done := 1; done <= len(rep.Nodes); done++ {
+		r := <-results
+		n := &rep.Nodes[r.i]
+		n.OK, n.Duration = r.err == nil, r.d.Seconds()
+		if r.err != nil {
+			n.Error = r.err.Error()
+			failed++
+		}
+		if a.progress {
+			fmt.Fprintf(a.stderr, "\rflush: %d/%d nodes done, %d failed", done, len(rep.Nodes), failed)
+		}
+	}
+	if a.progress {
+		fmt.Fprintln(a.stderr)
+	}
+	return rep, nil
 }

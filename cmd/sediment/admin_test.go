@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -388,4 +389,130 @@ func FuzzArchiveObject(f *testing.F) {
 			t.Fatalf("%q: round trip gave %q, %v", obj, again, err)
 		}
 	})
+}
+
+// TestAdminFlushCompact drives `admin flush` and `admin compact` against
+// an all-in-one process whose memtables never flush by age: every SSTable
+// comes from an admin flush.
+func TestAdminFlushCompact(t *testing.T) {
+	dataDir := t.TempDir()
+	ctx := context.Background()
+	p := startProcess(t, dataDir,
+		"-node.heartbeat-interval=50ms",
+		"-ingest.shards=1", "-ingest.ranges=2",
+		"-ingest.flush-age=1h",
+		"-compaction.workers=2",
+		"-compaction.plan-interval=100ms",
+		"-compaction.ack-wait=5s",
+	)
+	p.waitReady(t)
+	s := cqlSession(t, p, "")
+	execCQL(t, s,
+		"CREATE KEYSPACE f WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+		"CREATE TABLE f.kv (k int PRIMARY KEY, v text)",
+	)
+	m, _ := openManifest(t, p, dataDir)
+	kv := p.s.view.Table("f", "kv")
+	if kv == nil {
+		t.Fatal("table f.kv not in the view")
+	}
+	n := p.natsPort
+	sstCount := func() int {
+		t.Helper()
+		ssts, err := m.SSTables(ctx, kv.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(ssts)
+	}
+	const rows = 40
+	write := func(round int) {
+		t.Helper()
+		for k := range rows {
+			if err := s.Query("INSERT INTO f.kv (k, v) VALUES (?, ?)", k, fmt.Sprintf("v%d-%d", k, round)).Exec(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	write(0)
+	if got := sstCount(); got != 0 {
+		t.Fatalf("%d SSTables before any flush", got)
+	}
+	flushes := gathered(t, p.s.reg, "sediment_ingest_flushes_total")
+	var rep FlushReport
+	adminJSON(t, n, dataDir, &rep, "flush")
+	if len(rep.Nodes) != 1 || rep.Nodes[0].ID != p.s.nodeID || rep.Nodes[0].Addr != p.s.rpcAddr || !rep.Nodes[0].OK || rep.Nodes[0].Error != "" || len(rep.Skipped) != 0 {
+		t.Fatalf("flush report %+v", rep)
+	}
+	// Flush returns once the flush is committed: no waiting here.
+	if got := sstCount(); got != 2 {
+		t.Fatalf("%d SSTables after a flush of rows in both ranges, want 2", got)
+	}
+	if gathered(t, p.s.reg, "sediment_ingest_flushes_total") == flushes {
+		t.Fatal("no flush counted")
+	}
+
+	// A member that does not answer fails the flush, the others still
+	// flush, and a stale one is skipped.
+	dead := manifest.Member{ID: "dead", Roles: []string{Ingest}, Addr: closedAddr(t), Shards: 1}
+	if err := m.Heartbeat(ctx, dead); err != nil {
+		t.Fatal(err)
+	}
+	write(1)
+	var out, errOut bytes.Buffer
+	args := []string{"flush", "-json", "-timeout=10s", fmt.Sprintf("-manifest.embedded-port=%d", n), "-data.dir=" + dataDir}
+	if code := adminMain(ctx, args, &out, &errOut, true); code != 1 {
+		t.Fatalf("flush with a dead member: exit %d\n%s%s", code, &out, &errOut)
+	}
+	rep = FlushReport{}
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Nodes) != 2 {
+		t.Fatalf("flush report %+v, want two nodes", rep)
+	}
+	for _, nf := range rep.Nodes {
+		if ok := nf.ID != "dead"; nf.OK != ok || (nf.Error == "") != ok {
+			t.Errorf("node %+v", nf)
+		}
+	}
+	if !strings.Contains(errOut.String(), "\rflush: 2/2 nodes done, 1 failed") {
+		t.Errorf("progress %q", errOut.String())
+	}
+	if got := sstCount(); got != 4 {
+		t.Fatalf("%d SSTables after the second flush, want 4", got)
+	}
+	// The real node heartbeats every 50ms, the dead one no more.
+	time.Sleep(300 * time.Millisecond)
+	rep = FlushReport{}
+	adminJSON(t, n, dataDir, &rep, "flush", "-max-heartbeat-age=200ms")
+	if len(rep.Nodes) != 1 || rep.Nodes[0].ID != p.s.nodeID || !rep.Nodes[0].OK || !slices.Equal(rep.Skipped, []string{"dead"}) {
+		t.Errorf("flush with a stale member: %+v", rep)
+	}
+	if code, _, errOut := runAdmin(t, n, dataDir, "flush", "-max-heartbeat-age=1ms"); code != 1 || !strings.Contains(errOut, "no live ingest node") {
+		t.Errorf("flush with only stale members: exit %d, %s", code, errOut)
+	}
+	if err := m.Leave(ctx, dead.ID); err != nil {
+		t.Fatal(err)
+	}
+	code, text, _ := runAdmin(t, n, dataDir, "flush")
+	if code != 0 || !strings.Contains(text, p.s.rpcAddr) || !strings.Contains(text, "ok") {
+		t.Errorf("text flush (exit %d):\n%s", code, text)
+	}
+	if code, _, errOut := runAdmin(t, n, dataDir, "flush", "f.kv"); code != 1 || !strings.Contains(errOut, "whole nodes") {
+		t.Errorf("flush of a table: exit %d, %s", code, errOut)
+	}
+}
+
+// closedAddr returns a loopback address where nothing listens.
+func closedAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
 }
