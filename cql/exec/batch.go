@@ -179,6 +179,7 @@ func runBatch(ctx context.Context, x *execCtx, typ ast.BatchType, items []batchI
 	}
 	ws := newWriteSet()
 	cs := newCounterSet()
+	stats := newBatchStats()
 	for _, it := range items {
 		eval, err := it.p.eval(it.x)
 		if err != nil {
@@ -195,10 +196,15 @@ func runBatch(ctx context.Context, x *execCtx, typ ast.BatchType, items []batchI
 			return nil, err
 		}
 		for _, part := range parts {
+			stats.addPartition(part)
 			if err := ws.addPartition(part); err != nil {
 				return nil, serverError(err)
 			}
 		}
+	}
+	stats.addCounters(cs)
+	if err := x.e.verifyBatch(ctx, typ, stats); err != nil {
+		return nil, err
 	}
 	if !ws.empty() {
 		wt := writeBatch

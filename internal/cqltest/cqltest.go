@@ -47,6 +47,8 @@ type Options struct {
 	// authenticator the catalog gets the default superuser cassandra
 	// (password cassandra), and Cluster's drivers must log in.
 	Frontend func(*frontend.Config)
+	// Executor adjusts the executor's configuration (batch thresholds...).
+	Executor func(*exec.Config)
 }
 
 // Server is a running in-process Sediment.
@@ -140,7 +142,7 @@ func Start(t testing.TB, o Options) *Server {
 		}
 		fo.Authenticator = auth
 	}
-	x, err := exec.New(exec.Config{
+	xc := exec.Config{
 		Auth:       auth,
 		Engine:     eng,
 		Manifest:   m,
@@ -148,7 +150,11 @@ func Start(t testing.TB, o Options) *Server {
 		Local:      exec.Node{HostID: uuid.New(), Addr: ln.Addr().String()},
 		Now:        o.Now,
 		Registerer: prometheus.NewRegistry(),
-	})
+	}
+	if o.Executor != nil {
+		o.Executor(&xc)
+	}
+	x, err := exec.New(xc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,6 +59,37 @@ def main(host, port):
     n = session.execute("SELECT count(*) FROM events WHERE user = 'bob'").one()[0]
     check(n == 5, "bob has %d events after the batch, want 5" % n)
 
+    # Batch guardrails reach the driver as warnings: 50 rows of 132 bytes
+    # (a 16-byte timeuuid clustering, a cell of 16 + 100) over two partitions pass the 5 KiB
+    # warn threshold; an UNLOGGED batch over 11 partitions is warned about;
+    # past 50 KiB the batch is refused.
+    from cassandra import InvalidRequest
+    from cassandra.query import BatchType
+    ins_k = session.prepare("INSERT INTO events (user, at, kind) VALUES (?, ?, ?)")
+    big = BatchStatement()
+    for i in range(50):
+        big.add(ins_k, ("w%d" % (i % 2), uuid.uuid1(), "x" * 100))
+    fut = session.execute_async(big)
+    fut.result()
+    check(fut.warnings == ["Batch for [py.events] is of size 6600, exceeding specified threshold of 5120 by 1480."],
+          "big batch warnings %r" % (fut.warnings,))
+    spread = BatchStatement(batch_type=BatchType.UNLOGGED)
+    for i in range(11):
+        spread.add(ins_k, ("u%d" % i, uuid.uuid1(), "k"))
+    rs = session.execute(spread)
+    check(rs.response_future.warnings == [
+        "Unlogged batch covering 11 partitions detected against table [py.events]. "
+        "You should use a logged batch for atomicity, or asynchronous writes for performance."],
+        "unlogged batch warnings %r" % (rs.response_future.warnings,))
+    huge = BatchStatement()
+    for i in range(500):
+        huge.add(ins_k, ("h%d" % (i % 2), uuid.uuid1(), "x" * 100))
+    try:
+        session.execute(huge)
+        check(False, "a 66000-byte batch was accepted")
+    except InvalidRequest as e:
+        check("Batch too large" in str(e), "huge batch error %r" % e)
+
     # User types: a registered class on one session, named tuples on
     # another; frozen and non-frozen, nested in collections.
     session.execute("""CREATE TABLE IF NOT EXISTS people (
