@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -351,4 +352,63 @@ func spanOf(ts []manifest.SSTable) span {
 		sp = sp.union(span{lowerOf(t), upperOf(t)})
 	}
 	return sp
+}
+
+// PlanMajor plans a major compaction requested at since: every range of
+// snap not yet Compacted gets one plan merging every live SSTable of the
+// range, from all levels, into its deepest level (L1 at least), as one
+// sorted run split at TargetSize. A range in which a busy plan works waits
+// for it: the major plan reads every SSTable of the range, so it would
+// share an input or an output span. MaxInputBytes does not bound a major
+// plan, which the operator asked for whole; the merge streams, so only its
+// duration grows with the range. left lists the ranges not yet compacted,
+// planned now or waiting; the request is done when it is empty.
+func (s Strategy) PlanMajor(snap Snapshot, busy []Plan, since time.Time) (plans []Plan, left []int) {
+	for _, r := range slices.Sorted(maps.Keys(snap.Ranges)) {
+		tables := snap.Ranges[r]
+		if Compacted(tables, since) {
+			continue
+		}
+		left = append(left, r)
+		if slices.ContainsFunc(busy, func(b Plan) bool { return b.Table == snap.Table && b.Range == r }) {
+			continue
+		}
+		level := 1
+		for _, t := range tables {
+			level = max(level, min(t.Level, NumLevels-1))
+		}
+		inputs := slices.Clone(tables)
+		slices.SortFunc(inputs, func(a, b manifest.SSTable) int {
+			return cmp.Or(cmp.Compare(a.Level, b.Level), lowerOf(a).compare(lowerOf(b)), cmp.Compare(a.Key, b.Key))
+		})
+		plans = append(plans, Plan{Table: snap.Table, Range: r, Inputs: inputs, OutputLevel: level, TargetSize: s.TargetSize})
+	}
+	return plans, left
+}
+
+// Compacted reports whether a range's live SSTables satisfy a major
+// compaction requested at since: those that count, every SSTable but the
+// L0 flushes created after since (writes that came later, which must not
+// keep the request from ending), are none, or all of one level below L0
+// and disjoint, one sorted run. Created comes from the clock of the node
+// that wrote the SSTable, since from the requester's: clock skew moves a
+// flush made around the request to one side or the other.
+func Compacted(tables []manifest.SSTable, since time.Time) bool {
+	var run []manifest.SSTable
+	for _, t := range tables {
+		if t.Level == 0 && t.Created.After(since) {
+			continue
+		}
+		if t.Level == 0 || (len(run) > 0 && t.Level != run[0].Level) {
+			return false
+		}
+		run = append(run, t)
+	}
+	slices.SortFunc(run, func(a, b manifest.SSTable) int { return lowerOf(a).compare(lowerOf(b)) })
+	for i := 1; i < len(run); i++ {
+		if upperOf(run[i-1]).compare(lowerOf(run[i])) >= 0 {
+			return false
+		}
+	}
+	return true
 }

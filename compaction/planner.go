@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -138,7 +139,10 @@ func NewPlanner(v *manifest.View, cfg PlannerConfig, opts PlannerOptions) (*Plan
 
 // Tick takes or renews the lease, failing with an error matching
 // manifest.ErrLeaseHeld if another planner holds it, then plans every
-// table and submits the plans; it returns how many it submitted.
+// table and submits the plans; it returns how many it submitted. A table
+// with a pending compaction request (manifest.CompactionRequest) gets the
+// major compaction's plans (Strategy.PlanMajor) first, and the request is
+// marked done once every range of the table is Compacted.
 func (p *Planner) Tick(ctx context.Context) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -153,6 +157,10 @@ func (p *Planner) Tick(ctx context.Context) (int, error) {
 		}
 		busy = append(busy, others...)
 	}
+	requests, err := p.requests(ctx)
+	if err != nil {
+		return 0, err
+	}
 	n := 0
 	seen := map[uuid.UUID]bool{}
 	for _, t := range p.schemaTables() {
@@ -160,7 +168,25 @@ func (p *Planner) Tick(ctx context.Context) (int, error) {
 		s := p.strategy(t)
 		snap := SnapshotOf(p.v, t.ID)
 		p.report(t, s, snap)
-		for _, plan := range s.Plan(snap, busy) {
+		var plans []Plan
+		if req, ok := requests[t.ID]; ok && !req.Done() {
+			var left []int
+			plans, left = s.PlanMajor(snap, busy, req.RequestedAt)
+			if len(left) == 0 {
+				if err := p.v.Manifest().FinishCompactionRequest(ctx, t.ID, req.ID); err != nil {
+					return n, fmt.Errorf("compaction: finish the compaction request of %s.%s: %w", t.keyspace, t.Name, err)
+				}
+				p.log.Info("major compaction done", "keyspace", t.keyspace, "table", t.Name, "request", req.ID)
+			}
+			// The ranges the major compaction has yet to cover are its
+			// alone: the strategy's plans there would only delay it.
+			snap.Ranges = maps.Clone(snap.Ranges)
+			for _, r := range left {
+				delete(snap.Ranges, r)
+			}
+		}
+		plans = append(plans, s.Plan(snap, busy)...)
+		for _, plan := range plans {
 			if p.opts.Now().Sub(p.acquired) > p.opts.LeaseTTL/2 {
 				// A slow queue must not let a successor plan alongside.
 				if err := p.acquire(ctx); err != nil {
@@ -182,7 +208,39 @@ func (p *Planner) Tick(ctx context.Context) (int, error) {
 			p.forget(id, labels)
 		}
 	}
-	return n, nil
+	return n, p.expireRequests(ctx, requests, seen)
+}
+
+// RequestRetention is how long a done compaction request stays in the
+// manifest for operators to see before the planner deletes it.
+const RequestRetention = 24 * time.Hour
+
+// requests returns the compaction requests, done or not, by table.
+func (p *Planner) requests(ctx context.Context) (map[uuid.UUID]manifest.CompactionRequest, error) {
+	all, err := p.v.Manifest().CompactionRequests(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("compaction: compaction requests: %w", err)
+	}
+	out := make(map[uuid.UUID]manifest.CompactionRequest, len(all))
+	for _, r := range all {
+		out[r.Table] = r
+	}
+	return out, nil
+}
+
+// expireRequests deletes the requests done more than RequestRetention ago
+// and those of tables the schema no longer has (seen).
+func (p *Planner) expireRequests(ctx context.Context, requests map[uuid.UUID]manifest.CompactionRequest, seen map[uuid.UUID]bool) error {
+	now := p.opts.Now()
+	for _, r := range requests {
+		if seen[r.Table] && (!r.Done() || now.Sub(r.DoneAt) < RequestRetention) {
+			continue
+		}
+		if err := p.v.Manifest().DeleteCompactionRequest(ctx, r.Table, r.ID); err != nil {
+			return fmt.Errorf("compaction: delete the compaction request of table %s: %w", r.Table, err)
+		}
+	}
+	return nil
 }
 
 // running drops the submissions whose inputs have left the live set (the
