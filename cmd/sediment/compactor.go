@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/sedimentdb/sediment/compaction"
 	"github.com/sedimentdb/sediment/gc"
+	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/vfs"
 )
@@ -91,10 +93,11 @@ func (s *Sediment) initCompactor(ctx context.Context) (service, error) {
 	runners := []func(context.Context) error{planner.Run}
 	for range cfg.Workers {
 		w, err := compaction.NewWorker(q, s.manifest, compaction.WorkerOptions{
-			Store:   s.store,
-			Run:     compaction.Options{ReadAhead: cfg.ReadAhead},
-			Metrics: metrics,
-			Logger:  s.logger,
+			Store:     s.store,
+			Run:       compaction.Options{ReadAhead: cfg.ReadAhead},
+			Unflushed: unflushedBound(s.manifest, 3*s.cfg.Node.HeartbeatInterval, time.Now),
+			Metrics:   metrics,
+			Logger:    s.logger,
 		})
 		if err != nil {
 			return service{}, err
@@ -132,6 +135,45 @@ func (s *Sediment) initCompactor(ctx context.Context) (service, error) {
 			}
 		},
 	}, nil
+}
+
+// unflushedBound returns the workers' purge bound source
+// (compaction.WorkerOptions.Unflushed): the oldest write any ingest member
+// reported unflushed for the table, read fresh from the manifest's member
+// list (not the View, which may lag), per ingest.OldestUnflushed.
+//
+// The answer is known only if every ingest member beat within window of
+// now. The window is three heartbeat intervals (as frontends judge members
+// live): a live node that misses a beat or two keeps purging on, and a
+// node that stopped publishing (dead, partitioned, or an older version)
+// turns purging off within seconds, until it comes back and reports, or
+// leaves after flushing. It assumes the ingest nodes beat at this
+// process's -node.heartbeat-interval and that clocks agree to well within
+// it.
+//
+// Writes acknowledged after the start of the window may be in no
+// heartbeat yet. Their timestamps, assigned at write time, are not older
+// than the window's start unless a client or a skewed clock chose them,
+// so the bound is also capped at the window's start: a tombstone is
+// purged only if it is older than every write that can still be on its
+// way into an SSTable. (A write stamped older than a purged tombstone
+// after its gc_grace_seconds is visible again, as in Cassandra.)
+//
+// The range argument is unused: members report per table, which only
+// makes the bound lower.
+func unflushedBound(m *manifest.Manifest, window time.Duration, now func() time.Time) func(context.Context, uuid.UUID, int) (int64, error) {
+	return func(ctx context.Context, table uuid.UUID, _ int) (int64, error) {
+		members, err := m.Members(ctx)
+		if err != nil {
+			return 0, err
+		}
+		since := now().Add(-window)
+		ts, known := ingest.OldestUnflushed(members, table, since)
+		if !known {
+			return math.MinInt64, nil
+		}
+		return min(ts, since.UnixMicro()), nil
+	}
 }
 
 // gcGrace returns the gc_grace_seconds of the table with ID table.

@@ -4,17 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/gocql/gocql"
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sedimentdb/sediment/gc"
+	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/objectstore"
+	"github.com/sedimentdb/sediment/sstable"
 	"github.com/sedimentdb/sediment/vfs"
 )
 
@@ -200,5 +204,214 @@ func TestCompactorCompacts(t *testing.T) {
 	}
 	if gathered(t, reg, "sediment_compaction_planner_lease_held") != 1 {
 		t.Fatal("the planner does not hold its lease")
+	}
+}
+
+// sstStats sums the entries and tombstones of SSTables, read from the
+// objects themselves.
+type sstStats struct{ entries, tombstones uint64 }
+
+// tableStats returns the sstStats of the live SSTables of table in level 0
+// and in the levels below.
+func tableStats(t *testing.T, p *process, table uuid.UUID) (l0, deeper sstStats) {
+	t.Helper()
+	ctx := context.Background()
+	ssts, err := p.s.manifest.SSTables(ctx, table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range ssts {
+		ra, err := objectstore.NewReaderAt(ctx, p.s.store, s.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := sstable.Open(ctx, ra, ra.Size(), sstable.ReaderOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := &deeper
+		if s.Level == 0 {
+			st = &l0
+		}
+		st.entries += r.Properties().Entries
+		st.tombstones += r.Properties().Tombstones
+	}
+	return l0, deeper
+}
+
+// TestCompactorPurges runs every role in one process with tables of
+// gc_grace_seconds = 0: compaction drops deleted partitions and expired
+// rows from its outputs for the table whose purge bound the ingest node's
+// heartbeats give, and keeps the tombstones of the table for which
+// another ingest member reports an older unflushed write.
+func TestCompactorPurges(t *testing.T) {
+	dataDir := t.TempDir()
+	ctx := context.Background()
+	const beat = 50 * time.Millisecond
+	p := startProcess(t, dataDir,
+		"-node.heartbeat-interval="+beat.String(),
+		"-ingest.shards=1", "-ingest.ranges=1",
+		"-ingest.flush-age=50ms",
+		"-compaction.plan-interval=100ms",
+		"-compaction.ack-wait=5s",
+	)
+	p.waitReady(t)
+	s := cqlSession(t, p, "")
+	execCQL(t, s,
+		"CREATE KEYSPACE c WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+		"CREATE TABLE c.purged (k int PRIMARY KEY, v text) WITH gc_grace_seconds = 0",
+		"CREATE TABLE c.kept (k int PRIMARY KEY, v text) WITH gc_grace_seconds = 0",
+	)
+	purged, kept := p.s.view.Table("c", "purged"), p.s.view.Table("c", "kept")
+	if purged == nil || kept == nil {
+		t.Fatal("tables not in the view")
+	}
+	m := p.s.manifest
+
+	// Another ingest member, alive, holds an unflushed write of c.kept
+	// older than anything: no tombstone of c.kept may go.
+	ghost := manifest.Member{ID: "ghost", Roles: []string{"ingest"}, Addr: "127.0.0.1:1",
+		Unflushed: map[string]int64{ingest.UnflushedKey(ingest.TableIDOf(kept.ID)): 1}}
+	ghostCtx, stopGhost := context.WithCancel(ctx)
+	ghostDone := make(chan struct{})
+	go func() {
+		defer close(ghostDone)
+		for ghostCtx.Err() == nil {
+			if err := m.Heartbeat(ghostCtx, ghost); err != nil && ghostCtx.Err() == nil {
+				t.Errorf("ghost heartbeat: %v", err)
+				return
+			}
+			select {
+			case <-ghostCtx.Done():
+			case <-time.After(beat):
+			}
+		}
+	}()
+	defer func() { stopGhost(); <-ghostDone }()
+
+	reg := p.s.reg
+	flushed := func(write func()) {
+		t.Helper()
+		before := gathered(t, reg, "sediment_ingest_flushes_total")
+		write()
+		waitFor(t, "a flush", func() bool { return gathered(t, reg, "sediment_ingest_flushes_total") > before })
+	}
+	exec := func(q string, args ...any) {
+		t.Helper()
+		for _, tbl := range []string{"purged", "kept"} {
+			if err := s.Query(fmt.Sprintf(q, tbl), args...).Exec(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// Four flushes, the strategy's L0 trigger: live rows 0-19, partition
+	// deletions of 0-9, rows 20-29 with a TTL of 1s, and live rows 30-39
+	// written once those have expired and their expiry is over a second
+	// old, so that gc_grace_seconds = 0 has passed for it.
+	flushed(func() {
+		for k := range 20 {
+			exec("INSERT INTO c.%s (k, v) VALUES (?, ?)", k, fmt.Sprint("v", k))
+		}
+	})
+	flushed(func() {
+		for k := range 10 {
+			exec("DELETE FROM c.%s WHERE k = ?", k)
+		}
+	})
+	flushed(func() {
+		for k := 20; k < 30; k++ {
+			exec("INSERT INTO c.%s (k, v) VALUES (?, ?) USING TTL 1", k, fmt.Sprint("v", k))
+		}
+	})
+	time.Sleep(2100 * time.Millisecond)
+	flushed(func() {
+		for k := 30; k < 40; k++ {
+			exec("INSERT INTO c.%s (k, v) VALUES (?, ?)", k, fmt.Sprint("v", k))
+		}
+	})
+	checkReads := func() {
+		t.Helper()
+		for _, tbl := range []string{"purged", "kept"} {
+			got := map[int]string{}
+			iter := s.Query(fmt.Sprintf("SELECT k, v FROM c.%s", tbl)).Iter()
+			var k int
+			var v string
+			for iter.Scan(&k, &v) {
+				got[k] = v
+			}
+			if err := iter.Close(); err != nil {
+				t.Fatal(err)
+			}
+			want := map[int]string{}
+			for k := 10; k < 20; k++ {
+				want[k] = fmt.Sprint("v", k)
+			}
+			for k := 30; k < 40; k++ {
+				want[k] = fmt.Sprint("v", k)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("c.%s reads %v, want %v", tbl, got, want)
+			}
+			for _, k := range []int{0, 5, 25} {
+				var v string
+				if err := s.Query(fmt.Sprintf("SELECT v FROM c.%s WHERE k = ?", tbl), k).Scan(&v); !errors.Is(err, gocql.ErrNotFound) {
+					t.Fatalf("c.%s k=%d reads %q, %v; want no row", tbl, k, v, err)
+				}
+			}
+		}
+	}
+	checkReads()
+
+	// Compaction merges the four flushes, or if the flushes split under
+	// load, some of them: more flushes of the same rows 30-39 follow
+	// until all is merged.
+	deadline := time.Now().Add(45 * time.Second)
+	lastRound := time.Now()
+	for {
+		p0, pd := tableStats(t, p, purged.ID)
+		_, kd := tableStats(t, p, kept.ID)
+		// c.purged's compacted outputs hold the 20 live rows alone and
+		// no tombstone is left anywhere; c.kept's hold the 10 partition
+		// deletions and the expired cells of 10 rows as tombstones.
+		if pd.entries == 20 && pd.tombstones == 0 && p0.tombstones == 0 && kd.tombstones >= 20 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("c.purged: L0 %+v, deeper %+v; c.kept: deeper %+v\n%s", p0, pd, kd, p.log)
+		}
+		if time.Since(lastRound) > 2*time.Second {
+			flushed(func() {
+				for k := 30; k < 40; k++ {
+					exec("INSERT INTO c.%s (k, v) VALUES (?, ?)", k, fmt.Sprint("v", k))
+				}
+			})
+			lastRound = time.Now()
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	checkReads()
+	if gathered(t, reg, "sediment_compaction_jobs_committed_total") < 2 {
+		t.Fatal("compaction jobs not counted")
+	}
+
+	// The bound itself: the ghost's write while it beats; unknown (no
+	// purge) once it stops beating; once it leaves, nothing unflushed
+	// but the writes of the window, capped at its start.
+	bound := unflushedBound(m, 3*beat, time.Now)
+	if u, err := bound(ctx, kept.ID, 0); err != nil || u != 1 {
+		t.Fatalf("bound with a live member's unflushed write: %d, %v; want 1", u, err)
+	}
+	stopGhost()
+	<-ghostDone
+	time.Sleep(4 * beat)
+	if u, err := bound(ctx, kept.ID, 0); err != nil || u != math.MinInt64 {
+		t.Fatalf("bound with a stale member: %d, %v; want math.MinInt64", u, err)
+	}
+	if err := m.Leave(ctx, ghost.ID); err != nil {
+		t.Fatal(err)
+	}
+	before := time.Now().Add(-3 * beat).UnixMicro()
+	if u, err := bound(ctx, kept.ID, 0); err != nil || u < before || u > time.Now().UnixMicro() {
+		t.Fatalf("bound with nothing unflushed: %d, %v; want the window's start, about %d", u, err, before)
 	}
 }
