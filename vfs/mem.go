@@ -34,11 +34,12 @@ var _ FS = (*MemFS)(nil)
 type memNode struct {
 	dir bool
 
-	// Files. data is the live content. synced is the durable content; it may
-	// share data's backing array because data only ever grows in place:
-	// anything that shrinks data copies it first (see truncate).
+	// Files. data is the live content and synced the durable content, in
+	// arrays of their own; data[:dirty] equals synced[:dirty], so a sync
+	// copies only what changed since the last one.
 	data   []byte
 	synced []byte
+	dirty  int
 
 	// Directories: the live entries and those a crash would keep.
 	children map[string]*memNode
@@ -67,8 +68,7 @@ func (m *MemFS) CrashClone() *MemFS {
 			return c
 		}
 		if !n.dir {
-			c := &memNode{data: slices.Clone(n.synced), modTime: n.modTime}
-			c.synced = c.data[:len(c.data):len(c.data)]
+			c := &memNode{data: slices.Clone(n.synced), synced: slices.Clone(n.synced), dirty: len(n.synced), modTime: n.modTime}
 			seen[n] = c
 			return c
 		}
@@ -277,15 +277,22 @@ func (m *MemFS) Truncate(name string, size int64) error {
 	return nil
 }
 
-// truncate resizes a file. Shrinking copies the data so that later writes
-// cannot reach into a synced view sharing the old backing array.
+// truncate resizes a file.
 func (n *memNode) truncate(size int64) {
+	n.dirty = min(n.dirty, len(n.data), int(size))
 	if size <= int64(len(n.data)) {
-		n.data = slices.Clone(n.data[:size])
+		n.data = n.data[:size]
 	} else {
 		n.data = append(n.data, make([]byte, size-int64(len(n.data)))...)
 	}
 	n.modTime = time.Now()
+}
+
+// sync makes the file's data durable.
+func (n *memNode) sync() {
+	from := min(n.dirty, len(n.data), len(n.synced))
+	n.synced = append(n.synced[:from], n.data[from:]...)
+	n.dirty = len(n.data)
 }
 
 // Link makes newname another name of the file oldname.
@@ -441,24 +448,38 @@ func (f *memFile) Write(p []byte) (int, error) {
 	if err := f.check("write", true); err != nil {
 		return 0, err
 	}
-	n := f.n
 	if f.append {
-		f.pos = int64(len(n.data))
+		f.pos = int64(len(f.n.data))
 	}
-	if f.pos > int64(len(n.data)) {
-		n.data = append(n.data, make([]byte, f.pos-int64(len(n.data)))...)
-	}
-	if tail := int64(len(n.data)) - f.pos; tail > 0 {
-		// Overwriting in place would change bytes a synced view may share.
-		n.data = slices.Clone(n.data)
-		k := copy(n.data[f.pos:], p)
-		n.data = append(n.data, p[k:]...)
-	} else {
-		n.data = append(n.data, p...)
-	}
+	f.n.writeAt(p, f.pos)
 	f.pos += int64(len(p))
-	n.modTime = time.Now()
 	return len(p), nil
+}
+
+func (f *memFile) WriteAt(p []byte, off int64) (int, error) {
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
+	if err := f.check("write", true); err != nil {
+		return 0, err
+	}
+	if f.append {
+		return 0, &fs.PathError{Op: "write", Path: f.name, Err: errors.New("vfs: WriteAt on a file opened for appending")}
+	}
+	if off < 0 {
+		return 0, &fs.PathError{Op: "write", Path: f.name, Err: fs.ErrInvalid}
+	}
+	f.n.writeAt(p, off)
+	return len(p), nil
+}
+
+func (n *memNode) writeAt(p []byte, off int64) {
+	if off > int64(len(n.data)) {
+		n.data = append(n.data, make([]byte, off-int64(len(n.data)))...)
+	}
+	n.dirty = min(n.dirty, int(off))
+	k := copy(n.data[off:], p)
+	n.data = append(n.data, p[k:]...)
+	n.modTime = time.Now()
 }
 
 func (f *memFile) Sync() error {
@@ -467,9 +488,12 @@ func (f *memFile) Sync() error {
 	if err := f.check("sync", false); err != nil {
 		return err
 	}
-	f.n.synced = f.n.data[:len(f.n.data):len(f.n.data)]
+	f.n.sync()
 	return nil
 }
+
+// SyncData is Sync: a MemFS keeps no metadata that a crash could lose.
+func (f *memFile) SyncData() error { return f.Sync() }
 
 func (f *memFile) Stat() (os.FileInfo, error) {
 	f.fs.mu.Lock()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -333,5 +334,62 @@ func TestSameAsOS(t *testing.T) {
 			}
 			mustNotExist(t, fsys, p("d"))
 		})
+	}
+}
+
+// TestWriteAtOverwrite checks that overwriting a synced file in place, as a
+// preallocated log does, is durable after SyncData and lost without it, on
+// MemFS and on the OS alike.
+func TestWriteAtOverwrite(t *testing.T) {
+	for _, fsys := range []FS{NewMem(), Default} {
+		name := "/f"
+		if fsys == Default {
+			name = t.TempDir() + "/f"
+		}
+		f, err := fsys.CreateExclusive(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Write(make([]byte, 8)); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		if err := fsys.SyncDir(filepath.Dir(name)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteAt([]byte("ab"), 2); err != nil {
+			t.Fatal(err)
+		}
+		if mem, ok := fsys.(*MemFS); ok {
+			if got, _ := readFile(t, mem.CrashClone(), name); got != string(make([]byte, 8)) {
+				t.Fatalf("unsynced overwrite survived a crash: %q", got)
+			}
+		}
+		if _, err := f.WriteAt([]byte("xyz"), 7); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.SyncData(); err != nil {
+			t.Fatal(err)
+		}
+		want := "\x00\x00ab\x00\x00\x00xyz"
+		if got, _ := readFile(t, fsys, name); got != want {
+			t.Fatalf("file holds %q, want %q", got, want)
+		}
+		if mem, ok := fsys.(*MemFS); ok {
+			if got, _ := readFile(t, mem.CrashClone(), name); got != want {
+				t.Fatalf("after SyncData a crash keeps %q, want %q", got, want)
+			}
+		}
+		f.Close()
+		a, err := fsys.OpenAppend(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.WriteAt([]byte("q"), 0); err == nil {
+			t.Fatal("WriteAt on an appending file succeeded")
+		}
+		a.Close()
 	}
 }

@@ -12,16 +12,28 @@ type osFS struct{}
 
 var _ FS = osFS{}
 
-func (osFS) Create(name string) (File, error) { return os.Create(name) }
+// osFile adds SyncData to an *os.File.
+type osFile struct{ *os.File }
 
-func (osFS) CreateExclusive(name string) (File, error) {
-	return os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+func (f osFile) SyncData() error { return fdatasync(f.File) }
+
+func wrapFile(f *os.File, err error) (File, error) {
+	if err != nil {
+		return nil, err
+	}
+	return osFile{f}, nil
 }
 
-func (osFS) Open(name string) (File, error) { return os.Open(name) }
+func (osFS) Create(name string) (File, error) { return wrapFile(os.Create(name)) }
+
+func (osFS) CreateExclusive(name string) (File, error) {
+	return wrapFile(os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644))
+}
+
+func (osFS) Open(name string) (File, error) { return wrapFile(os.Open(name)) }
 
 func (osFS) OpenAppend(name string) (File, error) {
-	return os.OpenFile(name, os.O_RDWR|os.O_APPEND, 0)
+	return wrapFile(os.OpenFile(name, os.O_RDWR|os.O_APPEND, 0))
 }
 
 func (osFS) Remove(name string) error                 { return os.Remove(name) }

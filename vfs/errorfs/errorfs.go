@@ -262,11 +262,26 @@ func (f *file) Write(p []byte) (int, error) {
 	return f.File.Write(p)
 }
 
+func (f *file) WriteAt(p []byte, off int64) (int, error) {
+	if err := f.fs.inject(OpWrite, f.name); err != nil {
+		return 0, err
+	}
+	return f.File.WriteAt(p, off)
+}
+
 func (f *file) Sync() error {
 	if err := f.fs.inject(OpSync, f.name); err != nil {
 		return err
 	}
 	return f.File.Sync()
+}
+
+// SyncData is injected as OpSync: to a caller, both make data durable.
+func (f *file) SyncData() error {
+	if err := f.fs.inject(OpSync, f.name); err != nil {
+		return err
+	}
+	return f.File.SyncData()
 }
 
 func (f *file) Stat() (os.FileInfo, error) {
