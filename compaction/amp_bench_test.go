@@ -25,6 +25,7 @@ import (
 	"github.com/sedimentdb/sediment/manifest/manifesttest"
 	"github.com/sedimentdb/sediment/model"
 	"github.com/sedimentdb/sediment/objectstore"
+	"github.com/sedimentdb/sediment/sstable"
 	"github.com/sedimentdb/sediment/token"
 	"github.com/sedimentdb/sediment/vfs"
 )
@@ -62,7 +63,9 @@ const (
 //   - compaction.read_amp.<phase>: SSTables a point read of a written key
 //     consults, mean over sampled keys: those of the key's range whose
 //     (token, key) span covers the key, as the read path selects them
-//     before bloom filters; compaction.read_amp_max.<phase> is the max.
+//     before bloom filters; compaction.read_amp_max.<phase> is the max,
+//     and the metric sstables_past_bloom/<phase> the mean of those whose
+//     bloom filter admits the key's partition.
 func BenchmarkCompactionAmplification(b *testing.B) {
 	uniformBytes, zipfBytes := int64(ampUniformBytes), int64(ampZipfBytes)
 	if testing.Short() {
@@ -256,12 +259,13 @@ func (env *ampEnv) phase(b *testing.B, name string, logical int64, written []ato
 	compacted := env.store.compacted.Load() - compacted0
 	logicalBytes := done.Load()
 	wa := float64(flushed+compacted) / float64(logicalBytes)
-	mean, maxRA := env.readAmp(b, written)
+	mean, bloomMean, maxRA := env.readAmp(b, written)
 	b.Logf("%s: %.0f MiB logical in %v (caught up after %v, %d overloaded retries); flushed %.0f MiB, compaction wrote %.0f MiB; jobs committed %v, failed %v; levels %s",
 		name, float64(logicalBytes)/(1<<20), loaded.Round(time.Second), caughtUp.Round(time.Second), retries.Load(),
 		float64(flushed)/(1<<20), float64(compacted)/(1<<20), value(env.mets.committed), value(env.mets.failed), env.levels())
 	b.ReportMetric(float64(flushed+compacted)/float64(flushed), "write_amp_per_flushed_byte/"+name)
 	b.ReportMetric(caughtUp.Seconds(), "s/"+name)
+	b.ReportMetric(bloomMean, "sstables_past_bloom/"+name)
 	benchfig.Report("compaction.write_amp."+name, wa, "x")
 	benchfig.Report("compaction.read_amp."+name, mean, "sstables")
 	benchfig.Report("compaction.read_amp_max."+name, float64(maxRA), "sstables")
@@ -310,15 +314,27 @@ func (env *ampEnv) settle(b *testing.B) {
 
 // readAmp counts, for ampReadSamples written keys, the SSTables the read
 // path would open for a point read: those of the key's range whose span
-// covers the key.
-func (env *ampEnv) readAmp(b *testing.B, written []atomic.Bool) (mean float64, most int) {
+// covers the key (most), and of those the ones whose bloom filter admits
+// the key's partition (the ones whose blocks the read then reads).
+func (env *ampEnv) readAmp(b *testing.B, written []atomic.Bool) (mean, bloomMean float64, most int) {
 	b.Helper()
+	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(3, 3))
 	byRange := map[int][]manifest.SSTable{}
+	readers := map[string]*sstable.Reader{}
 	for r := range ampRanges {
 		byRange[r] = env.view.SSTablesInRange(env.table, r)
+		for _, t := range byRange[r] {
+			obj, err := objectstore.NewReaderAt(ctx, env.store, t.Key)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if readers[t.Key], err = sstable.Open(ctx, obj, obj.Size(), sstable.ReaderOptions{}); err != nil {
+				b.Fatal(err)
+			}
+		}
 	}
-	total := 0
+	total, passed := 0, 0
 	for n := 0; n < ampReadSamples; {
 		k := rng.IntN(len(written))
 		if !written[k].Load() {
@@ -327,12 +343,15 @@ func (env *ampEnv) readAmp(b *testing.B, written []atomic.Bool) (mean float64, m
 		n++
 		pk := fmt.Appendf(nil, "k%010d", k)
 		tok := token.Murmur3(pk)
-		key := env.entry(k, nil).Key
-		at := bound{token: tok, key: key}
+		prefix := keys.AppendPartitionPrefix(nil, tok, pk)
+		at := bound{token: tok, key: env.entry(k, nil).Key}
 		c := 0
 		for _, t := range byRange[manifest.RangeOf(tok, ampRanges)] {
 			if lowerOf(t).compare(at) <= 0 && at.compare(upperOf(t)) <= 0 {
 				c++
+				if readers[t.Key].MayContain(prefix) {
+					passed++
+				}
 			}
 		}
 		if c == 0 {
@@ -341,7 +360,7 @@ func (env *ampEnv) readAmp(b *testing.B, written []atomic.Bool) (mean float64, m
 		total += c
 		most = max(most, c)
 	}
-	return float64(total) / ampReadSamples, most
+	return float64(total) / ampReadSamples, float64(passed) / ampReadSamples, most
 }
 
 // levels describes the table's levels: SSTables and MiB per level.

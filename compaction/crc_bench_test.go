@@ -12,13 +12,14 @@ import (
 )
 
 // BenchmarkCompactionChecksum reports compaction.crc_fraction: the share of
-// a merge's CPU time that CRC-32C checksums take. The merge is
+// a merge's CPU time that CRC-32C checksums take, in percent. The merge is
 // BenchmarkCompaction's (four overlapping S2-compressed inputs of 8 MiB of
 // rows); the other side checksums, with the SSTable format's CRC-32C, the
-// exact bytes of the merge's input and output objects. That is a little
-// more than the merge checksums (the footer's CRC covers its fields only
-// and bloom filters are not read by a merge), so the fraction is an upper
-// bound. The sides take turns; each keeps its best round.
+// exact bytes of the merge's input and output objects. Every block of an
+// SSTable (data, index, filter) carries a CRC-32C of its payload, checked
+// when the merge reads it and computed when it writes it, so these are the
+// bytes the merge checksums, give or take the blocks' 5-byte trailers and
+// the footer. The sides take turns; each keeps its best round.
 func BenchmarkCompactionChecksum(b *testing.B) {
 	const inputs, size = 4, 8 << 20
 	wo := sstable.WriterOptions{Compression: sstable.S2}
