@@ -1,9 +1,11 @@
 package exec
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/sedimentdb/sediment/cql/ast"
@@ -90,8 +92,9 @@ func (m *multiRestriction) names() string {
 	return "(" + strings.Join(ns, ",") + ")"
 }
 
-// multiRelation plans a multi-column relation.
-func (p *modPlan) multiRelation(r *ast.Relation, byCol map[*column]*keyRestriction) error {
+// multiRelation plans a multi-column relation: = and IN into byCol, slices
+// (DELETE only) into slices, keyed by their first column.
+func (p *modPlan) multiRelation(r *ast.Relation, byCol map[*column]*keyRestriction, ranges map[*column]*clusteringSlice) error {
 	m := &multiRestriction{}
 	for _, name := range r.Columns {
 		c, err := p.column(name)
@@ -100,6 +103,9 @@ func (p *modPlan) multiRelation(r *ast.Relation, byCol map[*column]*keyRestricti
 		}
 		if c.kind != kindClustering {
 			return invalidf("Multi-column relations can only be applied to clustering columns but was applied to: %s", name)
+		}
+		if s := ranges[c]; s != nil && !s.multi {
+			return invalidf("Mixing single column relations and multi column relations on clustering columns is not allowed")
 		}
 		if byCol[c] != nil {
 			return invalidf("Column \"%s\" cannot be restricted by two multi-column relations or by a multi-column and a single-column relation", name)
@@ -120,8 +126,26 @@ func (p *modPlan) multiRelation(r *ast.Relation, byCol map[*column]*keyRestricti
 			m.in = r.Value
 			p.recv(r.Value, "in("+m.names()+")", cqltype.ListOf(tt, false))
 		}
+	case ast.OpGt, ast.OpGte, ast.OpLt, ast.OpLte:
+		if p.kind != writeDelete {
+			return invalidf("Slice restrictions are not supported on the clustering columns in %s statements", p.kind)
+		}
+		if tup, ok := r.Value.(*ast.Tuple); ok && len(tup.Elems) != len(m.cols) {
+			return invalidf("Expected %d elements in value tuple, but got %d: %s", len(m.cols), len(tup.Elems), ast.FormatTerm(tup))
+		}
+		for _, c := range m.cols[1:] {
+			if s := ranges[c]; s != nil {
+				return invalidf("Mixing single column relations and multi column relations on clustering columns is not allowed")
+			}
+		}
+		b := &sliceBound{cols: m.cols, term: r.Value, multi: true, inclusive: r.Op == ast.OpLte || r.Op == ast.OpGte}
+		if err := addSliceBound(ranges, b, r.Op); err != nil {
+			return err
+		}
+		p.recvTuple(r.Value, m)
+		return nil
 	default:
-		return invalidf("Multi-column slice restrictions are not supported in %s statements by Sediment", p.kind)
+		return invalidf("Unsupported \"%s\" relation on clustering columns %s in %s statements", r.Op, m.names(), p.kind)
 	}
 	for _, a := range m.alts {
 		p.recvTuple(a, m)
@@ -210,9 +234,13 @@ func (m *multiRestriction) tuples(eval termEval) ([][][]byte, error) {
 	return out, nil
 }
 
-// sliceBound is one side of a clustering range of a DELETE.
+// sliceBound is one side of a clustering range of a DELETE: c > t on one
+// column, or (c1, c2, ...) > t on consecutive ones (multi), compared in
+// value order whatever the clustering order.
 type sliceBound struct {
+	cols      []*column
 	term      ast.Term
+	multi     bool
 	inclusive bool
 }
 
@@ -222,8 +250,8 @@ type modPlan struct {
 	layout *tableLayout
 	pk     []keyRestriction // one per partition key column, in key order
 	ck     []keyRestriction // a prefix of the clustering columns
-	// lower and upper bound the clustering column after ck in a range
-	// DELETE; nil when unbounded on that side.
+	// lower (> or >=) and upper (< or <=) bound the clustering columns
+	// after ck in a range DELETE; nil when unbounded on that side.
 	lower, upper *sliceBound
 	ops          []*operation
 	// static: the statement writes only static columns and names no row.
@@ -370,14 +398,13 @@ func (p *modPlan) column(name string) (*column, error) {
 func (p *modPlan) where(rels []ast.Relation) error {
 	var nonKey []string
 	byCol := map[*column]*keyRestriction{}
-	type slice struct{ lower, upper *sliceBound }
-	slices := map[*column]*slice{}
+	ranges := map[*column]*clusteringSlice{}
 	for _, r := range rels {
 		if r.Token {
 			return invalidf("The token function cannot be used in WHERE clauses for %s statements", p.kind)
 		}
 		if r.Multi {
-			if err := p.multiRelation(&r, byCol); err != nil {
+			if err := p.multiRelation(&r, byCol, ranges); err != nil {
 				return err
 			}
 			continue
@@ -396,7 +423,7 @@ func (p *modPlan) where(rels []ast.Relation) error {
 		}
 		switch r.Op {
 		case ast.OpEq, ast.OpIn:
-			if byCol[c] != nil || slices[c] != nil {
+			if byCol[c] != nil || ranges[c] != nil {
 				if r.Op == ast.OpIn {
 					return invalidf("%s cannot be restricted by more than one relation if it includes a IN", name)
 				}
@@ -429,25 +456,17 @@ func (p *modPlan) where(rels []ast.Relation) error {
 			if byCol[c] != nil {
 				return invalidf("Column \"%s\" cannot be restricted by both an equality and an inequality relation", name)
 			}
-			s := slices[c]
-			if s == nil {
-				s = &slice{}
-				slices[c] = s
+			if s := ranges[c]; s != nil && s.multi {
+				return invalidf("Mixing single column relations and multi column relations on clustering columns is not allowed")
 			}
-			b := &sliceBound{term: r.Value, inclusive: r.Op == ast.OpLte || r.Op == ast.OpGte}
-			// On a DESC column, a bound on values is the opposite bound on
-			// the stored order.
-			lower := (r.Op == ast.OpGt || r.Op == ast.OpGte) != c.desc
-			if lower {
-				if s.lower != nil {
-					return invalidf("More than one restriction was found for the start bound on %s", name)
+			for _, s := range ranges {
+				if s.multi && s.covers(c) {
+					return invalidf("Mixing single column relations and multi column relations on clustering columns is not allowed")
 				}
-				s.lower = b
-			} else {
-				if s.upper != nil {
-					return invalidf("More than one restriction was found for the end bound on %s", name)
-				}
-				s.upper = b
+			}
+			b := &sliceBound{cols: []*column{c}, term: r.Value, inclusive: r.Op == ast.OpLte || r.Op == ast.OpGte}
+			if err := addSliceBound(ranges, b, r.Op); err != nil {
+				return err
 			}
 			p.recv(r.Value, c.name, c.typ)
 		default:
@@ -476,13 +495,13 @@ func (p *modPlan) where(rels []ast.Relation) error {
 	// one range.
 	cl := p.layout.clustering
 	for i, c := range cl {
-		kr, s := byCol[c], slices[c]
+		kr, s := byCol[c], ranges[c]
 		if kr != nil {
 			p.ck = append(p.ck, *kr)
 			continue
 		}
 		for _, d := range cl[i+1:] {
-			if byCol[d] == nil && slices[d] == nil {
+			if byCol[d] == nil && ranges[d] == nil || s != nil && s.covers(d) {
 				continue
 			}
 			if s != nil {
@@ -494,6 +513,46 @@ func (p *modPlan) where(rels []ast.Relation) error {
 			p.lower, p.upper = s.lower, s.upper
 		}
 		break
+	}
+	return nil
+}
+
+// clusteringSlice is the range relations on the clustering columns from
+// one position: a lower and an upper bound, each on one column or several.
+type clusteringSlice struct {
+	lower, upper *sliceBound
+	multi        bool
+}
+
+// covers reports whether a multi-column bound of s includes column c.
+func (s *clusteringSlice) covers(c *column) bool {
+	for _, b := range []*sliceBound{s.lower, s.upper} {
+		if b != nil && slices.Contains(b.cols, c) {
+			return true
+		}
+	}
+	return false
+}
+
+// addSliceBound adds a bound of a range relation with operator op to the
+// slice of its first column.
+func addSliceBound(m map[*column]*clusteringSlice, b *sliceBound, op ast.Operator) error {
+	c := b.cols[0]
+	s := m[c]
+	if s == nil {
+		s = &clusteringSlice{multi: b.multi}
+		m[c] = s
+	}
+	if op == ast.OpGt || op == ast.OpGte {
+		if s.lower != nil {
+			return invalidf("More than one restriction was found for the start bound on %s", c.name)
+		}
+		s.lower = b
+	} else {
+		if s.upper != nil {
+			return invalidf("More than one restriction was found for the end bound on %s", c.name)
+		}
+		s.upper = b
 	}
 	return nil
 }
@@ -859,28 +918,123 @@ func (p *modPlan) deleteRows(eval termEval, w writeTimes, part *partitionWrite, 
 		case len(ck) == 0 && !p.hasRange():
 			part.header.Deletion = w.deletion()
 		default:
-			rt, ok, err := p.rangeTombstone(eval, prefix, ck, w)
+			rts, err := p.rangeTombstones(eval, prefix, ck, w)
 			if err != nil {
 				return err
 			}
-			if ok {
-				part.header.RangeTombstones = append(part.header.RangeTombstones, rt)
-			}
+			part.header.RangeTombstones = append(part.header.RangeTombstones, rts...)
 		}
 	}
 	return nil
 }
 
-// rangeTombstone returns the range tombstone deleting the rows under the
-// clustering prefix ck, within the DELETE's range on the next column. ok is
-// false for a range that holds no row.
-func (p *modPlan) rangeTombstone(eval termEval, prefix []byte, ck [][]byte, w writeTimes) (model.RangeTombstone, bool, error) {
-	var rt model.RangeTombstone
-	startVals, endVals := ck, ck
-	startKind, endKind := keys.Before, keys.After
-	next := len(ck)
-	bound := func(b *sliceBound) ([][]byte, error) {
-		c := p.layout.clustering[next]
+// rangeTombstones returns the range tombstones deleting the rows under
+// the clustering prefix ck within the DELETE's range on the next columns:
+// none for a range that holds no row, several when a multi-column bound
+// spans columns of both clustering orders.
+//
+// A bound (c1, ..., cm) > (v1, ..., vm) holds the rows with c1 > v1, or
+// c1 = v1 and c2 > v2, ..., or c1..cm-1 = v1..vm-1 and cm > vm (and, for
+// >=, c1..cm = v1..vm): pieces that are each one interval of row keys,
+// whatever each column's order. The range is the union of the
+// intersections of a lower piece with an upper piece.
+func (p *modPlan) rangeTombstones(eval termEval, prefix []byte, ck [][]byte, w writeTimes) ([]model.RangeTombstone, error) {
+	all, err := p.interval(prefix, ck, ck, keys.Before, keys.After)
+	if err != nil {
+		return nil, err
+	}
+	lows, highs := [][2][]byte{all}, [][2][]byte{all}
+	if p.lower != nil {
+		if lows, err = p.boundPieces(eval, prefix, ck, p.lower, true); err != nil {
+			return nil, err
+		}
+	}
+	if p.upper != nil {
+		if highs, err = p.boundPieces(eval, prefix, ck, p.upper, false); err != nil {
+			return nil, err
+		}
+	}
+	var rts []model.RangeTombstone
+	for _, lo := range lows {
+		for _, hi := range highs {
+			start, end := maxKey(lo[0], hi[0]), minKey(lo[1], hi[1])
+			if bytes.Compare(start, end) >= 0 {
+				continue
+			}
+			rt := model.RangeTombstone{Deletion: w.deletion()}
+			if rt.Start, err = engine.ClusteringOf(start); err != nil {
+				return nil, err
+			}
+			if rt.End, err = engine.ClusteringOf(end); err != nil {
+				return nil, err
+			}
+			rts = append(rts, rt)
+		}
+	}
+	return rts, nil
+}
+
+// interval returns the row keys from the bound of clustering a to that of b.
+func (p *modPlan) interval(prefix []byte, a, b [][]byte, ka, kb keys.BoundKind) ([2][]byte, error) {
+	var iv [2][]byte
+	var err error
+	if iv[0], err = p.layout.bound(prefix, a, ka); err != nil {
+		return iv, toError(err)
+	}
+	if iv[1], err = p.layout.bound(prefix, b, kb); err != nil {
+		return iv, toError(err)
+	}
+	return iv, nil
+}
+
+// boundPieces returns the key intervals of the rows under ck that satisfy
+// bound b (lower: > or >=, else < or <=).
+func (p *modPlan) boundPieces(eval termEval, prefix []byte, ck [][]byte, b *sliceBound, lower bool) ([][2][]byte, error) {
+	vals, err := p.boundValues(eval, b)
+	if err != nil {
+		return nil, err
+	}
+	var pieces [][2][]byte
+	for i := range vals {
+		// The columns before i equal, column i strictly beyond v_i.
+		eq := append(ck[:len(ck):len(ck)], vals[:i]...)
+		at := append(eq[:len(eq):len(eq)], vals[i])
+		var iv [2][]byte
+		if lower != b.cols[i].desc {
+			// Later in key order: after v_i, to the end of the prefix.
+			iv, err = p.interval(prefix, at, eq, keys.After, keys.After)
+		} else {
+			iv, err = p.interval(prefix, eq, at, keys.Before, keys.Before)
+		}
+		if err != nil {
+			return nil, err
+		}
+		pieces = append(pieces, iv)
+	}
+	if b.inclusive {
+		full := append(ck[:len(ck):len(ck)], vals...)
+		iv, err := p.interval(prefix, full, full, keys.Before, keys.After)
+		if err != nil {
+			return nil, err
+		}
+		pieces = append(pieces, iv)
+	}
+	return pieces, nil
+}
+
+// boundValues evaluates a bound into one value per column, normalized as
+// keys are.
+func (p *modPlan) boundValues(eval termEval, b *sliceBound) ([][]byte, error) {
+	var vals [][]byte
+	if b.multi {
+		m := &multiRestriction{cols: b.cols, alts: []ast.Term{b.term}}
+		tuples, err := m.tuples(eval)
+		if err != nil {
+			return nil, err
+		}
+		vals = tuples[0]
+	} else {
+		c := b.cols[0]
 		v, unset, err := eval(b.term, c.typ, c.name)
 		if err != nil {
 			return nil, err
@@ -891,47 +1045,18 @@ func (p *modPlan) rangeTombstone(eval termEval, prefix []byte, ck [][]byte, w wr
 		if v == nil {
 			return nil, invalidf("Invalid null value in condition for column %s", c.name)
 		}
-		if err := cqltype.Validate(c.typ, v); err != nil {
+		vals = [][]byte{v}
+	}
+	for i, v := range vals {
+		t := b.cols[i].typ
+		if err := cqltype.Validate(t, v); err != nil {
 			return nil, toError(err)
 		}
-		return append(ck[:len(ck):len(ck)], v), nil
-	}
-	var err error
-	if p.lower != nil {
-		if startVals, err = bound(p.lower); err != nil {
-			return rt, false, err
+		n, err := cqltype.Normalize(t, v)
+		if err != nil {
+			return nil, toError(err)
 		}
-		if !p.lower.inclusive {
-			startKind = keys.After
-		}
+		vals[i] = n
 	}
-	if p.upper != nil {
-		if endVals, err = bound(p.upper); err != nil {
-			return rt, false, err
-		}
-		if p.upper.inclusive {
-			endKind = keys.After
-		} else {
-			endKind = keys.Before
-		}
-	}
-	start, err := p.layout.bound(prefix, startVals, startKind)
-	if err != nil {
-		return rt, false, toError(err)
-	}
-	end, err := p.layout.bound(prefix, endVals, endKind)
-	if err != nil {
-		return rt, false, toError(err)
-	}
-	if rt.Start, err = engine.ClusteringOf(start); err != nil {
-		return rt, false, err
-	}
-	if rt.End, err = engine.ClusteringOf(end); err != nil {
-		return rt, false, err
-	}
-	if string(rt.Start) >= string(rt.End) {
-		return rt, false, nil
-	}
-	rt.Deletion = w.deletion()
-	return rt, true, nil
+	return vals, nil
 }

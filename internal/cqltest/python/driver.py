@@ -90,6 +90,18 @@ def main(host, port):
     except InvalidRequest as e:
         check("Batch too large" in str(e), "huge batch error %r" % e)
 
+    # Range deletes with multi-column clustering bounds, one bound a whole
+    # tuple marker, on clustering columns of mixed orders.
+    session.execute("""CREATE TABLE IF NOT EXISTS grid (k int, a int, b int, v int, PRIMARY KEY (k, a, b))
+        WITH CLUSTERING ORDER BY (a ASC, b DESC)""")
+    ins_g = session.prepare("INSERT INTO grid (k, a, b, v) VALUES (0, ?, ?, 0)")
+    for a in range(3):
+        for b in range(3):
+            session.execute(ins_g, (a, b))
+    session.execute(session.prepare("DELETE FROM grid WHERE k = 0 AND (a, b) > ? AND (a, b) <= (?, ?)"), ((0, 1), 2, 0))
+    left = sorted((r.a, r.b) for r in session.execute("SELECT a, b FROM grid WHERE k = 0"))
+    check(left == [(0, 0), (0, 1), (2, 1), (2, 2)], "rows left after a tuple range delete %r" % (left,))
+
     # User types: a registered class on one session, named tuples on
     # another; frozen and non-frozen, nested in collections.
     session.execute("""CREATE TABLE IF NOT EXISTS people (
