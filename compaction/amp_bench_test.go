@@ -271,14 +271,22 @@ func (env *ampEnv) phase(b *testing.B, name string, logical int64, written []ato
 	benchfig.Report("compaction.read_amp_max."+name, float64(maxRA), "sstables")
 }
 
-// entry is the row of key k: partition "k<k>", clustering 0, v = value.
-func (env *ampEnv) entry(k int, value []byte) engine.Entry {
-	pk := fmt.Appendf(nil, "k%010d", k)
-	key, err := keys.RowKey(nil, token.Murmur3(pk), pk, [][]byte{binary.BigEndian.AppendUint64(nil, 0)},
+// ampKey returns the partition key, token and row key of key k:
+// partition "k<k>", clustering 0.
+func ampKey(k int) (pk []byte, tok int64, key []byte) {
+	pk = fmt.Appendf(nil, "k%010d", k)
+	tok = token.Murmur3(pk)
+	key, err := keys.RowKey(nil, tok, pk, [][]byte{binary.BigEndian.AppendUint64(nil, 0)},
 		[]*cqltype.Type{cqltype.BigintType}, []bool{false})
 	if err != nil {
 		panic(err) // a bigint clustering value always encodes
 	}
+	return pk, tok, key
+}
+
+// entry is the row of key k with v = value, at the next timestamp.
+func (env *ampEnv) entry(k int, value []byte) engine.Entry {
+	_, _, key := ampKey(k)
 	ts := env.ts.Add(1)
 	r := model.Row{
 		Liveness: model.Liveness{Present: true, Timestamp: ts},
@@ -341,10 +349,9 @@ func (env *ampEnv) readAmp(b *testing.B, written []atomic.Bool) (mean, bloomMean
 			continue
 		}
 		n++
-		pk := fmt.Appendf(nil, "k%010d", k)
-		tok := token.Murmur3(pk)
+		pk, tok, key := ampKey(k)
 		prefix := keys.AppendPartitionPrefix(nil, tok, pk)
-		at := bound{token: tok, key: env.entry(k, nil).Key}
+		at := bound{token: tok, key: key}
 		c := 0
 		for _, t := range byRange[manifest.RangeOf(tok, ampRanges)] {
 			if lowerOf(t).compare(at) <= 0 && at.compare(upperOf(t)) <= 0 {
