@@ -28,6 +28,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sedimentdb/sediment/compaction"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/objectstore"
 	"github.com/sedimentdb/sediment/rpc"
@@ -50,6 +51,7 @@ Subcommands:
   restore [-yes]         rebuild the NATS catalog from the bucket's archive
   verify                 read every live SSTable and check its checksums
   flush [-timeout d]     flush every live ingest node's memtables
+  compact [-table ks.t]  major compaction of a table, or of every table
 
 Every subcommand takes -json and the binary's -manifest.* and -objectstore.*
 flags. 'sediment admin <subcommand> -help' lists them.
@@ -160,6 +162,7 @@ var adminCommands = map[string]func(ctx context.Context, a *admin, args []string
 	"restore":          adminRestore,
 	"verify":           adminVerify,
 	"flush":            adminFlush,
+	"compact":          adminCompact,
 }
 
 // parseAdminFlags parses the flags of subcommand name, which may follow its
@@ -184,6 +187,10 @@ func parseAdminFlags(name string, args []string, output io.Writer) (adminConfig,
 	case "flush":
 		f.DurationVar(&c.MaxAge, "max-heartbeat-age", 15*time.Second, "Heartbeat age beyond which an ingest member is skipped as not live.")
 		f.DurationVar(&c.Timeout, "timeout", 5*time.Minute, "How long each node may take to flush (0: no bound).")
+	case "compact":
+		f.StringVar(&c.Table, "table", "", "Only this table (keyspace.table); default every table.")
+		f.BoolVar(&c.Wait, "wait", true, "Wait until the compaction is done, showing progress, and report the SSTables before and after.")
+		f.DurationVar(&c.Timeout, "timeout", 0, "How long -wait waits (0: no bound); the request stands when it gives up.")
 	case "manifest history":
 		f.IntVar(&c.Limit, "limit", 20, "Versions to show, newest first (0: all).")
 	case "status":
@@ -908,11 +915,12 @@ func adminFlush(ctx context.Context, a *admin, args []string) (report, error) {
 	results := make(chan result, len(rep.Nodes))
 	for i, n := range rep.Nodes {
 		go func() {
-			ctx, cancel := ctx, context.CancelFunc(func() {})
+			ctx := ctx
 			if a.cfg.Timeout > 0 {
+				var cancel context.CancelFunc
 				ctx, cancel = context.WithTimeout(ctx, a.cfg.Timeout)
+				defer cancel()
 			}
-			defer cancel()
 			c := rpc.Dial(n.Addr, rpc.Options{Conns: 1})
 			defer c.Close()
 			start := time.Now()
@@ -937,4 +945,192 @@ func adminFlush(ctx context.Context, a *admin, args []string) (report, error) {
 		fmt.Fprintln(a.stderr)
 	}
 	return rep, nil
+}
+
+// CompactReport is the result of `admin compact`.
+type CompactReport struct {
+	Tables []TableCompaction `json:"tables"`
+}
+
+// TableCompaction is one table's compaction request and, with -wait, its
+// SSTables before and after.
+type TableCompaction struct {
+	Keyspace    string         `json:"keyspace"`
+	Table       string         `json:"table"`
+	ID          uuid.UUID      `json:"id"`
+	Request     uuid.UUID      `json:"request"`
+	RequestedAt time.Time      `json:"requested_at"`
+	DoneAt      time.Time      `json:"done_at,omitzero"`
+	Before      SSTableTotals  `json:"before"`
+	After       *SSTableTotals `json:"after,omitempty"`
+}
+
+// SSTableTotals counts a table's live SSTables.
+type SSTableTotals struct {
+	SSTables int   `json:"sstables"`
+	Bytes    int64 `json:"bytes"`
+}
+
+func (r *CompactReport) text(w io.Writer) error {
+	var rows [][]string
+	for _, t := range r.Tables {
+		row := []string{t.Keyspace + "." + t.Table, t.Request.String(), strconv.Itoa(t.Before.SSTables), strconv.FormatInt(t.Before.Bytes, 10)}
+		if t.After != nil {
+			row = append(row, strconv.Itoa(t.After.SSTables), strconv.FormatInt(t.After.Bytes, 10), "done")
+		} else {
+			row = append(row, "-", "-", "requested")
+		}
+		rows = append(rows, row)
+	}
+	return table(w, "TABLE\tREQUEST\tSSTABLES BEFORE\tBYTES BEFORE\tSSTABLES AFTER\tBYTES AFTER\tSTATE", rows)
+}
+
+// compactPoll is how often `admin compact -wait` reads the manifest.
+const compactPoll = 200 * time.Millisecond
+
+// adminCompact requests a major compaction of the chosen tables, one
+// request per table that the compaction planner serves, and with -wait
+// follows it until the planner marks every request done.
+func adminCompact(ctx context.Context, a *admin, args []string) (report, error) {
+	if len(args) > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", args[0])
+	}
+	m, err := a.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s, err := m.Schema(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tables := schemaTables(s)
+	if a.cfg.Table != "" {
+		tables = slices.DeleteFunc(tables, func(t TableStatus) bool { return t.Keyspace+"."+t.Table != a.cfg.Table })
+		if len(tables) == 0 {
+			return nil, fmt.Errorf("no table %q", a.cfg.Table)
+		}
+	}
+	rep := &CompactReport{Tables: []TableCompaction{}}
+	for _, t := range tables {
+		before, err := sstableTotals(ctx, m, t.ID)
+		if err != nil {
+			return nil, err
+		}
+		req, err := m.RequestCompaction(ctx, t.ID)
+		if err != nil {
+			return nil, fmt.Errorf("request the compaction of %s.%s: %w", t.Keyspace, t.Table, err)
+		}
+		rep.Tables = append(rep.Tables, TableCompaction{Keyspace: t.Keyspace, Table: t.Table, ID: t.ID,
+			Request: req.ID, RequestedAt: req.RequestedAt, Before: before})
+	}
+	if !a.cfg.Wait {
+		return rep, nil
+	}
+	if a.cfg.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, a.cfg.Timeout)
+		defer cancel()
+	}
+	tick := time.NewTicker(compactPoll)
+	defer tick.Stop()
+	for {
+		pr, err := compactProgress(ctx, m, rep)
+		if err != nil {
+			return nil, err
+		}
+		if a.progress {
+			fmt.Fprintf(a.stderr, "\rcompact: %d/%d tables done, %d/%d ranges compacted, %d SSTables left   ",
+				pr.tablesDone, len(rep.Tables), pr.rangesDone, pr.ranges, pr.left)
+		}
+		if pr.tablesDone == len(rep.Tables) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			if a.progress {
+				fmt.Fprintln(a.stderr)
+			}
+			return nil, fmt.Errorf("gave up waiting (the requests stand; the planner goes on): %w", ctx.Err())
+		case <-tick.C:
+		}
+	}
+	if a.progress {
+		fmt.Fprintln(a.stderr)
+	}
+	for i := range rep.Tables {
+		after, err := sstableTotals(ctx, m, rep.Tables[i].ID)
+		if err != nil {
+			return nil, err
+		}
+		rep.Tables[i].After = &after
+	}
+	return rep, nil
+}
+
+func sstableTotals(ctx context.Context, m *manifest.Manifest, table uuid.UUID) (SSTableTotals, error) {
+	ssts, err := m.SSTables(ctx, table)
+	if err != nil {
+		return SSTableTotals{}, err
+	}
+	tot := SSTableTotals{SSTables: len(ssts)}
+	for _, s := range ssts {
+		tot.Bytes += s.Size
+	}
+	return tot, nil
+}
+
+type compactionProgress struct {
+	tablesDone, ranges, rangesDone, left int
+}
+
+// compactProgress reads the requests of rep, recording when each is done,
+// and counts the ranges the planner has yet to compact and their
+// SSTables, by the rule it applies (compaction.Compacted).
+func compactProgress(ctx context.Context, m *manifest.Manifest, rep *CompactReport) (compactionProgress, error) {
+	n, err := m.RangeCount(ctx)
+	if err != nil && !errors.Is(err, manifest.ErrNotFound) {
+		return compactionProgress{}, err
+	}
+	var pr compactionProgress
+	for i := range rep.Tables {
+		t := &rep.Tables[i]
+		pr.ranges += n
+		if t.DoneAt.IsZero() {
+			req, err := m.CompactionRequest(ctx, t.ID)
+			switch {
+			case errors.Is(err, manifest.ErrNotFound):
+				return pr, fmt.Errorf("the compaction request of %s.%s is gone: was the table dropped?", t.Keyspace, t.Table)
+			case err != nil:
+				return pr, err
+			case req.ID != t.Request && req.RequestedAt.Before(t.RequestedAt):
+				return pr, fmt.Errorf("the compaction request of %s.%s was replaced by an older one", t.Keyspace, t.Table)
+			case req.Done():
+				// This request, or a later one that covers it.
+				t.DoneAt = req.DoneAt
+			}
+		}
+		if !t.DoneAt.IsZero() {
+			pr.tablesDone++
+			pr.rangesDone += n
+			continue
+		}
+		ssts, err := m.SSTables(ctx, t.ID)
+		if err != nil {
+			return pr, err
+		}
+		byRange := map[int][]manifest.SSTable{}
+		for _, s := range ssts {
+			r := manifest.RangeOf(s.MinToken, max(n, 1))
+			byRange[r] = append(byRange[r], s)
+		}
+		pr.rangesDone += n - len(byRange)
+		for _, ts := range byRange {
+			if compaction.Compacted(ts, t.RequestedAt) {
+				pr.rangesDone++
+			} else {
+				pr.left += len(ts)
+			}
+		}
+	}
+	return pr, nil
 }

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/objectstore"
 )
@@ -338,6 +340,8 @@ func TestAdminUsage(t *testing.T) {
 		{[]string{"status", "-no-such-flag"}, 2, "flag provided but not defined"},
 		{[]string{"status", "extra"}, 1, `unexpected argument "extra"`},
 		{[]string{"manifest", "history", "-limit=-1"}, 2, "-limit -1 is negative"},
+		{[]string{"compact", "-timeout=-1s"}, 2, "-timeout -1s is negative"},
+		{[]string{"compact", "ks.t"}, 1, `unexpected argument "ks.t"`},
 		{[]string{"manifest", "show"}, 1, "want one archive object"},
 		{[]string{"status", "-manifest.nats-url=nats://127.0.0.1:1", "-manifest.connect-timeout=1s"}, 1, "nats://127.0.0.1:1"},
 	} {
@@ -502,6 +506,102 @@ func TestAdminFlushCompact(t *testing.T) {
 	}
 	if code, _, errOut := runAdmin(t, n, dataDir, "flush", "f.kv"); code != 1 || !strings.Contains(errOut, "whole nodes") {
 		t.Errorf("flush of a table: exit %d, %s", code, errOut)
+	}
+
+	// A third flush leaves three L0 SSTables per range, below the
+	// strategy's threshold of four: only a major compaction merges them.
+	write(2)
+	adminJSON(t, n, dataDir, &rep, "flush")
+	ssts, err := m.SSTables(ctx, kv.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var beforeBytes int64
+	for _, sst := range ssts {
+		beforeBytes += sst.Size
+		if sst.Level != 0 {
+			t.Fatalf("SSTable %s in L%d before the major compaction", sst.Key, sst.Level)
+		}
+	}
+	if len(ssts) != 6 {
+		t.Fatalf("%d SSTables before the major compaction, want 6", len(ssts))
+	}
+	out.Reset()
+	errOut.Reset()
+	args = []string{"compact", "-table", "f.kv", "-json", "-timeout=60s", fmt.Sprintf("-manifest.embedded-port=%d", n), "-data.dir=" + dataDir}
+	if code := adminMain(ctx, args, &out, &errOut, true); code != 0 {
+		t.Fatalf("compact: exit %d\n%s%s\n%s", code, &out, &errOut, p.log)
+	}
+	var crep CompactReport
+	if err := json.Unmarshal(out.Bytes(), &crep); err != nil {
+		t.Fatal(err)
+	}
+	if len(crep.Tables) != 1 {
+		t.Fatalf("compact report %+v", crep)
+	}
+	tc := crep.Tables[0]
+	if tc.ID != kv.ID || tc.Before != (SSTableTotals{6, beforeBytes}) || tc.After == nil || tc.After.SSTables != 2 || tc.DoneAt.IsZero() {
+		t.Fatalf("compaction of f.kv: %+v (after %+v)", tc, tc.After)
+	}
+	if !strings.Contains(errOut.String(), "\rcompact: 1/1 tables done, 2/2 ranges compacted, 0 SSTables left") {
+		t.Errorf("progress %q", errOut.String())
+	}
+	req, err := m.CompactionRequest(ctx, kv.ID)
+	if err != nil || req.ID != tc.Request || !req.Done() {
+		t.Fatalf("request %+v, %v; want %s done", req, err, tc.Request)
+	}
+	// Each range holds its data in one level, L0 empty.
+	ssts, err = m.SSTables(ctx, kv.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byRange := map[int][]manifest.SSTable{}
+	for _, sst := range ssts {
+		byRange[manifest.RangeOf(sst.MinToken, 2)] = append(byRange[manifest.RangeOf(sst.MinToken, 2)], sst)
+	}
+	for r := range 2 {
+		ts := byRange[r]
+		if len(ts) == 0 {
+			t.Fatalf("range %d holds nothing after the compaction", r)
+		}
+		for _, sst := range ts {
+			if sst.Level == 0 || sst.Level != ts[0].Level {
+				t.Errorf("range %d: SSTable %s in L%d after the major compaction (first in L%d)", r, sst.Key, sst.Level, ts[0].Level)
+			}
+		}
+	}
+	for k := range rows {
+		var v string
+		if err := s.Query("SELECT v FROM f.kv WHERE k = ?", k).Scan(&v); err != nil || v != fmt.Sprintf("v%d-2", k) {
+			t.Fatalf("SELECT k=%d: %q %v", k, v, err)
+		}
+	}
+	if got := s.Query("SELECT k FROM f.kv").Iter().NumRows(); got != rows {
+		t.Fatalf("%d rows, want %d", got, rows)
+	}
+
+	// Every table, without waiting: the requests are written, and the
+	// planner finishes them.
+	execCQL(t, s, "CREATE TABLE f.empty (k int PRIMARY KEY)")
+	var nowait CompactReport
+	adminJSON(t, n, dataDir, &nowait, "compact", "-wait=false")
+	if len(nowait.Tables) != 2 || nowait.Tables[0].Table != "empty" || nowait.Tables[1].Table != "kv" {
+		t.Fatalf("compact of every table: %+v", nowait)
+	}
+	for _, tc := range nowait.Tables {
+		if tc.After != nil || !tc.DoneAt.IsZero() || tc.Request == uuid.Nil {
+			t.Errorf("request without waiting: %+v", tc)
+		}
+	}
+	code, text, _ = runAdmin(t, n, dataDir, "compact", "-timeout=60s")
+	if code != 0 || !strings.Contains(text, "f.kv") || !strings.Contains(text, "f.empty") || strings.Count(text, "done") != 2 {
+		t.Errorf("text compact (exit %d):\n%s", code, text)
+	}
+	if code, _, errOut := runAdmin(t, n, dataDir, "compact", "-table", "f.kv", "-timeout=1ms"); code != 1 || !strings.Contains(errOut, "deadline exceeded") {
+		t.Errorf("compact that gives up: exit %d, %s", code, errOut)
+	}
+	if code, _, errOut := runAdmin(t, n, dataDir, "compact", "-table", "f.nope"); code != 1 || !strings.Contains(errOut, `no table "f.nope"`) {
+		t.Errorf("compact of an unknown table: exit %d, %s", code, errOut)
 	}
 }
 
