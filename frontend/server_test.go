@@ -512,11 +512,13 @@ func TestMalformedFrames(t *testing.T) {
 		wantError(t, m, wire.CodeProtocol, tt.part)
 		good(100 + int16(i))
 	}
-	// A custom payload and the tracing flag are accepted.
+	// A custom payload and the tracing flag are accepted; the answer has no
+	// tracing flag (and no tracing ID), which tells the driver there is no
+	// trace to fetch.
 	payload := []byte{0, 1, 0, 1, 'k', 0, 0, 0, 1, 'v'}
 	c.raw(frame(4, wire.FlagCustomPayload|wire.FlagTracing, 50, wire.OpQuery, append(payload, queryBody...)))
-	if h, _, m := c.recv(); h.Stream != 50 || m.Opcode() != wire.OpResult {
-		t.Fatalf("query with a payload answered %+v %+v", h, m)
+	if h, _, m := c.recv(); h.Stream != 50 || m.Opcode() != wire.OpResult || h.Flags&wire.FlagTracing != 0 {
+		t.Fatalf("query with a payload and tracing answered %+v %+v", h, m)
 	}
 	// Garbage that leaves the stream out of step ends only that connection.
 	bad := dial(t, addr)

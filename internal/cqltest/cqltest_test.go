@@ -64,3 +64,33 @@ func TestTokenAwareDriver(t *testing.T) {
 		t.Fatalf("gocql found no routing key (partition key indexes): %x %v", routing, err)
 	}
 }
+
+// tracer records the tracing sessions gocql is told about.
+type tracer struct{ ids [][]byte }
+
+func (t *tracer) Trace(id []byte) { t.ids = append(t.ids, id) }
+
+// TestTracingRequested: a driver that asks for a trace gets its answer
+// without a tracing session (Sediment does not trace), so gocql neither
+// fails nor waits for system_traces.
+func TestTracingRequested(t *testing.T) {
+	srv := Start(t, Options{})
+	s := srv.Session(t, "ks")
+	Exec(t, s, "CREATE TABLE IF NOT EXISTS t (k int PRIMARY KEY, v text)")
+	tr := &tracer{}
+	if err := s.Query("INSERT INTO t (k, v) VALUES (?, ?)", 1, "a").Trace(tr).Exec(); err != nil {
+		t.Fatal(err)
+	}
+	var v string
+	if err := s.Query("SELECT v FROM t WHERE k = ?", 1).Trace(tr).Scan(&v); err != nil || v != "a" {
+		t.Fatalf("traced SELECT: %q, %v", v, err)
+	}
+	b := s.NewBatch(gocql.LoggedBatch).Trace(tr)
+	b.Query("INSERT INTO t (k, v) VALUES (?, ?)", 2, "b")
+	if err := s.ExecuteBatch(b); err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.ids) != 0 {
+		t.Fatalf("gocql was given tracing sessions %x", tr.ids)
+	}
+}

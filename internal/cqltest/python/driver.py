@@ -90,6 +90,13 @@ def main(host, port):
     except InvalidRequest as e:
         check("Batch too large" in str(e), "huge batch error %r" % e)
 
+    # Asking for a trace: the answer comes without a tracing session, so
+    # the driver has no trace to fetch and says so instead of waiting.
+    rs = session.execute(sel, ("ada", ids[7]), trace=True)
+    check(rs.one().kind == "k1", "traced read %r" % (rs,))
+    check(rs.get_query_trace() is None and rs.get_all_query_traces() == [],
+          "a trace where none was recorded")
+
     # Range deletes with multi-column clustering bounds, one bound a whole
     # tuple marker, on clustering columns of mixed orders.
     session.execute("""CREATE TABLE IF NOT EXISTS grid (k int, a int, b int, v int, PRIMARY KEY (k, a, b))
