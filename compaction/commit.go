@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/google/uuid"
+
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/objectstore"
 )
@@ -17,8 +19,8 @@ var (
 	// are never reused, so they never will be again.
 	errObsolete = errors.New("compaction: job obsolete: an input is no longer live")
 	// errKeepInputs means a job wrote nothing but may not remove its
-	// inputs (see commitJob).
-	errKeepInputs = errors.New("compaction: job has no outputs to carry its inputs' flush positions")
+	// inputs yet (see commitJob).
+	errKeepInputs = errors.New("compaction: job has no outputs and an input's flush is not yet complete")
 )
 
 // commitJob replaces the job's inputs with its outputs in one manifest
@@ -32,14 +34,16 @@ var (
 // after another committed the job and discarded its outputs, so success
 // counts only if the outputs are live afterwards.
 //
-// A job with no outputs (all its data was dead) whose inputs name flushes
-// (Covers) is not committed (errKeepInputs): removing the inputs would
-// leave those flushes with fewer live parts than they count, and their
-// ingest node would take them for incomplete.
+// A job with no outputs (all its data was dead) has no SSTable to carry
+// its inputs' flush positions (Covers) on: the commit raises the range's
+// watermarks to them instead (manifest.Commit.Flushed), so that no flush
+// looks less complete to its ingest node than before. That is allowed
+// only for positions at or below their shard's newest complete flush;
+// while one is above (a flush still partly committed, which its node's
+// replay completes or supersedes), the job is not committed
+// (errKeepInputs) and is planned again later.
 func commitJob(ctx context.Context, m *manifest.Manifest, j *QueuedJob, outputs []manifest.SSTable) error {
-	if len(outputs) == 0 && slices.ContainsFunc(j.Inputs, func(s manifest.SSTable) bool { return len(s.Covers) > 0 }) {
-		return errKeepInputs
-	}
+	c := manifest.Commit{Table: j.Table, Range: j.Range, Add: outputs}
 	if len(outputs) == 0 {
 		// Nothing shows afterwards whether this commit removed the
 		// inputs or found them gone: look before. A stale attempt racing
@@ -51,8 +55,10 @@ func commitJob(ctx context.Context, m *manifest.Manifest, j *QueuedJob, outputs 
 		if !live {
 			return errObsolete
 		}
+		if c.Flushed, err = completeFlushes(ctx, m, j); err != nil {
+			return err
+		}
 	}
-	c := manifest.Commit{Table: j.Table, Range: j.Range, Add: outputs}
 	for _, in := range j.Inputs {
 		c.Remove = append(c.Remove, in.Key)
 	}
@@ -69,6 +75,49 @@ func commitJob(ctx context.Context, m *manifest.Manifest, j *QueuedJob, outputs 
 		}
 	}
 	return nil
+}
+
+// completeFlushes returns the flush positions of j's inputs, each checked
+// to be at or below its shard's newest complete flush, which every table's
+// SSTables together tell; errKeepInputs if one is not.
+func completeFlushes(ctx context.Context, m *manifest.Manifest, j *QueuedJob) ([]manifest.LogPosition, error) {
+	var covers []manifest.LogPosition
+	for _, in := range j.Inputs {
+		for _, p := range in.Covers {
+			if p.Parts > 0 {
+				covers = append(covers, p)
+			}
+		}
+	}
+	if len(covers) == 0 {
+		return nil, nil
+	}
+	s, err := m.Schema(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tables := []uuid.UUID{j.Table}
+	for _, ks := range s.Keyspaces {
+		for _, t := range ks.Tables {
+			if t.ID != j.Table {
+				tables = append(tables, t.ID)
+			}
+		}
+	}
+	var f manifest.Flushes
+	for _, t := range tables {
+		if err := m.TableFlushes(ctx, t, &f); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range covers {
+		done, _ := f.State(p.Node, p.Shard)
+		if p.Segment > done.Segment || (p.Segment == done.Segment && p.Offset > done.Offset) {
+			return nil, fmt.Errorf("%w: flush %s:%d at %d:%d is past the shard's newest complete one, %d:%d",
+				errKeepInputs, p.Node, p.Shard, p.Segment, p.Offset, done.Segment, done.Offset)
+		}
+	}
+	return covers, nil
 }
 
 // inputsLive reports whether every input of j is live.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/sedimentdb/sediment/commitlog"
 	"github.com/sedimentdb/sediment/engine"
 	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/keys"
@@ -42,6 +43,13 @@ type modelEnv struct {
 	q       *Queue
 	planner *Planner
 	mets    *Metrics
+
+	// flushes reads what the node's restart would see of its flushes;
+	// flushed is the newest complete one seen so far, emptied counts the
+	// ranges compaction left without an SSTable.
+	flushes *ingest.ManifestCommitter
+	flushed commitlog.Position
+	emptied int
 }
 
 const modelRanges = 2
@@ -64,7 +72,28 @@ func newModelEnv(t *testing.T) *modelEnv {
 		t.Fatal(err)
 	}
 	return &modelEnv{t: t, ctx: ctx, m: m, view: view, store: store, node: node, e: e, table: ne.table,
-		q: q, planner: planner, mets: NewMetrics(nil)}
+		q: q, planner: planner, mets: NewMetrics(nil), flushes: ingest.NewManifestCommitter(m, store, "n1")}
+}
+
+// checkFlushes checks that compactions never make the node's flushes look
+// less complete: the newest complete one never goes back and none is
+// partial (the node never crashes here), also when a job's data was all
+// dead and it committed no output.
+func (env *modelEnv) checkFlushes(op int) {
+	t := env.t
+	t.Helper()
+	done, err := env.flushes.Flushed(env.ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	partial, err := env.flushes.Partial(env.ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done.Compare(env.flushed) < 0 || len(partial) > 0 {
+		t.Fatalf("op %d: flushed through %v (was %v), partial %v", op, done, env.flushed, partial)
+	}
+	env.flushed = done
 }
 
 // worker returns a worker of the fleet reading and writing through store
@@ -115,6 +144,10 @@ func (env *modelEnv) compact(rng *rand.Rand, kill bool) (planned int, killed boo
 		}
 		n = 1
 	}
+	before := map[int][]manifest.SSTable{}
+	for r := range modelRanges {
+		before[r] = env.view.SSTablesInRange(env.table, r)
+	}
 	ctx, stop := context.WithCancel(env.ctx)
 	defer stop()
 	var wg sync.WaitGroup
@@ -155,6 +188,11 @@ func (env *modelEnv) compact(rng *rand.Rand, kill bool) (planned int, killed boo
 	}
 	stop()
 	wg.Wait()
+	for r := range modelRanges {
+		if len(env.view.SSTablesInRange(env.table, r)) == 0 && len(before[r]) > 0 {
+			env.emptied++
+		}
+	}
 	return n, crash != nil && crash.fired.Load()
 }
 
@@ -267,6 +305,7 @@ func TestCompactionAgainstModel(t *testing.T) {
 				kills++
 			}
 			env.checkAll(op, tables)
+			env.checkFlushes(op)
 		default:
 			env.checkSlice(op, pk, mp.live())
 		}
@@ -282,11 +321,12 @@ func TestCompactionAgainstModel(t *testing.T) {
 	}
 	env.compact(rng, false)
 	env.checkAll(ops, tables)
+	env.checkFlushes(ops)
 	if value(env.mets.committed) == 0 {
 		t.Fatal("no compaction committed")
 	}
-	t.Logf("%d ops, %d flushes, %d compaction steps of %d jobs, %d workers killed; %v committed, %v obsolete, %v failed; %v bytes written",
-		ops, flushes, compactions, jobs, kills, value(env.mets.committed), value(env.mets.obsolete), value(env.mets.failed), value(env.mets.written))
+	t.Logf("%d ops, %d flushes, %d compaction steps of %d jobs, %d workers killed; %v committed (%d emptied a range), %v obsolete, %v failed; %v bytes written",
+		ops, flushes, compactions, jobs, kills, value(env.mets.committed), env.emptied, value(env.mets.obsolete), value(env.mets.failed), value(env.mets.written))
 }
 
 // modelPartition models a partition by timestamps, as Cassandra reconciles

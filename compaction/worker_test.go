@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/keys"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/manifest/manifesttest"
@@ -647,4 +648,131 @@ func TestWorkerCommitNotArchived(t *testing.T) {
 		t.Fatal("job not committed")
 	}
 	f.checkCompacted(table, 0, inputs, want)
+}
+
+// TestWorkerCommitsAllDeadJob runs a job whose data is all dead: it
+// commits with no output, its inputs go on the garbage list, and the ingest
+// node's view of its flushes (Flushed, Partial) is the same before and
+// after, thanks to the range's watermark. A job whose inputs name a flush
+// past the shard's newest complete one waits until that flush is complete.
+func TestWorkerCommitsAllDeadJob(t *testing.T) {
+	f := newFleet(t, 2, 5*time.Second)
+	ctx := f.ctx
+	if err := f.m.CreateKeyspace(ctx, "ks", map[string]string{"class": "SimpleStrategy", "replication_factor": "1"}, true); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := f.m.CreateTable(ctx, manifest.TableSpec{
+		Keyspace: "ks", Name: "t",
+		Columns:      []manifest.ColumnSpec{{Name: "pk", Type: "text"}, {Name: "ck", Type: "bigint"}, {Name: "v", Type: "text"}},
+		PartitionKey: []string{"pk"},
+		Clustering:   []manifest.ClusteringSpec{{Name: "ck"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := tbl.ID
+	at := func(off int64, parts int) []manifest.LogPosition {
+		return []manifest.LogPosition{{Node: "n1", Shard: 0, Segment: 1, Offset: off, Parts: parts}}
+	}
+	// Range 0: a row and, in a later flush, the deletion of its
+	// partition, long past gc_grace_seconds.
+	p := partitionPrefix(1)
+	dead := func(name string, covers, delCovers []manifest.LogPosition) []manifest.SSTable {
+		rows := writeTable(t, f.store, "flush/"+name+"-rows.sst", []entry{rowEntry(p, 1, model.Row{Cells: []model.Cell{cell(1, 3, "a")}})}, sstable.WriterOptions{})
+		del := writeTable(t, f.store, "flush/"+name+"-del.sst", []entry{headerEntry(p, model.Header{Deletion: model.Deletion{MarkedForDeleteAt: 4, LocalDeletionTime: 2}})}, sstable.WriterOptions{})
+		rows.Covers, del.Covers = covers, delCovers
+		out := []manifest.SSTable{rows, del}
+		for i := range out {
+			out[i].MinToken, out[i].MaxToken = mustToken(t, out[i].FirstKey), mustToken(t, out[i].LastKey)
+		}
+		return out
+	}
+	commit := func(r int, ssts ...manifest.SSTable) {
+		t.Helper()
+		if _, err := f.m.CommitSSTables(ctx, manifest.Commit{Table: table, Range: r, Add: ssts}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Range 1 holds the flushes' other parts; no object is read there.
+	part := func(key string, covers []manifest.LogPosition) manifest.SSTable {
+		return manifest.SSTable{Key: key, Size: 1, MinToken: 1 << 62, MaxToken: 1 << 62, FirstKey: []byte("a"), LastKey: []byte("b"), Covers: covers}
+	}
+	inputs := dead("a", at(10, 2), at(20, 2))
+	commit(0, inputs...)
+	commit(1, part("r1-10", at(10, 2)), part("r1-20", at(20, 2)), part("r1-30", at(30, 2)))
+
+	mc := ingest.NewManifestCommitter(f.m, f.store, "n1")
+	state := func() string {
+		t.Helper()
+		done, err := mc.Flushed(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		partial, err := mc.Partial(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprint(done, partial)
+	}
+	if got := state(); got != "1:20 [1:30]" {
+		t.Fatalf("before: %s", got)
+	}
+
+	f.q.opts.GCGrace = func(uuid.UUID) (int32, bool) { return 0, true }
+	w := f.worker(nil)
+	w.opts.Unflushed = func(context.Context, uuid.UUID, int) (int64, error) { return math.MaxInt64, nil }
+	if err := f.q.Submit(ctx, plan(table, 0, inputs)); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := w.RunOne(ctx, time.Second); !ok || err != nil {
+		t.Fatalf("RunOne: %v, %v", ok, err)
+	}
+	if live := f.live(table, 0); len(live) != 0 {
+		t.Fatalf("live after an all-dead job: %+v", live)
+	}
+	gs := f.garbage(table, 0)
+	for _, in := range inputs {
+		if g, ok := gs[in.Key]; !ok || g.Reason != manifest.ReasonRemoved {
+			t.Fatalf("input %s: garbage %+v, %v", in.Key, g, ok)
+		}
+	}
+	if value(f.mets.committed) != 1 || value(f.mets.obsolete) != 0 || f.queued().Jobs != 0 {
+		t.Fatalf("committed %v, obsolete %v, queued %+v", value(f.mets.committed), value(f.mets.obsolete), f.queued())
+	}
+	if got := state(); got != "1:20 [1:30]" {
+		t.Fatalf("after: %s", got)
+	}
+
+	// Another all-dead pair whose rows came in a flush (1:40) that is
+	// still partial: not committed, inputs kept, nothing changed.
+	more := dead("b", at(40, 2), nil)
+	commit(0, more...)
+	if got := state(); got != "1:20 [1:30 1:40]" {
+		t.Fatalf("with a partial flush: %s", got)
+	}
+	j := &QueuedJob{ID: JobID(plan(table, 0, more)), Table: table, Range: 0, Inputs: more, OutputLevel: 1}
+	if err := commitJob(ctx, f.m, j, nil); !errors.Is(err, errKeepInputs) {
+		t.Fatalf("commit past a partial flush: %v", err)
+	}
+	if live := f.live(table, 0); len(live) != 2 {
+		t.Fatalf("live after a refused commit: %+v", live)
+	}
+	// Once the flush's other part is in, it is complete and the job
+	// commits; a retry of the commit finds it obsolete.
+	commit(1, part("r1-40", at(40, 2)))
+	if got := state(); got != "1:40 []" {
+		t.Fatalf("with the flush complete: %s", got)
+	}
+	if err := commitJob(ctx, f.m, j, nil); err != nil {
+		t.Fatal(err)
+	}
+	if live := f.live(table, 0); len(live) != 0 {
+		t.Fatalf("live after an all-dead job: %+v", live)
+	}
+	if got := state(); got != "1:40 []" {
+		t.Fatalf("after the second job: %s", got)
+	}
+	if err := commitJob(ctx, f.m, j, nil); !errors.Is(err, errObsolete) {
+		t.Fatalf("retry: %v", err)
+	}
 }

@@ -262,52 +262,28 @@ func (c *ManifestCommitter) Partial(ctx context.Context, shard uint32) ([]commit
 }
 
 // flushes returns the Through of the shard's newest wholly recorded flush,
-// and those of the later flushes recorded in part, in log order.
+// and those of the later flushes recorded in part, in log order
+// (manifest.Flushes.State: a flush whose parts compaction found all dead
+// counts as complete through the ranges' watermarks).
 func (c *ManifestCommitter) flushes(ctx context.Context, shard uint32) (done commitlog.Position, partial []commitlog.Position, err error) {
 	ids, err := c.tables(ctx)
 	if err != nil {
 		return done, nil, err
 	}
-	type flush struct{ live, parts int }
-	flushes := map[commitlog.Position]*flush{}
+	var f manifest.Flushes
 	for _, id := range ids {
 		if id == uuid.Nil {
 			continue
 		}
-		ssts, err := c.m.SSTables(ctx, id)
-		if err != nil {
+		if err := c.m.TableFlushes(ctx, id, &f); err != nil {
 			return done, nil, err
 		}
-		for _, s := range ssts {
-			for _, p := range s.Covers {
-				if p.Node != c.node || p.Shard != int(shard) || p.Parts <= 0 {
-					continue
-				}
-				pos := commitlog.Position{Segment: p.Segment, Offset: p.Offset}
-				fl := flushes[pos]
-				if fl == nil {
-					fl = &flush{}
-					flushes[pos] = fl
-				}
-				fl.live++
-				// Attempts at one flush may differ in their part count
-				// (a table truncated between them): demand the largest.
-				fl.parts = max(fl.parts, p.Parts)
-			}
-		}
 	}
-	for pos, fl := range flushes {
-		if fl.live >= fl.parts && pos.Compare(done) > 0 {
-			done = pos
-		}
+	d, ps := f.State(c.node, int(shard))
+	for _, p := range ps {
+		partial = append(partial, commitlog.Position{Segment: p.Segment, Offset: p.Offset})
 	}
-	for pos, fl := range flushes {
-		if fl.live < fl.parts && pos.Compare(done) > 0 {
-			partial = append(partial, pos)
-		}
-	}
-	slices.SortFunc(partial, commitlog.Position.Compare)
-	return done, partial, nil
+	return commitlog.Position{Segment: d.Segment, Offset: d.Offset}, partial, nil
 }
 
 // NewIter implements TableReader: it merges the live SSTables of table

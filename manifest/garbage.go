@@ -75,7 +75,7 @@ func (m *Manifest) DropSSTables(ctx context.Context, table uuid.UUID) ([]SSTable
 				return nil, errUnchanged
 			}
 			now := m.opts.Now().UTC()
-			next := &TableSSTables{Table: cur.Table, Range: cur.Range, Garbage: slices.Clone(cur.Garbage)}
+			next := &TableSSTables{Table: cur.Table, Range: cur.Range, Garbage: slices.Clone(cur.Garbage), Flushed: cur.Flushed}
 			for _, s := range cur.SSTables {
 				next.Garbage = append(next.Garbage, Garbage{Key: s.Key, Size: s.Size, Since: now, Reason: ReasonTruncated})
 			}
@@ -147,10 +147,10 @@ func (m *Manifest) Collected(ctx context.Context, gs ...TableGarbage) error {
 			if len(kept) == len(cur.Garbage) {
 				return nil, errUnchanged
 			}
-			if len(kept) == 0 && len(cur.SSTables) == 0 {
+			if len(kept) == 0 && len(cur.SSTables) == 0 && len(cur.Flushed) == 0 { // a watermark outlives the SSTables
 				return nil, nil
 			}
-			return &TableSSTables{Table: cur.Table, Range: cur.Range, SSTables: cur.SSTables, Garbage: kept}, nil
+			return &TableSSTables{Table: cur.Table, Range: cur.Range, SSTables: cur.SSTables, Garbage: kept, Flushed: cur.Flushed}, nil
 		})
 		if err != nil {
 			return err

@@ -59,6 +59,13 @@ type TableSSTables struct {
 	Range    int       `json:"range"`
 	SSTables []SSTable `json:"sstables"`
 	Garbage  []Garbage `json:"garbage,omitempty"`
+	// Flushed holds, per ingest node and commitlog shard, the newest
+	// position through which the shard's flushes are known complete and
+	// whose part in this range left the live set with nothing to carry
+	// it on (a compaction whose data was all dead): a watermark that
+	// counts as complete every flush of the shard at or before it (see
+	// FlushState).
+	Flushed []LogPosition `json:"flushed,omitempty"`
 }
 
 // Commit is one atomic change of the SSTables of a table in one token range:
@@ -76,6 +83,13 @@ type Commit struct {
 	// Epoch, if not 0, fences the commit: it fails with ErrFenced unless
 	// Epoch is the range's current ownership epoch.
 	Epoch uint64
+	// Flushed raises the range's watermarks (TableSSTables.Flushed) to
+	// these positions. Every flush position of a removed SSTable that no
+	// added SSTable carries must be at or below one after the commit, so
+	// that no flush ever looks less complete than before; the committer
+	// must know each complete, or older than a complete flush of its
+	// shard (FlushState's done).
+	Flushed []LogPosition
 }
 
 func sstablesKey(table uuid.UUID, r int) string { return fmt.Sprintf("t.%s.%05d", table, r) }
@@ -219,16 +233,34 @@ func applyCommit(cur *TableSSTables, c Commit, now time.Time) (*TableSSTables, b
 			applied = false
 		}
 	}
+	for _, f := range c.Flushed {
+		if !flushedThrough(cur.Flushed, f) {
+			applied = false
+		}
+	}
 	if applied {
 		return cur, false, nil
 	}
-	next := &TableSSTables{Table: cur.Table, Range: cur.Range, SSTables: slices.Clone(cur.SSTables), Garbage: slices.Clone(cur.Garbage)}
+	next := &TableSSTables{
+		Table: cur.Table, Range: cur.Range,
+		SSTables: slices.Clone(cur.SSTables), Garbage: slices.Clone(cur.Garbage), Flushed: slices.Clone(cur.Flushed),
+	}
+	for _, f := range c.Flushed {
+		next.Flushed = raiseFlushed(next.Flushed, f)
+	}
 	for _, r := range c.Remove {
 		i := index(next.SSTables, r)
 		if i < 0 {
 			return nil, false, fmt.Errorf("%w: %q", ErrMissingSSTable, r)
 		}
 		s := next.SSTables[i]
+		for _, p := range s.Covers {
+			carried := slices.ContainsFunc(c.Add, func(a SSTable) bool { return slices.Contains(a.Covers, p) })
+			if p.Parts > 0 && !carried && !flushedThrough(next.Flushed, p) {
+				return nil, false, fmt.Errorf("%w: removing %q drops flush %s:%d %d:%d with no watermark at or past it",
+					ErrInvalid, s.Key, p.Node, p.Shard, p.Segment, p.Offset)
+			}
+		}
 		next.SSTables = slices.Delete(next.SSTables, i, i+1)
 		next.Garbage = append(next.Garbage, Garbage{Key: s.Key, Size: s.Size, Since: now, Reason: ReasonRemoved})
 	}
