@@ -13,13 +13,17 @@
 //	bucket            key                    document
 //	<c>_schema        ks.<keyspace>          Keyspace: replication, tables, types
 //	<c>_sstables      t.<table ID>.<%05d r>  TableSSTables: live SSTables in range r,
-//	                                         and the garbage that left them
+//	                                         the garbage that left them, and
+//	                                         per-shard flush watermarks
 //	<c>_ownership     ranges                 Ranges: the fixed number of ranges
 //	                  range.<%05d index>     Ownership: owner and epoch
 //	<c>_members       m.<node ID>            Member: roles, address, heartbeat
 //	<c>_leases        l.<lease name>         Lease: holder and expiry
 //	<c>_roles         role.<role name>       Role: password hash, LOGIN, SUPERUSER,
 //	                                         OPTIONS, roles granted, permissions
+//	<c>_requests      c.<table ID>           CompactionRequest: a major compaction
+//	                                         asked for and when it was done (made
+//	                                         by the first request)
 //
 // Names in keys are escaped: ASCII letters, digits, '_' and '-' stand for
 // themselves and every other byte is "=XX" (upper-case hex), so any CQL
@@ -84,8 +88,8 @@
 // compare-and-set: no crash leaves an object both unlisted and undeleted,
 // or listed while live. Each entry records when it became garbage; a
 // collector (package gc) deletes objects older than a grace period and
-// then removes them with Collected. A document left with neither SSTables
-// nor garbage is deleted. An add of an SSTable already on the list counts
+// then removes them with Collected. A document left with neither SSTables,
+// garbage nor flush watermarks (see Flushes) is deleted. An add of an SSTable already on the list counts
 // as applied, so a retried flush never revives an object bound for
 // deletion.
 //
@@ -105,7 +109,8 @@
 // in the object store from the newest version of each key, so the catalog
 // survives the loss of NATS; older versions remain for reading the catalog
 // as it was. Members and leases are not copied: they describe live processes,
-// which rewrite them within one heartbeat or lease period.
+// which rewrite them within one heartbeat or lease period; nor are
+// compaction requests, which an operator can make again.
 //
 // # Liveness
 //
