@@ -118,7 +118,7 @@ func (m *Manifest) Garbage(ctx context.Context) ([]TableGarbage, error) {
 // Collected removes entries from the garbage list once their objects are
 // deleted: one compare-and-set per table and range. Entries no longer
 // listed are ignored, so it is idempotent. A document left with neither
-// SSTables nor garbage is deleted.
+// SSTables, garbage nor flush watermarks is deleted.
 func (m *Manifest) Collected(ctx context.Context, gs ...TableGarbage) error {
 	type place struct {
 		table uuid.UUID
