@@ -38,6 +38,11 @@ type Config struct {
 	// ObjectPrefix is the key prefix of this node's SSTables in the bucket.
 	// SSTable names are unique per node only, so nodes need their own.
 	ObjectPrefix string `yaml:"object_prefix"`
+	// MaxCommitDelay bounds the time from a flush's upload to its commit:
+	// past it, the flush uploads its SSTables again first. The compactor's
+	// orphan sweep (package gc) deletes unreferenced objects older than
+	// -gc.orphan-age, which must stay well above it.
+	MaxCommitDelay time.Duration `yaml:"max_commit_delay"`
 
 	Commitlog CommitlogConfig `yaml:"commitlog"`
 }
@@ -66,6 +71,7 @@ func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	f.DurationVar(&c.FlushDelay, p+"flush-delay", time.Second, "Longest delay of a flush while its L0 fills towards the compaction strategy's l0_limit (in proportion to how full), and the period at which a held flush checks again.")
 	f.DurationVar(&c.FlushHold, p+"flush-hold", time.Minute, "Longest a flush is held while its L0 is at or past l0_limit; memtables fill meanwhile and writes then fail as overloaded.")
 	f.StringVar(&c.ObjectPrefix, p+"object-prefix", "sst", "Key prefix of this node's SSTables in the object store; give each node its own, as SSTable names are unique only per node.")
+	f.DurationVar(&c.MaxCommitDelay, p+"max-commit-delay", time.Hour, "Longest time from a flush's upload to its commit; past it (NATS away, a held flush) the SSTables are uploaded again before the commit. Keep it well under -gc.orphan-age, past which the compactor deletes objects no manifest references.")
 	f.StringVar(&c.Commitlog.Dir, p+"commitlog.dir", "", "Directory of the commitlogs, one subdirectory per shard. Required; the server sets it to <data.dir>/commitlog when empty.")
 	f.Int64Var(&c.Commitlog.SegmentSize, p+"commitlog.segment-size", 32<<20, "Size at which a commitlog segment is closed and the next started.")
 	f.StringVar(&c.Commitlog.SyncMode, p+"commitlog.sync-mode", "batch", "batch: acknowledge writes once synced; periodic: once written, syncing every sync-period.")
@@ -98,6 +104,9 @@ func (c *Config) Validate() error {
 		return errors.New("ingest: write timeout must be positive")
 	case c.FlushMinBackoff <= 0 || c.FlushMaxBackoff < c.FlushMinBackoff:
 		return fmt.Errorf("ingest: flush backoff [%v, %v] invalid", c.FlushMinBackoff, c.FlushMaxBackoff)
+	case c.MaxCommitDelay <= c.FlushHold+c.FlushDelay:
+		// A flush held that long would upload again forever.
+		return fmt.Errorf("ingest: max commit delay %v must exceed flush hold %v plus flush delay %v", c.MaxCommitDelay, c.FlushHold, c.FlushDelay)
 	case c.FlushDelay < 0 || c.FlushHold < 0:
 		return fmt.Errorf("ingest: flush delay %v and hold %v must not be negative", c.FlushDelay, c.FlushHold)
 	case c.Commitlog.SegmentSize < 64<<10 || c.Commitlog.SegmentSize > 1<<32:

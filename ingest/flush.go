@@ -73,6 +73,12 @@ func (s *Shard) flushLoop() {
 		if errors.Is(err, errTruncated) {
 			continue // flush again without the truncated table
 		}
+		if errors.Is(err, errStaleUpload) {
+			// Nothing was committed: upload again, as the same attempt
+			// would have (recheck unchanged).
+			s.logger.Warn("flush not committed within the max commit delay; uploading it again", "through", m.through.String(), "max_commit_delay", s.cfg.MaxCommitDelay)
+			continue
+		}
 		if errors.Is(err, ErrFenced) {
 			// Another node owns a range of the memtable: its records can
 			// never be committed here, so nothing more may be acknowledged.
@@ -142,6 +148,11 @@ func (s *Shard) release() {
 // errTruncated means a table was truncated while its SSTable was uploaded.
 var errTruncated = errors.New("ingest: table truncated during flush")
 
+// errStaleUpload means a flush's uploads are older than the max commit
+// delay: committing them could make an object the orphan sweep already
+// judged unreferenced live, so they are uploaded again first.
+var errStaleUpload = errors.New("ingest: flush uploaded too long before its commit")
+
 // flush writes m as one SSTable per table and token range, and commits
 // them. Tables truncated in m are left out. If recheck is set, a previous
 // attempt failed, perhaps after its commit was recorded in whole or in
@@ -169,6 +180,9 @@ func (s *Shard) flush(ctx context.Context, m *memState, recheck bool) (Flush, er
 		m.created = time.Now()
 	}
 	ranges := max(s.deps.Ranges, 1)
+	// Before the first upload: the oldest object this attempt may commit
+	// (the recorded ones are committed already).
+	uploaded := time.Now()
 	it := m.mt.Snapshot().NewIter(nil, nil)
 	defer it.Close()
 	for valid := it.First(); valid; {
@@ -220,6 +234,11 @@ func (s *Shard) flush(ctx context.Context, m *memState, recheck bool) (Flush, er
 	s.mu.Unlock()
 	if n != len(truncated) {
 		return Flush{}, errTruncated
+	}
+	// Checked last, as the commit itself is one round of quick manifest
+	// updates: an object's age at its commit stays far below -gc.orphan-age.
+	if time.Since(uploaded) > s.cfg.MaxCommitDelay {
+		return Flush{}, errStaleUpload
 	}
 	if err := s.deps.Committer.Commit(ctx, f); err != nil {
 		return Flush{}, fmt.Errorf("commit flush through %v: %w", f.Through, err)

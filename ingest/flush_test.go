@@ -130,3 +130,56 @@ func TestFlushUploadContext(t *testing.T) {
 		}
 	}
 }
+
+// TestFlushStaleUploadWrittenAgain checks that a flush whose commit comes
+// later than MaxCommitDelay after its upload starts (here a slow upload)
+// uploads its SSTables again, under the same keys, before
+// committing: the orphan sweep may have judged the old uploads unreferenced.
+func TestFlushStaleUploadWrittenAgain(t *testing.T) {
+	e := newEnv(t)
+	e.cfg.FlushAge = 10 * time.Millisecond
+	e.cfg.FlushDelay, e.cfg.FlushHold = 0, 0
+	e.cfg.MaxCommitDelay = 50 * time.Millisecond
+	var mu sync.Mutex
+	uploads, commits := 0, 0
+	var objects []string
+	setHook(&e.beforeUpload, func() error {
+		mu.Lock()
+		uploads++
+		n := uploads
+		mu.Unlock()
+		if n == 1 {
+			time.Sleep(2 * e.cfg.MaxCommitDelay) // the first attempt's upload is slow
+		}
+		return nil
+	})
+	setHook(&e.beforeCommit, func() error {
+		var keys []string
+		err := e.faults.List(context.Background(), "", func(a objectstore.Attrs) error {
+			keys = append(keys, a.Key)
+			return nil
+		})
+		mu.Lock()
+		defer mu.Unlock()
+		commits++
+		objects = keys
+		return err
+	})
+	s := e.open()
+	defer s.Close()
+	if err := s.Apply(context.Background(), rowMutation(1, "a", 1, 1, "v")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "flush", func() bool { return counterValue(s.m.flushes) >= 1 })
+	mu.Lock()
+	defer mu.Unlock()
+	if uploads != 2 || commits != 1 {
+		t.Fatalf("%d uploads and %d commits; want 2 and 1", uploads, commits)
+	}
+	if len(objects) != 1 {
+		t.Fatalf("bucket holds %q at the commit; want the SSTable, overwritten", objects)
+	}
+	if got := contents(t, s, e.committer, 1); len(got) != 1 {
+		t.Fatalf("committed rows %v, want 1", got)
+	}
+}
