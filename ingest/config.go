@@ -104,9 +104,8 @@ func (c *Config) Validate() error {
 		return errors.New("ingest: write timeout must be positive")
 	case c.FlushMinBackoff <= 0 || c.FlushMaxBackoff < c.FlushMinBackoff:
 		return fmt.Errorf("ingest: flush backoff [%v, %v] invalid", c.FlushMinBackoff, c.FlushMaxBackoff)
-	case c.MaxCommitDelay <= c.FlushHold+c.FlushDelay:
-		// A flush held that long would upload again forever.
-		return fmt.Errorf("ingest: max commit delay %v must exceed flush hold %v plus flush delay %v", c.MaxCommitDelay, c.FlushHold, c.FlushDelay)
+	case c.MaxCommitDelay <= 0:
+		return errors.New("ingest: max commit delay must be positive")
 	case c.FlushDelay < 0 || c.FlushHold < 0:
 		return fmt.Errorf("ingest: flush delay %v and hold %v must not be negative", c.FlushDelay, c.FlushHold)
 	case c.Commitlog.SegmentSize < 64<<10 || c.Commitlog.SegmentSize > 1<<32:

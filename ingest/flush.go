@@ -53,6 +53,10 @@ func (s *Shard) flushLoop() {
 	// recheck is set after a failed attempt: its commit may have been
 	// recorded even though it reported an error.
 	recheck := false
+	// held is set after an attempt that had its upload held back by L0
+	// pressure past the max commit delay: the next attempt does not wait
+	// again, or a hold longer than the delay would never end.
+	held := false
 	for {
 		s.mu.Lock()
 		var m *memState
@@ -69,7 +73,8 @@ func (s *Shard) flushLoop() {
 			}
 		}
 		start := time.Now()
-		f, err := s.flush(s.flushCtx, m, recheck)
+		f, err := s.flush(s.flushCtx, m, recheck, held)
+		held = errors.Is(err, errStaleUpload)
 		if errors.Is(err, errTruncated) {
 			continue // flush again without the truncated table
 		}
@@ -154,12 +159,13 @@ var errTruncated = errors.New("ingest: table truncated during flush")
 var errStaleUpload = errors.New("ingest: flush uploaded too long before its commit")
 
 // flush writes m as one SSTable per table and token range, and commits
-// them. Tables truncated in m are left out. If recheck is set, a previous
+// them, holding them back first while their L0 is full unless held says
+// an earlier attempt did. Tables truncated in m are left out. If recheck is set, a previous
 // attempt failed, perhaps after its commit was recorded in whole or in
 // part, or m was replayed after a crash that may have left it so: then
 // flush first asks the committer, and uploads neither a recorded flush nor
 // a recorded SSTable, since that would overwrite committed objects.
-func (s *Shard) flush(ctx context.Context, m *memState, recheck bool) (Flush, error) {
+func (s *Shard) flush(ctx context.Context, m *memState, recheck, held bool) (Flush, error) {
 	s.mu.Lock()
 	f := Flush{Shard: s.id, From: m.from, Through: m.through}
 	truncated := maps.Clone(m.truncated)
@@ -222,8 +228,10 @@ func (s *Shard) flush(ctx context.Context, m *memState, recheck bool) (Flush, er
 	}
 	// Before the commit, so that the memtable, still held, pushes back on
 	// writes while L0 is too deep.
-	if err := s.throttle(ctx, f.Tables); err != nil {
-		return Flush{}, err
+	if !held {
+		if err := s.throttle(ctx, f.Tables); err != nil {
+			return Flush{}, err
+		}
 	}
 	// A truncation marks memtables under truncMu: holding it, a table
 	// unmarked now stays unmarked until the commit is recorded.

@@ -183,3 +183,29 @@ func TestFlushStaleUploadWrittenAgain(t *testing.T) {
 		t.Fatalf("committed rows %v, want 1", got)
 	}
 }
+
+// TestFlushHeldPastCommitDelay checks that a flush held back by L0
+// pressure for longer than MaxCommitDelay uploads again and then commits
+// without being held a second time.
+func TestFlushHeldPastCommitDelay(t *testing.T) {
+	e := newEnv(t)
+	e.cfg.FlushAge = 10 * time.Millisecond
+	e.cfg.FlushDelay, e.cfg.FlushHold = 10*time.Millisecond, 150*time.Millisecond
+	e.cfg.MaxCommitDelay = 50 * time.Millisecond
+	e.l0 = newFakeL0(1) // full throughout
+	var uploads, commits atomic.Int32
+	setHook(&e.beforeUpload, func() error { uploads.Add(1); return nil })
+	setHook(&e.beforeCommit, func() error { commits.Add(1); return nil })
+	s := e.open()
+	defer s.Close()
+	if err := s.Apply(context.Background(), rowMutation(1, "a", 1, 1, "v")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "flush", func() bool { return counterValue(s.m.flushes) >= 1 })
+	if u, c := uploads.Load(), commits.Load(); u != 2 || c != 1 {
+		t.Fatalf("%d uploads and %d commits; want 2 and 1", u, c)
+	}
+	if d := counterValue(s.m.flushDelays); d != 1 {
+		t.Fatalf("flush held %v times, want once", d)
+	}
+}
