@@ -128,7 +128,7 @@ func (x *execCtx) resolver(recv string) values.Resolver {
 // native function is found by its arguments, its result must fit t, and its
 // arguments are evaluated for its parameter types.
 func (x *execCtx) call(t *cqltype.Type, c *ast.Call, resolve values.Resolver) ([]byte, error) {
-	f, err := funcs.LookupTerms(c.Keyspace, c.Name, c.Args, hintType)
+	f, err := lookupCall(c, t)
 	if err != nil {
 		return nil, funcCallError(err)
 	}
@@ -146,6 +146,19 @@ func (x *execCtx) call(t *cqltype.Type, c *ast.Call, resolve values.Resolver) ([
 		return nil, funcCallError(err)
 	}
 	return v, nil
+}
+
+// lookupCall finds the function a call term names, for a receiver of type
+// t (nil if unknown): fromjson returns the receiver's type, so it is made
+// for it.
+func lookupCall(c *ast.Call, t *cqltype.Type) (*funcs.Function, error) {
+	if c.Name == "fromjson" && (c.Keyspace == "" || c.Keyspace == "system") && t != nil {
+		if len(c.Args) != 1 {
+			return nil, invalidf("Invalid number of arguments in call to function system.fromjson: 1 required but %d provided", len(c.Args))
+		}
+		return funcs.FromJSON(t), nil
+	}
+	return funcs.LookupTerms(c.Keyspace, c.Name, c.Args, hintType)
 }
 
 // hintType is the type a term states by itself: a type hint's.

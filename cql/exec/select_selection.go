@@ -261,12 +261,28 @@ func (p *selectPlan) funcSelector(s *ast.FuncSel, top bool) (selector, string, e
 	args := make([]selector, len(s.Args))
 	types := make([]*cqltype.Type, len(s.Args))
 	names := make([]string, len(s.Args))
+	// Literals and markers take the type of the parameter they are passed
+	// to, as in Cassandra: mintimeuuid('2024-01-02 03:04:05+0000') passes
+	// a timestamp. raw holds them; types[i] is the literal's own type, or
+	// nil for a marker.
+	raw := make([]ast.Term, len(s.Args))
+	untyped := false
 	for i, a := range s.Args {
+		if ts, ok := a.(*ast.TermSel); ok && isUntyped(ts.Term) {
+			raw[i], names[i], untyped = ts.Term, values.TermText(ts.Term), true
+			types[i], _ = termType(ts.Term)
+			continue
+		}
 		sl, name, err := p.selector(a, false)
 		if err != nil {
 			return nil, "", err
 		}
 		args[i], types[i], names[i] = sl, sl.typ(), name
+	}
+	if untyped {
+		if err := p.typeFuncArgs(s, raw, args, types); err != nil {
+			return nil, "", err
+		}
 	}
 	if s.Keyspace == "" || s.Keyspace == "system" {
 		switch {
@@ -291,6 +307,64 @@ func (p *selectPlan) funcSelector(s *ast.FuncSel, top bool) (selector, string, e
 		return &aggFuncSelector{f: f, args: args}, name, nil
 	}
 	return &funcSelector{f: f, args: args}, name, nil
+}
+
+// isUntyped reports whether a selected term has no type of its own: a
+// literal or a bind marker, typed by where it is used.
+func isUntyped(t ast.Term) bool {
+	switch t.(type) {
+	case *ast.Literal, *ast.Bind, *ast.List, *ast.Set, *ast.Map, *ast.Tuple:
+		return true
+	}
+	return false
+}
+
+// typeFuncArgs makes the selectors of a call's untyped arguments (raw[i]
+// set). With every literal's own type the call is looked up as before, so
+// count(1) and sum(2) keep their int signatures; when that finds nothing
+// (or a marker has no type), the literals take the parameter types of the
+// one signature they can be assigned to, as Cassandra's FunctionResolver
+// does.
+func (p *selectPlan) typeFuncArgs(s *ast.FuncSel, raw []ast.Term, args []selector, types []*cqltype.Type) error {
+	known := !slices.Contains(types, nil)
+	if known {
+		if _, err := funcs.Lookup(s.Keyspace, s.Name, types); err == nil || s.Name == "tojson" || s.Name == "token" {
+			for i, t := range raw {
+				if t != nil {
+					p.receive(t, "[selection]", types[i])
+					args[i] = &termSelector{term: t, t: types[i]}
+				}
+			}
+			return nil
+		}
+	}
+	terms := make([]ast.Term, len(raw))
+	for i := range raw {
+		terms[i] = raw[i]
+		if raw[i] == nil {
+			terms[i] = &ast.Bind{Index: -1 - i} // stands for a typed argument
+		}
+	}
+	typeOf := func(t ast.Term) *cqltype.Type {
+		for i := range terms {
+			if terms[i] == t && raw[i] == nil {
+				return types[i]
+			}
+		}
+		return nil
+	}
+	f, err := funcs.LookupTerms(s.Keyspace, s.Name, terms, typeOf)
+	if err != nil {
+		return funcError(err)
+	}
+	for i, t := range raw {
+		if t != nil {
+			types[i] = f.Args[i]
+			p.receive(t, fmt.Sprintf("arg%d(%s)", i, f.Name), types[i])
+			args[i] = &termSelector{term: t, t: types[i]}
+		}
+	}
+	return nil
 }
 
 // planGroupBy checks GROUP BY: a prefix of the primary key columns.
@@ -325,7 +399,7 @@ func kindName(kind string) string {
 
 func collectionWord(t *cqltype.Type) string {
 	if t.Kind == cqltype.UDT {
-		return "user type"
+		return "UDT"
 	}
 	return "collection"
 }

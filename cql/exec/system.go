@@ -589,10 +589,16 @@ func sysColumnRows(t *sysTable, keyspaces []string) [][][]byte {
 	for _, ks := range keyspaces {
 		for _, name := range slices.Sorted(maps.Keys(sysTables[ks])) {
 			pos := map[string]int{}
-			for _, c := range sysTables[ks][name].columns {
-				p := pos[c.kind]
+			cols := slices.Clone(sysTables[ks][name].columns)
+			positions := make(map[string]int, len(cols))
+			for _, c := range cols {
+				positions[c.name] = pos[c.kind]
 				pos[c.kind]++
-				rows = append(rows, columnRow(t, ks, name, c.name, c.kind, c.typ.String(), p, false))
+			}
+			// Rows in clustering order: by column name, as UTF-8 bytes.
+			slices.SortFunc(cols, func(a, b sysColumn) int { return strings.Compare(a.name, b.name) })
+			for _, c := range cols {
+				rows = append(rows, columnRow(t, ks, name, c.name, c.kind, c.typ.String(), positions[c.name], false))
 			}
 		}
 	}
@@ -605,7 +611,9 @@ func (e *Executor) columnsRows() [][][]byte {
 	for _, ks := range e.keyspaces() {
 		for _, name := range slices.Sorted(maps.Keys(ks.Tables)) {
 			tbl := ks.Tables[name]
-			for _, c := range tbl.Columns {
+			// Rows in clustering order: by column name, as UTF-8 bytes.
+			cols := slices.SortedFunc(slices.Values(tbl.Columns), func(a, b manifest.Column) int { return strings.Compare(a.Name, b.Name) })
+			for _, c := range cols {
 				pos, desc := -1, false
 				if i := slices.Index(tbl.PartitionKey, c.ID); i >= 0 {
 					pos = i

@@ -100,6 +100,20 @@ func TestEveryTypeRoundTrip(t *testing.T) {
 	check()
 	srv.Flush(t, "ks", "every")
 	check()
+
+	// SELECT JSON of every type, as Cassandra writes it.
+	var js string
+	if err := s.Query(`SELECT JSON k, a, bi, b, bo, dt, de, d, du, f, i, n, si, tx, tm, ts, tu, ti, u, vc, vi, l, st, m, fl, tp, ad, nested FROM every WHERE k = 1`).Scan(&js); err != nil {
+		t.Fatal(err)
+	}
+	wantJSON := `{"k": 1, "a": "ascii", "bi": -9223372036854775808, "b": "0x000102ff", "bo": true, "dt": "2024-02-29", ` +
+		`"de": -12.345, "d": null, "du": "1mo2d3ns", "f": 1.5, "i": "2001:db8:0:0:0:0:0:1", "n": 2147483647, "si": -32768, ` +
+		`"tx": "tëxt ☃", "tm": "13:00:00.000000005", "ts": "2023-11-14 22:13:20.123Z", "tu": "` + tu.String() + `", "ti": -128, ` +
+		`"u": "` + u.String() + `", "vc": "varchar", "vi": -3802951800684688204490109616128, "l": [3, 1, 2], "st": ["a", "b"], ` +
+		`"m": {"x": 1, "y": -2}, "fl": [9, 8], "tp": [7, "seven"], "ad": {"street": "Main", "zip": 12345}, "nested": {"k": [[1, 2], [3]]}}`
+	if js != wantJSON {
+		t.Errorf("SELECT JSON\n  %s\nwant\n  %s", js, wantJSON)
+	}
 }
 
 // sameValue compares what gocql's MapScan returns with what was written.

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/sedimentdb/sediment/cql/ast"
-	"github.com/sedimentdb/sediment/cql/funcs"
 	"github.com/sedimentdb/sediment/cqltype"
 	"github.com/sedimentdb/sediment/engine"
 	"github.com/sedimentdb/sediment/keys"
@@ -364,7 +363,7 @@ func (p *modPlan) recv(term ast.Term, name string, t *cqltype.Type) {
 		}
 		p.recv(x.Term, name, t)
 	case *ast.Call:
-		f, err := funcs.LookupTerms(x.Keyspace, x.Name, x.Args, hintType)
+		f, err := lookupCall(x, t)
 		if err != nil {
 			return // executing the call reports it
 		}

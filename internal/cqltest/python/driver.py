@@ -211,6 +211,65 @@ def main(host, port):
     check("CREATE TYPE py.addr" in ut.export_as_string(), "addr DDL:\n" + ut.export_as_string())
     ddl = t.export_as_string()
     check("CREATE TABLE py.events" in ddl and "CLUSTERING ORDER BY (at DESC)" in ddl, "DESCRIBE:\n" + ddl)
+
+    # export_as_string (what cqlsh 5's DESCRIBE prints from the metadata)
+    # of a keyspace whose table has every feature: compound partition key,
+    # quoted names, mixed clustering order, static, frozen and non-frozen
+    # UDTs and collections, options. Columns come in system_schema's
+    # clustering order (by name), as from Cassandra 4.
+    session.execute("CREATE KEYSPACE IF NOT EXISTS fullks WITH replication = "
+                    "{'class': 'NetworkTopologyStrategy', 'dc1': 3} AND durable_writes = false")
+    session.execute("CREATE TYPE IF NOT EXISTS fullks.pt (x int, y int)")
+    session.execute("CREATE TYPE IF NOT EXISTS fullks.place (name text, at frozen<pt>, tags set<text>)")
+    session.execute("""CREATE TABLE IF NOT EXISTS fullks."Things" (
+        tenant int, "Region" text, at timeuuid, seq bigint,
+        owner text static, home frozen<place>, spot pt, hist list<frozen<pt>>, attrs map<text, int>, "Note" text,
+        PRIMARY KEY ((tenant, "Region"), at, seq))
+        WITH CLUSTERING ORDER BY (at DESC, seq ASC)
+        AND comment = 'every feature' AND default_time_to_live = 3600 AND gc_grace_seconds = 3600
+        AND compaction = {'class': 'LeveledCompactionStrategy', 'sstable_size_in_mb': '64'}
+        AND compression = {'class': 'ZstdCompressor', 'chunk_length_in_kb': '32'}
+        AND caching = {'keys': 'ALL', 'rows_per_partition': '10'} AND bloom_filter_fp_chance = 0.05""")
+    cluster.refresh_schema_metadata()
+    want_table = """CREATE TABLE fullks."Things" (
+    tenant int,
+    "Region" text,
+    at timeuuid,
+    seq bigint,
+    "Note" text,
+    attrs map<text, int>,
+    hist list<frozen<pt>>,
+    home frozen<place>,
+    owner text static,
+    spot pt,
+    PRIMARY KEY ((tenant, "Region"), at, seq)
+) WITH CLUSTERING ORDER BY (at DESC, seq ASC)
+    AND additional_write_policy = '99p'
+    AND bloom_filter_fp_chance = 0.05
+    AND caching = {'keys': 'ALL', 'rows_per_partition': '10'}
+    AND cdc = false
+    AND comment = 'every feature'
+    AND compaction = {'class': 'org.apache.cassandra.db.compaction.LeveledCompactionStrategy', 'sstable_size_in_mb': '64'}
+    AND compression = {'chunk_length_in_kb': '32', 'class': 'org.apache.cassandra.io.compress.ZstdCompressor'}
+    AND crc_check_chance = 1.0
+    AND default_time_to_live = 3600
+    AND gc_grace_seconds = 3600
+    AND max_index_interval = 2048
+    AND memtable_flush_period_in_ms = 0
+    AND min_index_interval = 128
+    AND read_repair = 'BLOCKING'
+    AND speculative_retry = '99p';"""
+    fks = cluster.metadata.keyspaces["fullks"]
+    got = fks.tables["Things"].export_as_string()
+    check(got == want_table, "table export:\n%s\nwant:\n%s" % (got, want_table))
+    want_ks = ("CREATE KEYSPACE fullks WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': '3'}  "
+               "AND durable_writes = false;\n\n"
+               "CREATE TYPE fullks.pt (\n    x int,\n    y int\n);\n\n"
+               "CREATE TYPE fullks.place (\n    name text,\n    at frozen<pt>,\n    tags frozen<set<text>>\n);\n\n"
+               + want_table)
+    got = fks.export_as_string()
+    check(got == want_ks, "keyspace export:\n%s\nwant:\n%s" % (got, want_ks))
+
     hosts = cluster.metadata.all_hosts()
     check(len(hosts) == 1 and hosts[0].release_version.startswith("4."), "hosts %r" % hosts)
 
