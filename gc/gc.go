@@ -1,6 +1,8 @@
 // Package gc deletes the objects on the manifest's garbage list: SSTables
 // that compaction, TRUNCATE or DROP removed from the live set, and outputs
-// that never joined it (manifest.Garbage).
+// that never joined it (manifest.Garbage); and, in an orphan sweep, the
+// objects no one listed: those a crashed flush or compaction uploaded and
+// never committed.
 //
 // A read chooses its SSTables from one manifest version and then fetches
 // their blocks, so an object that has left the live set may still be read
@@ -16,6 +18,39 @@
 // removes them from the list (manifest.Collected). A crash between the two
 // leaves listed objects already deleted; the next pass deletes them again,
 // which is harmless since deleting a missing object is not an error.
+//
+// # Orphans
+//
+// Every OrphanInterval a pass also sweeps for orphans, in this order:
+//
+//  1. list the objects under OrphanPrefixes (the SSTable prefixes, never
+//     the manifest archive);
+//  2. read the catalog: the tables of the schema and of the garbage list,
+//     then every live set of those tables, then the garbage list again;
+//  3. delete each listed object that step 2 found nowhere and that is
+//     older than OrphanAge, if the previous sweep found it unreferenced
+//     too.
+//
+// An object moves only forward: uploaded, live, garbage, deleted. Reading
+// the live sets before the garbage list finds every object that was
+// referenced when its live set was read; reading the catalog after the
+// listing finds every listed object committed before the catalog was read.
+// One committed later was uploaded before the listing and committed after
+// it, which the committers bound: an ingest flush uploads its SSTables
+// again if it could not commit them within -ingest.max-commit-delay, and a
+// compaction attempt commits only within MaxCommitAge of its start
+// (compaction.WorkerOptions). OrphanAge must exceed both by far, and the
+// clock skew between the bucket and the collector: such an object is then
+// never old enough to go. The second sighting guards against a catalog
+// read that missed a document (a key listing of NATS KV is no snapshot):
+// two reads an interval apart must both miss a reference.
+//
+// Only the current catalog counts: an object that only an archived older
+// manifest version names is an orphan, since a restore takes the newest
+// version of each key. A table dropped from the schema whose SSTables
+// DropSSTables has not yet moved to the garbage list, and that has no
+// garbage, is not read: its objects, unreadable since the drop, may go
+// as orphans before DropSSTables lists them, which then deletes nothing.
 package gc
 
 import (
@@ -24,6 +59,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -54,12 +90,34 @@ type Config struct {
 	GracePeriod time.Duration `yaml:"grace_period"`
 	// Interval is the time between passes.
 	Interval time.Duration `yaml:"interval"`
+	// OrphanInterval is the time between orphan sweeps, each part of a
+	// pass; 0 sweeps never.
+	OrphanInterval time.Duration `yaml:"orphan_interval"`
+	// OrphanAge is how old an unreferenced object must be to go.
+	OrphanAge time.Duration `yaml:"orphan_age"`
+	// OrphanPrefixes are the key prefixes swept, each ending in "/".
+	OrphanPrefixes []string `yaml:"orphan_prefixes"`
 }
+
+// MinOrphanAge bounds OrphanAge from below: well above the default
+// -ingest.max-commit-delay (1h), the longest a flush's upload may wait for
+// its commit, so that an object about to be committed is never old enough.
+const MinOrphanAge = 6 * time.Hour
+
+// archivePrefix holds the manifest archive, which no sweep may touch.
+const archivePrefix = "manifest/"
 
 // RegisterFlags registers the flags of c with their defaults.
 func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	f.DurationVar(&c.GracePeriod, "gc.grace-period", time.Hour, "How long an object removed from the manifest (by compaction, TRUNCATE or DROP) stays in the bucket before the compactor role deletes it. Must be longer than any read can last, plus the clock skew between nodes: a read still using a deleted object fails.")
 	f.DurationVar(&c.Interval, "gc.interval", time.Minute, "Time between the compactor role's passes over the garbage list.")
+	f.DurationVar(&c.OrphanInterval, "gc.orphan-interval", time.Hour, "Time between the compactor role's sweeps for orphans: objects under -gc.orphan-prefixes that the manifest references nowhere, left by crashed flushes and compactions. 0 turns the sweep off.")
+	f.DurationVar(&c.OrphanAge, "gc.orphan-age", 24*time.Hour, "How old an unreferenced object must be before the orphan sweep deletes it. At least 6h and above -gc.grace-period; keep it far above -ingest.max-commit-delay and the compactor's longest job, which could otherwise commit an object the sweep deleted.")
+	c.OrphanPrefixes = []string{"sst/", "compaction/"}
+	f.Func("gc.orphan-prefixes", `Comma-separated key prefixes the orphan sweep lists, each ending in "/": where the ingest role (-ingest.object-prefix) and compaction write SSTables. Never the manifest archive (default "sst/,compaction/").`, func(v string) error {
+		c.OrphanPrefixes = strings.Split(v, ",")
+		return nil
+	})
 }
 
 // Validate checks c.
@@ -69,6 +127,25 @@ func (c *Config) Validate() error {
 	}
 	if c.Interval <= 0 {
 		return errors.New("config: -gc.interval must be positive")
+	}
+	if c.OrphanInterval < 0 {
+		return errors.New("config: -gc.orphan-interval must not be negative")
+	}
+	if c.OrphanInterval == 0 {
+		return nil
+	}
+	if c.OrphanAge < MinOrphanAge || c.OrphanAge <= c.GracePeriod {
+		return fmt.Errorf("config: -gc.orphan-age %v must be at least %v and above -gc.grace-period %v", c.OrphanAge, MinOrphanAge, c.GracePeriod)
+	}
+	if len(c.OrphanPrefixes) == 0 {
+		return errors.New("config: -gc.orphan-prefixes is empty")
+	}
+	for _, p := range c.OrphanPrefixes {
+		// A prefix ends in "/", so only "manifest/" itself, or one under
+		// it, reaches the archive.
+		if p == "/" || !strings.HasSuffix(p, "/") || strings.HasPrefix(p, archivePrefix) || strings.HasPrefix(p, "/") {
+			return fmt.Errorf("config: -gc.orphan-prefixes: %q must be a key prefix ending in \"/\" outside %q", p, archivePrefix)
+		}
 	}
 	return nil
 }
@@ -94,6 +171,13 @@ type Stats struct {
 	Bytes   int64 // their size, as the manifest recorded it
 	Failed  int   // deletions that failed, left for the next pass
 	Waiting int   // garbage still within its grace period
+
+	// Of the orphan sweep, if the pass ran one:
+	Swept        bool
+	Orphans      int   // orphans deleted
+	OrphanBytes  int64 // their size, as the bucket listed it
+	YoungOrphans int   // unreferenced objects younger than OrphanAge
+	Suspects     int   // old unreferenced objects seen for the first time
 }
 
 // Collector deletes garbage objects. Collect runs one pass, Run passes
@@ -107,8 +191,16 @@ type Collector struct {
 
 	held atomic.Bool // whether the last lease request succeeded
 
-	deleted, bytes, failed prometheus.Counter
-	waiting, holding       prometheus.Gauge
+	// nextSweep is when the next orphan sweep is due; suspects are the
+	// old unreferenced objects the last sweep found (a second sighting
+	// deletes them). Only Collect, which runs one pass at a time, uses
+	// them.
+	nextSweep time.Time
+	suspects  map[string]bool
+
+	deleted, bytes, failed           prometheus.Counter
+	orphans, orphanBytes, sweeps     prometheus.Counter
+	waiting, holding, young, pending prometheus.Gauge
 }
 
 // New returns a Collector of m's garbage, which lives in store.
@@ -143,16 +235,36 @@ func New(m *manifest.Manifest, store objectstore.Store, cfg Config, opts Options
 		log:     opts.Logger.With("component", "gc"),
 		deleted: counter("deleted_objects_total", "Garbage objects deleted from the bucket."),
 		bytes:   counter("deleted_bytes_total", "Bytes of the garbage objects deleted, as the manifest recorded them."),
-		failed:  counter("delete_failures_total", "Deletions of garbage objects that failed and are retried at the next pass."),
+		failed:  counter("delete_failures_total", "Deletions of garbage or orphan objects that failed and are retried at the next pass or sweep."),
 		waiting: gauge("waiting_objects", "Garbage objects still within their grace period at the last pass."),
 		holding: gauge("lease_held", "1 while this collector holds the collection lease, else 0."),
+
+		orphans:     counter("orphans_deleted_total", "Orphan objects (under the orphan prefixes, referenced by no live set or garbage list, older than the orphan age) deleted from the bucket."),
+		orphanBytes: counter("orphan_bytes_deleted_total", "Bytes of the orphan objects deleted, as the bucket listed them."),
+		sweeps:      counter("orphan_sweeps_total", "Orphan sweeps completed."),
+		young:       gauge("young_orphans", "Unreferenced objects under the orphan prefixes still younger than the orphan age at the last sweep."),
+		pending:     gauge("orphan_suspects", "Unreferenced objects older than the orphan age first seen at the last sweep, deleted at the next if still unreferenced."),
 	}, nil
 }
 
 // Collect runs one pass: it takes or renews the lease, failing with an
 // error matching manifest.ErrLeaseHeld if another collector holds it, then
-// deletes and unlists every object whose grace period has run out.
+// deletes and unlists every object whose grace period has run out, and
+// sweeps for orphans if one is due.
 func (c *Collector) Collect(ctx context.Context) (Stats, error) {
+	st, err := c.collect(ctx)
+	if err != nil || c.cfg.OrphanInterval == 0 || c.opts.Now().Before(c.nextSweep) {
+		return st, err
+	}
+	err = c.sweep(ctx, &st)
+	if err == nil {
+		c.nextSweep = c.opts.Now().Add(c.cfg.OrphanInterval)
+	}
+	return st, err
+}
+
+// collect deletes and unlists the garbage whose grace has run out.
+func (c *Collector) collect(ctx context.Context) (Stats, error) {
 	var st Stats
 	if err := c.acquire(ctx); err != nil {
 		return st, err
@@ -203,25 +315,15 @@ func (c *Collector) Collect(ctx context.Context) (Stats, error) {
 
 // delete deletes the objects of gs, up to deletes at once, and returns those it deleted and how many deletions failed.
 func (c *Collector) delete(ctx context.Context, now time.Time, gs []manifest.TableGarbage) (done []manifest.TableGarbage, failed int) {
-	ok := make([]bool, len(gs))
-	sem := make(chan struct{}, deletes)
-	var wg sync.WaitGroup
-	for i, g := range gs {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			if err := c.store.Delete(ctx, g.Key); err != nil {
-				if ctx.Err() == nil {
-					c.log.Warn("delete of garbage object failed; retried next pass", "object", g.Key, "err", err)
-				}
-				return
-			}
-			ok[i] = true
-			c.log.Info("deleted garbage object", "object", g.Key, "bytes", g.Size, "reason", g.Reason,
-				"table", g.Table, "range", g.Range, "garbage_for", now.Sub(g.Since).Round(time.Second))
-		})
-	}
-	wg.Wait()
+	ok := c.deleteAll(ctx, len(gs), func(i int) string { return gs[i].Key }, func(i int, err error) {
+		g := gs[i]
+		if err != nil {
+			c.log.Warn("delete of garbage object failed; retried next pass", "object", g.Key, "err", err)
+			return
+		}
+		c.log.Info("deleted garbage object", "object", g.Key, "bytes", g.Size, "reason", g.Reason,
+			"table", g.Table, "range", g.Range, "garbage_for", now.Sub(g.Since).Round(time.Second))
+	})
 	for i, g := range gs {
 		if ok[i] {
 			done = append(done, g)
@@ -231,6 +333,28 @@ func (c *Collector) delete(ctx context.Context, now time.Time, gs []manifest.Tab
 		}
 	}
 	return done, failed
+}
+
+// deleteAll deletes the n objects key(i), up to deletes at once, calls
+// logf with each outcome but the failures after ctx ended, and reports
+// which succeeded.
+func (c *Collector) deleteAll(ctx context.Context, n int, key func(int) string, logf func(i int, err error)) []bool {
+	ok := make([]bool, n)
+	sem := make(chan struct{}, deletes)
+	var wg sync.WaitGroup
+	for i := range n {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			err := c.store.Delete(ctx, key(i))
+			ok[i] = err == nil
+			if err == nil || ctx.Err() == nil {
+				logf(i, err)
+			}
+		})
+	}
+	wg.Wait()
+	return ok
 }
 
 // unlist removes deleted objects from the garbage list.
@@ -276,8 +400,9 @@ func (c *Collector) Run(ctx context.Context) error {
 		switch {
 		case err != nil && !errors.Is(err, manifest.ErrLeaseHeld) && ctx.Err() == nil:
 			c.log.Warn("garbage collection pass failed", "err", err, "deleted", st.Deleted)
-		case st.Deleted > 0 || st.Failed > 0:
-			c.log.Info("garbage collection pass", "deleted", st.Deleted, "bytes", st.Bytes, "failed", st.Failed, "waiting", st.Waiting)
+		case st.Deleted > 0 || st.Failed > 0 || st.Orphans > 0:
+			c.log.Info("garbage collection pass", "deleted", st.Deleted, "bytes", st.Bytes, "failed", st.Failed, "waiting", st.Waiting,
+				"orphans", st.Orphans, "orphan_bytes", st.OrphanBytes)
 		}
 		select {
 		case <-ctx.Done():

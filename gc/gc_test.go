@@ -60,6 +60,7 @@ type env struct {
 	ctx   context.Context
 	m     *manifest.Manifest
 	store *failingStore
+	dir   string // of the file store
 	clock *clock
 	table uuid.UUID
 }
@@ -71,7 +72,8 @@ func newEnv(t testing.TB) *env {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)
 	js, _ := manifesttest.JetStream(t)
-	fs, err := objectstore.NewFile(vfs.Default, t.TempDir(), prometheus.NewRegistry())
+	dir := t.TempDir()
+	fs, err := objectstore.NewFile(vfs.Default, dir, prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +86,7 @@ func newEnv(t testing.TB) *env {
 	if err := m.InitRanges(ctx, ranges); err != nil {
 		t.Fatal(err)
 	}
-	return &env{t: t, ctx: ctx, m: m, store: &failingStore{Store: fs, fail: map[string]bool{}}, clock: c, table: uuid.New()}
+	return &env{t: t, ctx: ctx, m: m, store: &failingStore{Store: fs, fail: map[string]bool{}}, dir: dir, clock: c, table: uuid.New()}
 }
 
 // commit uploads an object and commits it as an SSTable of range r.
