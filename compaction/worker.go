@@ -25,6 +25,9 @@ var (
 	// errLeaseBusy means the job's lease is held: the attempt before this
 	// delivery died without releasing it, or is stalled.
 	errLeaseBusy = errors.New("compaction: job lease busy")
+	// errTooOld means an attempt ran past WorkerOptions.MaxCommitAge: its
+	// first outputs could be old enough for the orphan sweep.
+	errTooOld = errors.New("compaction: attempt too old to commit")
 )
 
 // WorkerOptions are what a Worker works with.
@@ -47,6 +50,12 @@ type WorkerOptions struct {
 	Poll time.Duration
 	// Metrics, shared by the process's workers; nil counts nothing.
 	Metrics *Metrics
+	// MaxCommitAge, if not 0, bounds the time from an attempt's start to
+	// its commit: an attempt past it fails, its outputs are discarded and
+	// the job is retried. The garbage collector's orphan sweep deletes
+	// unreferenced objects older than -gc.orphan-age, which must stay far
+	// above it, or an attempt could commit outputs the sweep deleted.
+	MaxCommitAge time.Duration
 	// Now is the clock of expiry and purging (default time.Now).
 	Now func() time.Time
 	// Logger (default slog.Default).
@@ -250,6 +259,7 @@ func (w *Worker) attempt(ctx context.Context, msg jetstream.Msg, j *QueuedJob, a
 		w.heartbeat(runCtx, msg, lease, attempt, stop, log)
 	}()
 	w.opts.Metrics.running.Inc()
+	started := time.Now() // before the first output's upload
 	outputs, stats, err := Run(runCtx, job, Deps{Store: w.opts.Store, Options: w.opts.Run})
 	w.opts.Metrics.running.Dec()
 	w.opts.Metrics.read.Add(float64(stats.InputBytes))
@@ -270,6 +280,8 @@ func (w *Worker) attempt(ctx context.Context, msg jetstream.Msg, j *QueuedJob, a
 		// cannot commit twice, since the commit demands live inputs.
 		if _, lerr := w.m.AcquireLease(ctx, lease, attempt, ttl); lerr != nil {
 			err = fmt.Errorf("%w: %v", errLeaseLost, lerr)
+		} else if age := time.Since(started); w.opts.MaxCommitAge > 0 && age > w.opts.MaxCommitAge {
+			err = fmt.Errorf("%w: attempt ran %v, past the max commit age %v", errTooOld, age.Round(time.Second), w.opts.MaxCommitAge)
 		}
 	}
 	if err == nil {

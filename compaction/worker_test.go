@@ -776,3 +776,50 @@ func TestWorkerCommitsAllDeadJob(t *testing.T) {
 		t.Fatalf("retry: %v", err)
 	}
 }
+
+// TestWorkerTooOldToCommit checks that an attempt running past
+// MaxCommitAge does not commit, discards its outputs, and that the retry
+// commits.
+func TestWorkerTooOldToCommit(t *testing.T) {
+	f := newFleet(t, 1, 5*time.Second)
+	table := uuid.New()
+	inputs, want := f.flushes(7, table, 0, 3)
+	if err := f.q.Submit(f.ctx, plan(table, 0, inputs)); err != nil {
+		t.Fatal(err)
+	}
+	w := f.worker(nil)
+	w.opts.MaxCommitAge = 50 * time.Millisecond
+	var first string
+	w.beforeCommit = func(_ context.Context, a string) {
+		if first == "" {
+			first = a
+			time.Sleep(2 * w.opts.MaxCommitAge)
+		}
+	}
+	if ok, err := w.RunOne(f.ctx, time.Second); !ok || !errors.Is(err, errTooOld) {
+		t.Fatalf("first RunOne: %v, %v; want %v", ok, err, errTooOld)
+	}
+	discarded := 0
+	for k, g := range f.garbage(table, 0) {
+		if !strings.Contains(k, first+"/") || g.Reason != manifest.ReasonDiscarded {
+			t.Fatalf("garbage after the stale attempt: %s %+v", k, g)
+		}
+		discarded++
+	}
+	if discarded == 0 {
+		t.Fatal("the stale attempt's outputs were not discarded")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for value(f.mets.committed) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the retry did not commit")
+		}
+		if _, err := w.RunOne(f.ctx, time.Second); err != nil {
+			t.Fatalf("retry: %v", err)
+		}
+	}
+	f.checkCompacted(table, 0, inputs, want)
+	if value(f.mets.failed) != 1 {
+		t.Fatalf("failed %v, want 1", value(f.mets.failed))
+	}
+}
