@@ -59,8 +59,8 @@ func (c *CompactorConfig) Validate() error {
 // the cluster's compaction queue, the planner, which plans while this
 // process holds the planning lease and stands by otherwise, and the
 // garbage collector, which deletes the objects the manifest lists as
-// garbage once their grace period is over, while this process holds the
-// collection lease. Nothing is kept locally: compactors come and go as
+// garbage once their grace period is over and sweeps for orphans, while
+// this process holds the collection lease. Nothing is kept locally: compactors come and go as
 // an autoscaler likes.
 func (s *Sediment) initCompactor(ctx context.Context) (service, error) {
 	cfg := s.cfg.Compactor
@@ -96,8 +96,10 @@ func (s *Sediment) initCompactor(ctx context.Context) (service, error) {
 			Store:     s.store,
 			Run:       compaction.Options{ReadAhead: cfg.ReadAhead},
 			Unflushed: unflushedBound(s.manifest, 3*s.cfg.Node.HeartbeatInterval, time.Now),
-			Metrics:   metrics,
-			Logger:    s.logger,
+			// Far below the age at which the orphan sweep deletes them.
+			MaxCommitAge: s.cfg.GC.OrphanAge / 2,
+			Metrics:      metrics,
+			Logger:       s.logger,
 		})
 		if err != nil {
 			return service{}, err
@@ -121,7 +123,8 @@ func (s *Sediment) initCompactor(ctx context.Context) (service, error) {
 		close(done)
 	}()
 	s.logger.Info("compactor started", "component", "compactor", "holder", id, "workers", cfg.Workers,
-		"plan_interval", cfg.Planner.Interval, "ack_wait", cfg.AckWait, "gc_grace_period", s.cfg.GC.GracePeriod)
+		"plan_interval", cfg.Planner.Interval, "ack_wait", cfg.AckWait, "gc_grace_period", s.cfg.GC.GracePeriod,
+		"gc_orphan_interval", s.cfg.GC.OrphanInterval, "gc_orphan_age", s.cfg.GC.OrphanAge)
 	return service{
 		stop: func(ctx context.Context) error {
 			// A job cut short is neither acked nor handed back: another
