@@ -639,9 +639,11 @@ func (l *Log) commit(b *Commit) error {
 			return err
 		}
 	}
-	// Prepare the next segment once this commit is over, so that its
-	// writes and sync queue behind the commit's, not ahead of it.
-	if !l.preparing {
+	// Prepare the next segment once this one is half full: early enough
+	// to be ready when needed, late enough that its zeros (written once
+	// per segment) are not written at every Open, and after this commit's
+	// sync, not ahead of it.
+	if !l.preparing && l.fsize >= l.opts.SegmentSize/2 {
 		l.preparing = true
 		go l.prepare(l.fseq + 1)
 	}
@@ -674,6 +676,10 @@ func (l *Log) roll(seq uint64) error {
 	}
 	// In steady state the segment was prepared while the previous one
 	// filled, so this does not wait.
+	if !l.preparing {
+		l.preparing = true
+		go l.prepare(seq)
+	}
 	p := <-l.spare
 	l.preparing = false
 	if p.err != nil {
