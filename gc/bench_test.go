@@ -74,7 +74,7 @@ func BenchmarkOrphanSweep(b *testing.B) {
 			if _, err := e.m.CommitSSTables(e.ctx, manifest.Commit{Table: e.table, Range: 0, Add: add}); err != nil {
 				b.Fatal(err)
 			}
-			c := e.orphanCollector(nil)
+			c := e.orphanCollector("n1", nil)
 			b.ResetTimer()
 			for range b.N {
 				var st Stats

@@ -253,6 +253,11 @@ func New(m *manifest.Manifest, store objectstore.Store, cfg Config, opts Options
 // sweeps for orphans if one is due.
 func (c *Collector) Collect(ctx context.Context) (Stats, error) {
 	st, err := c.collect(ctx)
+	if errors.Is(err, manifest.ErrLeaseHeld) {
+		// Another collector sweeps meanwhile: sightings made before then
+		// are no second read an interval before the next.
+		c.suspects = nil
+	}
 	if err != nil || c.cfg.OrphanInterval == 0 || c.opts.Now().Before(c.nextSweep) {
 		return st, err
 	}

@@ -2,6 +2,7 @@ package gc
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"os"
@@ -22,12 +23,12 @@ const orphanAge = 24 * time.Hour
 
 // orphanCollector returns a collector that sweeps every hour of e.clock,
 // with a grace period that keeps the garbage of the tests listed.
-func (e *env) orphanCollector(reg prometheus.Registerer) *Collector {
+func (e *env) orphanCollector(holder string, reg prometheus.Registerer) *Collector {
 	e.t.Helper()
 	cfg := Config{GracePeriod: 3 * time.Hour, Interval: time.Minute, OrphanInterval: time.Hour, OrphanAge: orphanAge,
 		OrphanPrefixes: []string{"sst/", "compaction/"}}
 	c, err := New(e.m, e.store, cfg, Options{
-		Holder: "n1", LeaseTTL: time.Minute, Now: e.clock.Now, Registerer: reg,
+		Holder: holder, LeaseTTL: time.Minute, Now: e.clock.Now, Registerer: reg,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
@@ -134,7 +135,7 @@ func TestOrphanSweep(t *testing.T) {
 	}
 
 	reg := prometheus.NewRegistry()
-	c := e.orphanCollector(reg)
+	c := e.orphanCollector("n1", reg)
 	st, err := c.Collect(e.ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -210,7 +211,7 @@ func TestOrphanCommittedAfterListing(t *testing.T) {
 	e.put("sst/n1/late.sst", old)
 	e.put("sst/n1/later.sst", old)
 	e.store.Store = &listHookStore{Store: e.store.Store, hook: func() { e.add(e.table, "sst/n1/late.sst", 0) }}
-	c := e.orphanCollector(nil)
+	c := e.orphanCollector("n1", nil)
 	st, err := c.Collect(e.ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -237,7 +238,7 @@ func TestOrphanDeleteFailureRetried(t *testing.T) {
 	e := newEnv(t)
 	e.clock.now = time.Now()
 	e.put("sst/n1/orphan.sst", e.clock.Now().Add(-2*orphanAge))
-	c := e.orphanCollector(nil)
+	c := e.orphanCollector("n1", nil)
 	if st, err := c.Collect(e.ctx); err != nil || st.Suspects != 1 {
 		t.Fatalf("first sweep: %+v, %v", st, err)
 	}
@@ -293,5 +294,33 @@ func TestOrphanConfig(t *testing.T) {
 	off := Config{GracePeriod: time.Hour, Interval: time.Minute}
 	if err := off.Validate(); err != nil {
 		t.Errorf("sweep off: %v", err)
+	}
+}
+
+// TestOrphanSightingsForgottenWithLease checks that a collector that lost
+// the lease forgets its sightings: the other collector swept meanwhile, so
+// they are no read an interval before its next sweep.
+func TestOrphanSightingsForgottenWithLease(t *testing.T) {
+	e := newEnv(t)
+	e.clock.now = time.Now()
+	e.put("sst/n1/orphan.sst", e.clock.Now().Add(-2*orphanAge))
+	c1, c2 := e.orphanCollector("n1", nil), e.orphanCollector("n2", nil)
+	if st, err := c1.Collect(e.ctx); err != nil || st.Suspects != 1 {
+		t.Fatalf("n1's first sweep: %+v, %v", st, err)
+	}
+	e.clock.Add(2 * time.Minute) // n1's lease expires
+	if st, err := c2.Collect(e.ctx); err != nil || st.Suspects != 1 {
+		t.Fatalf("n2's first sweep: %+v, %v", st, err)
+	}
+	if _, err := c1.Collect(e.ctx); !errors.Is(err, manifest.ErrLeaseHeld) {
+		t.Fatalf("n1's pass while n2 holds the lease: %v", err)
+	}
+	e.clock.Add(time.Hour) // n2's lease expires too
+	st, err := c1.Collect(e.ctx)
+	if err != nil || !st.Swept || st.Orphans != 0 || st.Suspects != 1 {
+		t.Fatalf("n1's sweep after losing the lease: %+v, %v; want a first sighting", st, err)
+	}
+	if !e.exists("sst/n1/orphan.sst") {
+		t.Fatal("orphan deleted on a stale sighting")
 	}
 }
