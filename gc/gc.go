@@ -198,9 +198,9 @@ type Collector struct {
 	nextSweep time.Time
 	suspects  map[string]bool
 
-	deleted, bytes, failed           prometheus.Counter
-	orphans, orphanBytes, sweeps     prometheus.Counter
-	waiting, holding, young, pending prometheus.Gauge
+	deleted, bytes, failed             prometheus.Counter
+	orphans, orphanBytes, sweeps       prometheus.Counter
+	waiting, holding, young, suspected prometheus.Gauge
 }
 
 // New returns a Collector of m's garbage, which lives in store.
@@ -243,27 +243,26 @@ func New(m *manifest.Manifest, store objectstore.Store, cfg Config, opts Options
 		orphanBytes: counter("orphan_bytes_deleted_total", "Bytes of the orphan objects deleted, as the bucket listed them."),
 		sweeps:      counter("orphan_sweeps_total", "Orphan sweeps completed."),
 		young:       gauge("young_orphans", "Unreferenced objects under the orphan prefixes still younger than the orphan age at the last sweep."),
-		pending:     gauge("orphan_suspects", "Unreferenced objects older than the orphan age first seen at the last sweep, deleted at the next if still unreferenced."),
+		suspected:   gauge("orphan_suspects", "Unreferenced objects older than the orphan age first seen at the last sweep, deleted at the next if still unreferenced."),
 	}, nil
 }
 
 // Collect runs one pass: it takes or renews the lease, failing with an
 // error matching manifest.ErrLeaseHeld if another collector holds it, then
 // deletes and unlists every object whose grace period has run out, and
-// sweeps for orphans if one is due.
+// sweeps for orphans if one is due. Passes of one Collector must not
+// overlap.
 func (c *Collector) Collect(ctx context.Context) (Stats, error) {
 	st, err := c.collect(ctx)
+	if err == nil && c.cfg.OrphanInterval > 0 && !c.opts.Now().Before(c.nextSweep) {
+		if err = c.sweep(ctx, &st); err == nil {
+			c.nextSweep = c.opts.Now().Add(c.cfg.OrphanInterval)
+		}
+	}
 	if errors.Is(err, manifest.ErrLeaseHeld) {
 		// Another collector sweeps meanwhile: sightings made before then
 		// are no second read an interval before the next.
 		c.suspects = nil
-	}
-	if err != nil || c.cfg.OrphanInterval == 0 || c.opts.Now().Before(c.nextSweep) {
-		return st, err
-	}
-	err = c.sweep(ctx, &st)
-	if err == nil {
-		c.nextSweep = c.opts.Now().Add(c.cfg.OrphanInterval)
 	}
 	return st, err
 }

@@ -49,7 +49,7 @@ func (c *Collector) sweep(ctx context.Context, st *Stats) error {
 	}
 	c.suspects = suspects
 	c.young.Set(float64(st.YoungOrphans))
-	c.pending.Set(float64(st.Suspects))
+	c.suspected.Set(float64(st.Suspects))
 	for len(due) > 0 {
 		if time.Since(acquired) > c.opts.LeaseTTL/2 {
 			if err := c.acquire(ctx); err != nil {
