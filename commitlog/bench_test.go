@@ -6,7 +6,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/sedimentdb/sediment/internal/benchfig"
 )
@@ -18,10 +17,6 @@ func benchAppends(b *testing.B, mode SyncMode, writers, size int) {
 	l, err := Open(Options{Dir: b.TempDir(), Sync: mode})
 	if err != nil {
 		b.Fatal(err)
-	}
-	// Time the steady state: the first segment is prepared at Open.
-	for len(l.spare) == 0 {
-		time.Sleep(time.Millisecond)
 	}
 	rec := make([]byte, size)
 	for i := range rec {

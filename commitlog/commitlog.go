@@ -121,28 +121,17 @@ type Log struct {
 	closed   bool
 	segments []segment // complete segments that Release may remove, oldest first
 
-	wake  chan struct{}     // an append is waiting (capacity 1)
-	quit  chan struct{}     // Close was called
-	done  chan struct{}     // the committer has exited
-	spare chan preallocated // the next segment, once prepared (capacity 1)
+	wake chan struct{} // an append is waiting (capacity 1)
+	quit chan struct{} // Close was called
+	done chan struct{} // the committer has exited
 
 	// Owned by the committer goroutine.
-	f         vfs.File // active segment
-	fseq      uint64
-	fsize     int64 // bytes of f holding the header and records
-	dirty     bool  // f has unsynced writes (Periodic)
-	preparing bool  // a segment is being prepared for spare
+	f     vfs.File // active segment
+	fseq  uint64
+	fsize int64
+	dirty bool // f has unsynced writes (Periodic)
 
 	stats struct{ appends, batches, syncs atomic.Uint64 }
-}
-
-// preallocated is a segment file prepared ahead of need: full size, zeros
-// but for nothing, synced, its name durable. Its header is written when it
-// becomes the active segment.
-type preallocated struct {
-	f   vfs.File
-	seq uint64
-	err error
 }
 
 // segment is a complete segment file.
@@ -216,7 +205,6 @@ func Open(opts Options) (*Log, error) {
 		wake:      make(chan struct{}, 1),
 		quit:      make(chan struct{}),
 		done:      make(chan struct{}),
-		spare:     make(chan preallocated, 1),
 	}
 	if err := mkdirAllDurable(l.fs, opts.Dir); err != nil {
 		return nil, fmt.Errorf("commitlog: create %s: %w", opts.Dir, err)
@@ -225,18 +213,15 @@ func Open(opts Options) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Removing the newest segment if it never got a durable header (a
-	// crash while it was prepared, or before its first sync) leaves the
-	// segment before it newest: it may hold the torn tail.
-	for len(segs) > 0 {
-		keep, err := l.recoverNewest(&segs[len(segs)-1])
+	if len(segs) > 0 {
+		last := &segs[len(segs)-1]
+		keep, err := l.recoverNewest(last)
 		if err != nil {
 			return nil, err
 		}
-		if keep {
-			break
+		if !keep {
+			segs = segs[:len(segs)-1]
 		}
-		segs = segs[:len(segs)-1]
 	}
 	for _, s := range segs {
 		if err := l.checkHeader(s.seq); err != nil {
@@ -250,44 +235,8 @@ func Open(opts Options) (*Log, error) {
 		l.seq = segs[len(segs)-1].seq + 1
 	}
 	l.size = segmentHeaderSize
-	l.preparing = true
-	go l.prepare(l.seq)
 	go l.run()
 	return l, nil
-}
-
-// prepare creates segment seq at its full size, filled with zeros, and
-// makes it and its name durable, then hands it to the committer. Records
-// then overwrite it in place, so syncing them changes no file size or
-// block allocation: fdatasync writes the data alone, with no journal
-// commit, which makes each group commit cheaper. Until its header is
-// written and synced the file holds zeros only, which Open removes.
-func (l *Log) prepare(seq uint64) {
-	f, err := l.preallocate(seq)
-	l.spare <- preallocated{f: f, seq: seq, err: err}
-}
-
-func (l *Log) preallocate(seq uint64) (vfs.File, error) {
-	name := l.path(seq)
-	f, err := l.fs.CreateExclusive(name)
-	if err != nil {
-		return nil, fmt.Errorf("commitlog: create segment: %w", err)
-	}
-	zeros := make([]byte, min(l.opts.SegmentSize, 1<<20))
-	for off := int64(0); off < l.opts.SegmentSize && err == nil; off += int64(len(zeros)) {
-		_, err = f.Write(zeros[:min(int64(len(zeros)), l.opts.SegmentSize-off)])
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if err == nil {
-		err = l.fs.SyncDir(l.opts.Dir)
-	}
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("commitlog: preallocate %s: %w", name, err)
-	}
-	return f, nil
 }
 
 // mkdirAllDurable creates dir and makes the names of the directories it
@@ -584,13 +533,6 @@ func (l *Log) run() {
 		case <-l.quit:
 			l.commitPending()
 			l.closeActive()
-			if l.preparing {
-				// Left on disk, the unused segment holds zeros only: the
-				// next Open removes it.
-				if p := <-l.spare; p.f != nil {
-					p.f.Close()
-				}
-			}
 			return
 		}
 	}
@@ -628,30 +570,23 @@ func (l *Log) commit(b *Commit) error {
 				return err
 			}
 		}
-		if _, err := l.f.WriteAt(c.buf, l.fsize); err != nil {
+		if _, err := l.f.Write(c.buf); err != nil {
 			return fmt.Errorf("commitlog: write %s: %w", l.path(l.fseq), err)
 		}
 		l.fsize += int64(len(c.buf))
 		l.dirty = true
 	}
 	if l.opts.Sync == Batch {
-		if err := l.syncActive(); err != nil {
-			return err
-		}
-	}
-	// Prepare the next segment once this one is half full: early enough
-	// to be ready when needed, late enough that its zeros (written once
-	// per segment) are not written at every Open, and after this commit's
-	// sync, not ahead of it.
-	if !l.preparing && l.fsize >= l.opts.SegmentSize/2 {
-		l.preparing = true
-		go l.prepare(l.fseq + 1)
+		return l.syncActive()
 	}
 	return nil
 }
 
 func (l *Log) syncActive() error {
 	l.stats.syncs.Add(1)
+	// fdatasync: the file's new size is synced with the data (it is needed
+	// to read the data back); its modification time, which is not, is
+	// left to the next journal commit.
 	if err := l.f.SyncData(); err != nil {
 		return fmt.Errorf("commitlog: sync %s: %w", l.path(l.fseq), err)
 	}
@@ -674,26 +609,20 @@ func (l *Log) roll(seq uint64) error {
 		l.segments = append(l.segments, segment{seq: l.fseq, size: l.fsize})
 		l.mu.Unlock()
 	}
-	// In steady state the segment was prepared while the previous one
-	// filled, so this does not wait.
-	if !l.preparing {
-		l.preparing = true
-		go l.prepare(seq)
+	name := l.path(seq)
+	f, err := l.fs.CreateExclusive(name)
+	if err != nil {
+		return fmt.Errorf("commitlog: create segment: %w", err)
 	}
-	p := <-l.spare
-	l.preparing = false
-	if p.err != nil {
-		return p.err
-	}
-	if p.seq != seq {
-		p.f.Close()
-		return fmt.Errorf("commitlog: prepared segment %d, not %d", p.seq, seq)
-	}
-	l.f, l.fseq, l.fsize = p.f, seq, segmentHeaderSize
-	if _, err := l.f.WriteAt(segmentHeader{shard: l.opts.Shard, seq: seq}.encode(), 0); err != nil {
-		return fmt.Errorf("commitlog: write %s: %w", l.path(seq), err)
+	l.f, l.fseq, l.fsize = f, seq, segmentHeaderSize
+	if _, err := f.Write(segmentHeader{shard: l.opts.Shard, seq: seq}.encode()); err != nil {
+		return fmt.Errorf("commitlog: write %s: %w", name, err)
 	}
 	l.dirty = true
+	// The new name must be durable before any record in it is acknowledged.
+	if err := l.fs.SyncDir(l.opts.Dir); err != nil {
+		return fmt.Errorf("commitlog: sync %s: %w", l.opts.Dir, err)
+	}
 	return nil
 }
 

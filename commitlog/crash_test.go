@@ -47,7 +47,7 @@ func TestCrashProcess(t *testing.T) {
 			acked[id] = true
 		}
 
-		l, err := Open(Options{Dir: dir, SegmentSize: 256 << 10, Logger: testLogger(t)})
+		l, err := Open(Options{Dir: dir, Logger: testLogger(t)})
 		if err != nil {
 			t.Fatalf("round %d: open: %v", rounds, err)
 		}

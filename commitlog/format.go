@@ -4,16 +4,11 @@
 //
 // # Segments
 //
-// The log is a directory of segment files of Options.SegmentSize bytes,
+// The log is a directory of segment files of about Options.SegmentSize bytes,
 // named by a sequence number in 16 hex digits so that they sort in log order
-// (0000000000000001.log, 0000000000000002.log, ...). A segment is created
-// ahead of need at its full size, filled with zeros and synced, name and
-// all; records then overwrite the zeros in place, so a commit's sync is an
-// fdatasync that changes no size or block allocation and needs no journal
-// commit. Only the newest segment is ever written; a segment is synced
-// before the next one is started, so every segment but the newest is
-// complete. The segment prepared next may also exist, all zeros. A segment
-// starts with a header, written when it becomes the active one:
+// (0000000000000001.log, 0000000000000002.log, ...). Only the newest segment
+// is ever written; a segment is synced before the next one is created, so
+// every segment but the newest is complete. A segment starts with a header:
 //
 //	+---------+---------+----------+----------+--------------+----------+
 //	| magic   | version | reserved | shard    | sequence     | CRC      |
@@ -21,8 +16,7 @@
 //	+---------+---------+----------+----------+--------------+----------+
 //	  0         4         6          8          12             20     24
 //
-// followed by records, then zeros to the end of the file. Each record is a
-// frame:
+// followed by records. Each record is a frame:
 //
 //	+------------+----------+------------+------------------------+
 //	| header CRC | length   | data CRC   | payload (length bytes) |
@@ -34,37 +28,31 @@
 // header CRC covers bytes 0-20. The data CRC covers the payload; the header
 // CRC covers the segment's sequence number (8 bytes, not stored in the frame)
 // followed by length and data CRC, so a frame copied from another segment, or
-// a length damaged on disk, is detected before the length is trusted. No
-// frame header is all zeros (its CRC covers the sequence number), so a zero
-// frame header followed by zeros only is the end of the records. Segments
-// written before preallocation simply end at the file's end.
+// a length damaged on disk, is detected before the length is trusted.
 //
 // # Torn tails and corruption
 //
-// A crash in the middle of a write leaves part of it on disk, so only the
+// A crash in the middle of a write leaves a prefix of it on disk, so only the
 // end of the newest segment can hold a partial ("torn") record. When reading
 // the newest segment, a frame that fails its checks is a torn tail if nothing
 // follows it: its header or payload runs past the end of the file, or it is
-// followed by zeros only (the preallocated tail; file systems may also
-// expose zeroed blocks after a power loss). A header that fails its CRC is
-// torn only if zeros follow it: a torn write can leave part of a header
-// before the zeros. Open cuts a torn tail off by truncating the file, and
-// removes a newest segment that holds zeros only or a partial header (one
-// prepared but never used), which makes the segment before it the newest.
-// Any other bad frame, or any bad frame in an older segment, is corruption:
-// an error matching ErrCorrupt that names the file and offset, unless
+// followed by zeros only (file systems may expose zeroed blocks after a
+// power loss). Open cuts a torn tail off by truncating the file. Any other
+// bad frame, or any bad frame in an older segment, is corruption: an error
+// matching ErrCorrupt that names the file and offset, unless
 // Options.SkipCorrupt is set, in which case the rest of that segment is
-// skipped and the loss is logged. Damage to the very last record of the
-// newest segment cannot be told from a torn write, and is cut off like one;
-// zeros in place of an older segment's last records read as its end.
+// skipped and the loss is logged. A frame whose header CRC fails while
+// non-zero bytes follow is always corruption: a torn write cannot produce a
+// complete header with a wrong checksum. Conversely, damage to the very last
+// record of the newest segment cannot be told from a torn write, and is cut
+// off like one.
 //
 // # Acknowledgement and group commit
 //
 // One committer goroutine per log does all writing. Append encodes its frame
 // into the pending batch and waits; the committer takes everything pending,
-// writes it with one write and, in Batch mode, one fsync, then wakes the
-// whole batch (Enqueue returns at once with the batch's Commit, for callers
-// that pipeline). Records that arrive meanwhile form the next batch, so under
+// writes it with one write and, in Batch mode, one fdatasync, then wakes the
+// whole batch. Records that arrive meanwhile form the next batch, so under
 // load one fsync covers many appends without any timer or batch-size tuning.
 // If a write or fsync fails, every append in the batch fails and the log
 // refuses further appends: after a failed fsync the kernel may have dropped
@@ -75,7 +63,6 @@
 package commitlog
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -182,12 +169,12 @@ func (s frameStatus) String() string {
 // It returns the payload (aliasing b) and the frame's size; size is also set
 // for frameBadData, whose length is trustworthy.
 func readFrame(b []byte, seq uint64) (payload []byte, size int, st frameStatus) {
-	hdr := b[:min(len(b), frameHeaderSize)]
-	if allZero(hdr) {
-		return nil, 0, frameZero
-	}
 	if len(b) < frameHeaderSize {
 		return nil, 0, frameShort
+	}
+	hdr := b[:frameHeaderSize]
+	if allZero(hdr) {
+		return nil, 0, frameZero
 	}
 	if frameCRC(seq, hdr) != binary.LittleEndian.Uint32(hdr) {
 		return nil, 0, frameBadHeader
@@ -204,17 +191,11 @@ func readFrame(b []byte, seq uint64) (payload []byte, size int, st frameStatus) 
 	return payload, size, frameOK
 }
 
-// zeros is compared against in chunks: a preallocated segment's tail is
-// megabytes long.
-var zeros [4096]byte
-
 func allZero(b []byte) bool {
-	for len(b) > 0 {
-		n := min(len(b), len(zeros))
-		if !bytes.Equal(b[:n], zeros[:n]) {
+	for _, c := range b {
+		if c != 0 {
 			return false
 		}
-		b = b[n:]
 	}
 	return true
 }
@@ -243,12 +224,7 @@ func scanRecords(data []byte, seq uint64, fn func(off int64, rec []byte) error) 
 			case frameShort:
 				bf.torn = true
 			case frameZero:
-				if allZero(data[off:]) {
-					// The unwritten rest of a preallocated segment.
-					return int64(off), nil, nil
-				}
-			case frameBadHeader:
-				bf.torn = allZero(data[off+frameHeaderSize:])
+				bf.torn = allZero(data[off:])
 			case frameBadData:
 				bf.torn = allZero(data[off+size:])
 			}

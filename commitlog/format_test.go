@@ -83,7 +83,7 @@ func TestSegmentHeaderErrors(t *testing.T) {
 func TestTruncatedOlderSegmentIsCorrupt(t *testing.T) {
 	seg, _, _ := writeLog(t, 3, 40)
 	fs := memWithSegments(t, seg[:len(seg)-3], segmentHeader{seq: 2}.encode())
-	l := mustOpen(t, Options{SegmentSize: testSegmentSize, FS: fs, Dir: "/wal"})
+	l := mustOpen(t, Options{FS: fs, Dir: "/wal"})
 	defer l.Close()
 	err := l.Replay(func(Position, []byte) error { return nil })
 	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), segmentName(1)) {
