@@ -456,22 +456,6 @@ func (f *memFile) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (f *memFile) WriteAt(p []byte, off int64) (int, error) {
-	f.fs.mu.Lock()
-	defer f.fs.mu.Unlock()
-	if err := f.check("write", true); err != nil {
-		return 0, err
-	}
-	if f.append {
-		return 0, &fs.PathError{Op: "write", Path: f.name, Err: errors.New("vfs: WriteAt on a file opened for appending")}
-	}
-	if off < 0 {
-		return 0, &fs.PathError{Op: "write", Path: f.name, Err: fs.ErrInvalid}
-	}
-	f.n.writeAt(p, off)
-	return len(p), nil
-}
-
 func (n *memNode) writeAt(p []byte, off int64) {
 	if off > int64(len(n.data)) {
 		n.data = append(n.data, make([]byte, off-int64(len(n.data)))...)

@@ -11,14 +11,11 @@ import (
 
 // File is an open file. Sync makes its written contents durable; SyncData
 // does too, but may leave metadata that reading the data does not need (the
-// modification time) unsynced, which spares a journal commit when a file is
-// overwritten in place (fdatasync). WriteAt fails on a file opened for
-// appending.
+// modification time) unsynced (fdatasync).
 type File interface {
 	io.Reader
 	io.ReaderAt
 	io.Writer
-	io.WriterAt
 	io.Closer
 	Sync() error
 	SyncData() error

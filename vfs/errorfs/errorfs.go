@@ -262,13 +262,6 @@ func (f *file) Write(p []byte) (int, error) {
 	return f.File.Write(p)
 }
 
-func (f *file) WriteAt(p []byte, off int64) (int, error) {
-	if err := f.fs.inject(OpWrite, f.name); err != nil {
-		return 0, err
-	}
-	return f.File.WriteAt(p, off)
-}
-
 func (f *file) Sync() error {
 	if err := f.fs.inject(OpSync, f.name); err != nil {
 		return err
