@@ -148,3 +148,24 @@ func TestSpecialFloatLiterals(t *testing.T) {
 		}
 	}
 }
+
+// TestSerialConsistencyAndRefusedOperators: a conditional write with
+// either serial consistency, and != and LIKE refused as without an index.
+func TestSerialConsistencyAndRefusedOperators(t *testing.T) {
+	srv := cqltest.Start(t, cqltest.Options{})
+	s := srv.Session(t, "ks")
+	cqltest.Exec(t, s, `CREATE TABLE c (k int PRIMARY KEY, v text)`)
+	for i, sc := range []gocql.SerialConsistency{gocql.Serial, gocql.LocalSerial} {
+		m := map[string]any{}
+		applied, err := s.Query(`INSERT INTO c (k, v) VALUES (?, 'x') IF NOT EXISTS`, i).SerialConsistency(sc).MapScanCAS(m)
+		if err != nil || !applied {
+			t.Fatalf("serial consistency %v: applied %v, %v", sc, applied, err)
+		}
+		applied, err = s.Query(`UPDATE c SET v = 'y' WHERE k = ? IF v = 'z'`, i).SerialConsistency(sc).MapScanCAS(m)
+		if err != nil || applied || m["v"] != "x" {
+			t.Fatalf("serial consistency %v: applied %v, current %v, %v", sc, applied, m, err)
+		}
+	}
+	wantError(t, s, `SELECT * FROM c WHERE v != 'x' ALLOW FILTERING`, `Unsupported "!=" relation: v != 'x'`)
+	wantError(t, s, `SELECT * FROM c WHERE v LIKE 'x%' ALLOW FILTERING`, "LIKE restriction is only supported on properly indexed columns. v LIKE 'x%' is not valid.")
+}

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/sedimentdb/sediment/cql/ast"
+	"github.com/sedimentdb/sediment/cql/values"
 	"github.com/sedimentdb/sediment/cqltype"
 )
 
@@ -58,11 +59,12 @@ func (p *selectPlan) planWhere(st *ast.Select) error {
 		return err
 	}
 	for _, r := range others {
+		// Cassandra names the whole relation, as written.
 		if r.op == ast.OpLike {
-			return invalidf("LIKE restriction is only supported on properly indexed columns. %s is not valid.", r.cols[0].name)
+			return invalidf("LIKE restriction is only supported on properly indexed columns. %s LIKE %s is not valid.", r.cols[0].name, values.TermText(r.value))
 		}
 		if r.op == ast.OpNe {
-			return invalidf("Unsupported \"!=\" relation: %s != ...", r.cols[0].name)
+			return invalidf("Unsupported \"!=\" relation: %s != %s", r.cols[0].name, values.TermText(r.value))
 		}
 	}
 	if len(others) > 0 && !st.AllowFiltering {
