@@ -17,6 +17,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/sedimentdb/sediment/cache"
+	"github.com/sedimentdb/sediment/cql/exec"
 	"github.com/sedimentdb/sediment/frontend"
 	"github.com/sedimentdb/sediment/gc"
 	"github.com/sedimentdb/sediment/ingest"
@@ -42,6 +43,7 @@ type Config struct {
 	GC          gc.Config          `yaml:"gc"`
 	Compactor   CompactorConfig    `yaml:"compaction"`
 	CQL         frontend.Config    `yaml:"cql"`
+	Batch       exec.BatchLimits   `yaml:"cql_batch"`
 	Cache       cache.Config       `yaml:"cache"`
 
 	// PrintConfig asks for the effective configuration as YAML, then exit.
@@ -62,6 +64,7 @@ func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	c.GC.RegisterFlags(f)
 	c.Compactor.RegisterFlags(f)
 	c.CQL.RegisterFlags(f)
+	c.Batch.RegisterFlags(f)
 	c.Cache.RegisterFlags(f)
 }
 

@@ -101,6 +101,7 @@ func (s *Sediment) initFrontend(ctx context.Context) (service, error) {
 			Addr:        addr,
 		},
 		MemberMaxAge: 3 * s.cfg.Node.HeartbeatInterval,
+		Batch:        s.cfg.Batch,
 		Logger:       logger,
 		Registerer:   s.reg,
 	})

@@ -55,7 +55,8 @@ func execCQL(t *testing.T, s *gocql.Session, stmts ...string) {
 // ./cmd/sediment` does, and uses it through gocql.
 func TestRunFrontendAllInOne(t *testing.T) {
 	dataDir := t.TempDir()
-	p := startProcess(t, dataDir, "-node.heartbeat-interval=50ms")
+	p := startProcess(t, dataDir, "-node.heartbeat-interval=50ms",
+		"-cql.batch-size-warn-threshold=30", "-cql.batch-size-fail-threshold=200")
 	p.waitReady(t)
 	if !strings.Contains(p.log.String(), "CQL server listening") || !strings.Contains(p.log.String(), "engine=local") {
 		t.Fatalf("the log does not say where CQL listens, over the local engine:\n%s", p.log)
@@ -73,6 +74,21 @@ func TestRunFrontendAllInOne(t *testing.T) {
 	var v int
 	if err := s.Query("SELECT v FROM app.kv WHERE k = ?", "k7").Scan(&v); err != nil || v != 7 {
 		t.Fatalf("SELECT k7: %d %v", v, err)
+	}
+	// The batch thresholds' flags reach the executor: two rows of 20
+	// bytes (16 per cell plus its 4-byte value) pass 30 and warn; twelve
+	// pass 200 and are refused.
+	it := s.Query("BEGIN BATCH INSERT INTO app.kv (k, v) VALUES ('b1', 1); INSERT INTO app.kv (k, v) VALUES ('b2', 2); APPLY BATCH").Iter()
+	warnings := it.Warnings()
+	if err := it.Close(); err != nil || len(warnings) != 1 || !strings.Contains(warnings[0], "exceeding specified threshold of 30") {
+		t.Fatalf("batch over the warn threshold: %v, warnings %q", err, warnings)
+	}
+	big := "BEGIN BATCH "
+	for i := range 12 {
+		big += fmt.Sprintf("INSERT INTO app.kv (k, v) VALUES ('big%d', %d); ", i, i)
+	}
+	if err := s.Query(big + "APPLY BATCH").Exec(); err == nil || !strings.Contains(err.Error(), "Batch too large") {
+		t.Fatalf("batch over the fail threshold: %v", err)
 	}
 	// The frontend's member carries its CQL address; it is not its own peer.
 	var n int

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"slices"
 	"strings"
@@ -22,6 +23,43 @@ import (
 // 12 bytes per collection column for its deletion time. A counter cell
 // counts as an 8-byte value. Partition and range deletions and static rows
 // count nothing.
+
+// BatchLimits are the batch thresholds of cassandra.yaml, under the same
+// names. Negative turns a check off.
+type BatchLimits struct {
+	// SizeWarn and SizeFail bound the data size (bytes) of a batch that
+	// spans partitions (batch_size_warn_threshold, default 5 KiB, and
+	// batch_size_fail_threshold, default 50 KiB): past the first the
+	// answer carries a warning, past the second the batch is refused.
+	SizeWarn int64 `yaml:"batch_size_warn_threshold"`
+	SizeFail int64 `yaml:"batch_size_fail_threshold"`
+	// UnloggedPartitionsWarn is how many partitions an UNLOGGED or COUNTER
+	// batch may cover before its answer carries a warning
+	// (unlogged_batch_across_partitions_warn_threshold, default 10).
+	UnloggedPartitionsWarn int `yaml:"unlogged_batch_across_partitions_warn_threshold"`
+}
+
+// RegisterFlags registers the limits' flags with their defaults in f under
+// the prefix "cql.".
+func (l *BatchLimits) RegisterFlags(f *flag.FlagSet) {
+	d := BatchLimits{}.withDefaults()
+	f.Int64Var(&l.SizeWarn, "cql.batch-size-warn-threshold", d.SizeWarn, "Bytes of data in a batch spanning partitions past which its answer carries a warning; negative: never.")
+	f.Int64Var(&l.SizeFail, "cql.batch-size-fail-threshold", d.SizeFail, "Bytes of data in a batch spanning partitions past which it is refused (Batch too large); negative: never.")
+	f.IntVar(&l.UnloggedPartitionsWarn, "cql.unlogged-batch-across-partitions-warn-threshold", d.UnloggedPartitionsWarn, "Partitions an UNLOGGED or COUNTER batch may cover before its answer carries a warning; negative: never.")
+}
+
+func (l BatchLimits) withDefaults() BatchLimits {
+	if l.SizeWarn == 0 {
+		l.SizeWarn = 5 << 10
+	}
+	if l.SizeFail == 0 {
+		l.SizeFail = 50 << 10
+	}
+	if l.UnloggedPartitionsWarn == 0 {
+		l.UnloggedPartitionsWarn = 10
+	}
+	return l
+}
 
 // batchStats gathers what the guardrails need about a batch's writes.
 type batchStats struct {
@@ -118,7 +156,7 @@ func (e *Executor) verifyBatch(ctx context.Context, typ ast.BatchType, b *batchS
 	if len(b.mutations) <= 1 {
 		return nil
 	}
-	warn, fail := e.cfg.BatchSizeWarnThreshold, e.cfg.BatchSizeFailThreshold
+	warn, fail := e.cfg.Batch.SizeWarn, e.cfg.Batch.SizeFail
 	if fail >= 0 && b.size > fail {
 		e.log.Error(fmt.Sprintf("Batch for %s is of size %d, exceeding specified threshold of %d by %d. (see batch_size_fail_threshold)",
 			b.tableList(), b.size, fail, b.size-fail))
@@ -128,7 +166,7 @@ func (e *Executor) verifyBatch(ctx context.Context, typ ast.BatchType, b *batchS
 		frontend.AddWarning(ctx, fmt.Sprintf("Batch for %s is of size %d, exceeding specified threshold of %d by %d.",
 			b.tableList(), b.size, warn, b.size-warn))
 	}
-	if limit := e.cfg.UnloggedBatchPartitionsWarnThreshold; typ != ast.BatchLogged && limit >= 0 && len(b.partitions) > limit {
+	if limit := e.cfg.Batch.UnloggedPartitionsWarn; typ != ast.BatchLogged && limit >= 0 && len(b.partitions) > limit {
 		s := ""
 		if len(b.tables) > 1 {
 			s = "s"

@@ -107,9 +107,9 @@ func TestBatchGuardrails(t *testing.T) {
 // TestBatchGuardrailsConfigured: the thresholds are the executor's.
 func TestBatchGuardrailsConfigured(t *testing.T) {
 	srv := cqltest.Start(t, cqltest.Options{Executor: func(c *exec.Config) {
-		c.BatchSizeWarnThreshold = 100
-		c.BatchSizeFailThreshold = 1000
-		c.UnloggedBatchPartitionsWarnThreshold = -1
+		c.Batch.SizeWarn = 100
+		c.Batch.SizeFail = 1000
+		c.Batch.UnloggedPartitionsWarn = -1
 	}})
 	s := srv.Session(t, "ks")
 	cqltest.Exec(t, s, "CREATE TABLE t (k int, c int, v text, PRIMARY KEY (k, c))")

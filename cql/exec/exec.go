@@ -39,18 +39,8 @@ type Config struct {
 	// Auth authenticates and authorizes with the catalog's roles; nil
 	// allows everything (Cassandra's AllowAllAuthenticator).
 	Auth *Auth
-	// BatchSizeWarnThreshold and BatchSizeFailThreshold bound the data
-	// size (bytes) of a batch that spans partitions, as Cassandra's
-	// batch_size_warn_threshold (default 5 KiB) and
-	// batch_size_fail_threshold (default 50 KiB): past the first the answer
-	// carries a warning, past the second the batch is refused. Negative
-	// turns a check off.
-	BatchSizeWarnThreshold, BatchSizeFailThreshold int64
-	// UnloggedBatchPartitionsWarnThreshold is how many partitions an
-	// UNLOGGED or COUNTER batch may cover before its answer carries a
-	// warning (default 10, Cassandra's
-	// unlogged_batch_across_partitions_warn_threshold); negative: never.
-	UnloggedBatchPartitionsWarnThreshold int
+	// Batch holds the batch thresholds; zero fields take the defaults.
+	Batch BatchLimits
 	// Now is the clock (default time.Now).
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -100,15 +90,7 @@ func New(cfg Config) (*Executor, error) {
 	if cfg.PreparedCacheSize <= 0 {
 		cfg.PreparedCacheSize = 10000
 	}
-	if cfg.BatchSizeWarnThreshold == 0 {
-		cfg.BatchSizeWarnThreshold = 5 << 10
-	}
-	if cfg.BatchSizeFailThreshold == 0 {
-		cfg.BatchSizeFailThreshold = 50 << 10
-	}
-	if cfg.UnloggedBatchPartitionsWarnThreshold == 0 {
-		cfg.UnloggedBatchPartitionsWarnThreshold = 10
-	}
+	cfg.Batch = cfg.Batch.withDefaults()
 	if cfg.MemberMaxAge <= 0 {
 		cfg.MemberMaxAge = 30 * time.Second
 	}
