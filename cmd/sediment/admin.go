@@ -467,24 +467,34 @@ type LevelRange struct {
 	SSTables []manifest.SSTable `json:"sstables"`
 }
 
-func adminSSTables(ctx context.Context, a *admin, args []string) (report, error) {
-	if len(args) > 0 {
-		return nil, fmt.Errorf("unexpected argument %q", args[0])
-	}
+// chosenTables opens the manifest and returns the schema's tables, or only
+// the one -table names.
+func (a *admin) chosenTables(ctx context.Context) (*manifest.Manifest, []TableStatus, error) {
 	m, err := a.open(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	s, err := m.Schema(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	tables := schemaTables(s)
 	if a.cfg.Table != "" {
 		tables = slices.DeleteFunc(tables, func(t TableStatus) bool { return t.Keyspace+"."+t.Table != a.cfg.Table })
 		if len(tables) == 0 {
-			return nil, fmt.Errorf("no table %q", a.cfg.Table)
+			return nil, nil, fmt.Errorf("no table %q", a.cfg.Table)
 		}
+	}
+	return m, tables, nil
+}
+
+func adminSSTables(ctx context.Context, a *admin, args []string) (report, error) {
+	if len(args) > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", args[0])
+	}
+	m, tables, err := a.chosenTables(ctx)
+	if err != nil {
+		return nil, err
 	}
 	n, err := m.RangeCount(ctx)
 	if err != nil && !errors.Is(err, manifest.ErrNotFound) {
@@ -995,20 +1005,9 @@ func adminCompact(ctx context.Context, a *admin, args []string) (report, error) 
 	if len(args) > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", args[0])
 	}
-	m, err := a.open(ctx)
+	m, tables, err := a.chosenTables(ctx)
 	if err != nil {
 		return nil, err
-	}
-	s, err := m.Schema(ctx)
-	if err != nil {
-		return nil, err
-	}
-	tables := schemaTables(s)
-	if a.cfg.Table != "" {
-		tables = slices.DeleteFunc(tables, func(t TableStatus) bool { return t.Keyspace+"."+t.Table != a.cfg.Table })
-		if len(tables) == 0 {
-			return nil, fmt.Errorf("no table %q", a.cfg.Table)
-		}
 	}
 	rep := &CompactReport{Tables: []TableCompaction{}}
 	for _, t := range tables {
