@@ -47,10 +47,10 @@
 //
 // Only the current catalog counts: an object that only an archived older
 // manifest version names is an orphan, since a restore takes the newest
-// version of each key. A table dropped from the schema whose SSTables
-// DropSSTables has not yet moved to the garbage list, and that has no
-// garbage, is not read: its objects, unreadable since the drop, may go
-// as orphans before DropSSTables lists them, which then deletes nothing.
+// version of each key. Every sstables document is read, not only those of
+// the schema's tables: a DROP that stopped part way leaves live SSTables in
+// the documents of a table the schema no longer has, and they stay
+// referenced until DropSSTables moves them to the garbage list.
 package gc
 
 import (

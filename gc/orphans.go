@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/objectstore"
 )
 
@@ -109,8 +110,8 @@ func (c *Collector) list(ctx context.Context) ([]objectstore.Attrs, error) {
 }
 
 // references returns the keys the catalog names: every live SSTable of
-// the tables of the schema and of the garbage list, and every garbage
-// entry. The live sets are read before the garbage list is read again, so
+// the tables of the schema and of the garbage list and of every sstables
+// document, and every garbage entry. The live sets are read before the garbage list is read again, so
 // that an object that moves from one to the other meanwhile is found.
 func (c *Collector) references(ctx context.Context) (map[string]bool, error) {
 	refs := map[string]bool{}
@@ -140,6 +141,17 @@ func (c *Collector) references(ctx context.Context) (map[string]bool, error) {
 		for _, s := range live {
 			refs[s.Key] = true
 		}
+	}
+	// Every document too: a table that a DROP took out of the schema but
+	// whose SSTables it never moved to the garbage list is in no schema.
+	err = c.m.EachSSTablesDocument(ctx, func(ts *manifest.TableSSTables) error {
+		for _, s := range ts.SSTables {
+			refs[s.Key] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	after, err := c.m.Garbage(ctx)
 	if err != nil {

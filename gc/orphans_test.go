@@ -87,7 +87,8 @@ func (e *env) remove(table uuid.UUID, key string, r int) {
 func TestOrphanSweep(t *testing.T) {
 	e := newEnv(t)
 	e.schemaTable()
-	dropped := uuid.New() // in no schema, but with garbage: DROP under way
+	dropped := uuid.New()     // in no schema, but with garbage: DROP under way
+	halfDropped := uuid.New() // in no schema, no garbage: a DROP that stopped
 	e.clock.now = time.Now()
 	old := e.clock.Now().Add(-2 * orphanAge)
 	young := e.clock.Now().Add(-orphanAge / 2)
@@ -99,6 +100,7 @@ func TestOrphanSweep(t *testing.T) {
 		"sst/n1/discarded.sst":        "discarded, within its grace period",
 		"sst/n2/dropped-live.sst":     "live in a table only the garbage list names",
 		"sst/n2/dropped-removed.sst":  "garbage of a table the schema lacks",
+		"sst/n2/half-dropped.sst":     "live in a table neither the schema nor the garbage list names",
 		"sst/n1/young.sst":            "unreferenced but young",
 		"compaction/x/job/young.sst":  "unreferenced but young",
 		"other/old.sst":               "outside the prefixes",
@@ -121,6 +123,7 @@ func TestOrphanSweep(t *testing.T) {
 	e.add(dropped, "sst/n2/dropped-live.sst", 3)
 	e.add(dropped, "sst/n2/dropped-removed.sst", 0)
 	e.remove(dropped, "sst/n2/dropped-removed.sst", 0)
+	e.add(halfDropped, "sst/n2/half-dropped.sst", 1)
 	orphans := []string{"sst/n1/orphan.sst", "sst/n9/crashed-flush.sst", "compaction/x/job/00000.sst"}
 	for _, key := range orphans {
 		e.put(key, old)

@@ -94,25 +94,39 @@ func (m *Manifest) DropSSTables(ctx context.Context, table uuid.UUID) ([]SSTable
 // reads every sstables document, one KV get each: a collector calls it
 // once per pass, not per request.
 func (m *Manifest) Garbage(ctx context.Context) ([]TableGarbage, error) {
+	var out []TableGarbage
+	err := m.EachSSTablesDocument(ctx, func(ts *TableSSTables) error {
+		for _, g := range ts.Garbage {
+			out = append(out, TableGarbage{Table: ts.Table, Range: ts.Range, Garbage: g})
+		}
+		return nil
+	})
+	slices.SortStableFunc(out, func(a, b TableGarbage) int { return a.Since.Compare(b.Since) })
+	return out, err
+}
+
+// EachSSTablesDocument calls fn with every sstables document of the
+// cluster, those of tables no longer in the schema (a DROP that stopped
+// part way) included, one KV get each. The key listing is no snapshot: a
+// document created or updated while it runs may be missed.
+func (m *Manifest) EachSSTablesDocument(ctx context.Context, fn func(*TableSSTables) error) error {
 	keys, err := m.sstablesKeys(ctx, "t.>")
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var out []TableGarbage
 	for _, k := range keys {
 		ts, err := getJSON[TableSSTables](ctx, m.sstables, k)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if ts == nil {
 			continue
 		}
-		for _, g := range ts.Garbage {
-			out = append(out, TableGarbage{Table: ts.Table, Range: ts.Range, Garbage: g})
+		if err := fn(ts); err != nil {
+			return err
 		}
 	}
-	slices.SortStableFunc(out, func(a, b TableGarbage) int { return a.Since.Compare(b.Since) })
-	return out, nil
+	return nil
 }
 
 // Collected removes entries from the garbage list once their objects are
