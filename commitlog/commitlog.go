@@ -131,7 +131,7 @@ type Log struct {
 	fsize int64
 	dirty bool // f has unsynced writes (Periodic)
 
-	stats struct{ appends, batches, syncs atomic.Uint64 }
+	stats struct{ appends, batches, syncs, syncNanos atomic.Uint64 }
 }
 
 // segment is a complete segment file.
@@ -584,10 +584,13 @@ func (l *Log) commit(b *Commit) error {
 
 func (l *Log) syncActive() error {
 	l.stats.syncs.Add(1)
+	start := time.Now()
 	// fdatasync: the file's new size is synced with the data (it is needed
 	// to read the data back); its modification time, which is not, is
 	// left to the next journal commit.
-	if err := l.f.SyncData(); err != nil {
+	err := l.f.SyncData()
+	l.stats.syncNanos.Add(uint64(time.Since(start)))
+	if err != nil {
 		return fmt.Errorf("commitlog: sync %s: %w", l.path(l.fseq), err)
 	}
 	l.dirty = false
@@ -717,13 +720,17 @@ type Stats struct {
 	Appends uint64 // records committed
 	Batches uint64 // group commits
 	Syncs   uint64 // fsyncs of segment files
+	// SyncTime is the time spent in those syncs: with Syncs, the disk's
+	// sync latency, which bounds a Batch log's acknowledgements.
+	SyncTime time.Duration
 }
 
 // Stats returns the counters of the log.
 func (l *Log) Stats() Stats {
 	return Stats{
-		Appends: l.stats.appends.Load(),
-		Batches: l.stats.batches.Load(),
-		Syncs:   l.stats.syncs.Load(),
+		Appends:  l.stats.appends.Load(),
+		Batches:  l.stats.batches.Load(),
+		Syncs:    l.stats.syncs.Load(),
+		SyncTime: time.Duration(l.stats.syncNanos.Load()),
 	}
 }

@@ -207,7 +207,7 @@ func TestConcurrentAppendsReplayInPositionOrder(t *testing.T) {
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if s := l.Stats(); s.Appends != writers*each || s.Batches > s.Appends || s.Syncs < s.Batches {
+	if s := l.Stats(); s.Appends != writers*each || s.Batches > s.Appends || s.Syncs < s.Batches || s.SyncTime <= 0 {
 		t.Fatalf("stats %+v", s)
 	}
 	l = mustOpen(t, opts)

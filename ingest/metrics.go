@@ -3,6 +3,8 @@ package ingest
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
+
+	"github.com/sedimentdb/sediment/commitlog"
 )
 
 type metrics struct {
@@ -16,8 +18,8 @@ type metrics struct {
 }
 
 // newMetrics creates a shard's metrics, labelled with its ID, in reg (none
-// registered if reg is nil).
-func newMetrics(reg prometheus.Registerer, shard uint32, memory func() int64) *metrics {
+// registered if reg is nil), reading the commitlog's counters from log.
+func newMetrics(reg prometheus.Registerer, shard uint32, memory func() int64, log func() commitlog.Stats) *metrics {
 	f := promauto.With(reg)
 	l := prometheus.Labels{"shard": shardLabel(shard)}
 	counter := func(name, help string) prometheus.Counter {
@@ -27,6 +29,14 @@ func newMetrics(reg prometheus.Registerer, shard uint32, memory func() int64) *m
 		Namespace: "sediment", Subsystem: "ingest", Name: "memtable_bytes", ConstLabels: l,
 		Help: "Bytes of the shard's active and flushing memtables.",
 	}, func() float64 { return float64(memory()) })
+	f.NewCounterFunc(prometheus.CounterOpts{
+		Namespace: "sediment", Subsystem: "ingest", Name: "commitlog_syncs_total", ConstLabels: l,
+		Help: "Syncs (fdatasync) of the shard's commitlog.",
+	}, func() float64 { return float64(log().Syncs) })
+	f.NewCounterFunc(prometheus.CounterOpts{
+		Namespace: "sediment", Subsystem: "ingest", Name: "commitlog_sync_seconds_total", ConstLabels: l,
+		Help: "Seconds spent in syncs of the shard's commitlog.",
+	}, func() float64 { return log().SyncTime.Seconds() })
 	return &metrics{
 		batches:    counter("batches_total", "Group commits: commitlog records written and applied."),
 		mutations:  counter("mutations_total", "Mutations written."),

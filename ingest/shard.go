@@ -235,7 +235,7 @@ func Open(ctx context.Context, cfg Config, id uint32, deps Deps) (*Shard, error)
 	}
 	s.active = s.newMem()
 	s.mems = []*memState{s.active}
-	s.m = newMetrics(deps.Registerer, id, s.memory)
+	s.m = newMetrics(deps.Registerer, id, s.memory, l.Stats)
 	s.flushCtx, s.flushCancel = context.WithCancel(context.Background())
 	go s.flushLoop()
 
