@@ -60,8 +60,8 @@ func (c *CompactorConfig) Validate() error {
 // process holds the planning lease and stands by otherwise, and the
 // garbage collector, which deletes the objects the manifest lists as
 // garbage once their grace period is over and sweeps for orphans, while
-// this process holds the collection lease. Nothing is kept locally: compactors come and go as
-// an autoscaler likes.
+// this process holds the collection lease. Nothing is kept locally:
+// compactors come and go as an autoscaler likes.
 func (s *Sediment) initCompactor(ctx context.Context) (service, error) {
 	cfg := s.cfg.Compactor
 	id, err := loadNodeID(vfs.Default, s.cfg.DataDir)
