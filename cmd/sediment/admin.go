@@ -412,15 +412,11 @@ func adminTables(ctx context.Context, a *admin, args []string) (report, error) {
 	if len(args) > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", args[0])
 	}
-	m, err := a.open(ctx)
+	m, tables, err := a.chosenTables(ctx)
 	if err != nil {
 		return nil, err
 	}
-	s, err := m.Schema(ctx)
-	if err != nil {
-		return nil, err
-	}
-	rep := &TablesReport{Tables: schemaTables(s)}
+	rep := &TablesReport{Tables: tables}
 	for i := range rep.Tables {
 		ssts, err := m.SSTables(ctx, rep.Tables[i].ID)
 		if err != nil {
@@ -467,8 +463,8 @@ type LevelRange struct {
 	SSTables []manifest.SSTable `json:"sstables"`
 }
 
-// chosenTables opens the manifest and returns the schema's tables, or only
-// the one -table names.
+// chosenTables opens the manifest and returns the schema's tables, or,
+// for the subcommands with a -table flag, only the one it names.
 func (a *admin) chosenTables(ctx context.Context) (*manifest.Manifest, []TableStatus, error) {
 	m, err := a.open(ctx)
 	if err != nil {
@@ -782,11 +778,7 @@ func adminVerify(ctx context.Context, a *admin, args []string) (report, error) {
 	if len(args) > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", args[0])
 	}
-	m, err := a.open(ctx)
-	if err != nil {
-		return nil, err
-	}
-	s, err := m.Schema(ctx)
+	m, tables, err := a.chosenTables(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -796,7 +788,7 @@ func adminVerify(ctx context.Context, a *admin, args []string) (report, error) {
 	}
 	var items []item
 	var total int64
-	for _, t := range schemaTables(s) {
+	for _, t := range tables {
 		ssts, err := m.SSTables(ctx, t.ID)
 		if err != nil {
 			return nil, err
