@@ -10,18 +10,20 @@ GOBIN := $(shell go env GOPATH)/bin
 TOOLS := $(GOBIN)/.sediment-tools
 MINIO_VERSION := v0.0.0-20260212201848-7aac2a2c5b7c
 NATS_VERSION := v2.15.2
+NODE_DRIVER_VERSION := 4.10.0
 BENCHTIME ?= 1s
 # Pebble, in the bench module, then compresses zstd with klauspost/compress, as
 # Sediment does, so that the comparison runs the same compression code.
 BENCH_TAGS := -tags pebblegozstd
 
-.PHONY: test tools bench build fmt-check python-driver chromium terraform-check
+.PHONY: test tools bench build fmt-check python-driver node chromium terraform-check
 build:
 	go build -o bin/sediment ./cmd/sediment
 
 # Servers the tests start on loopback. go install caches its build, so a
 # second run costs only the stamp check.
-tools: $(TOOLS)/minio-$(MINIO_VERSION) $(TOOLS)/nats-server-$(NATS_VERSION) python-driver chromium
+tools: $(TOOLS)/minio-$(MINIO_VERSION) $(TOOLS)/nats-server-$(NATS_VERSION) python-driver \
+	$(TOOLS)/node/cassandra-driver-$(NODE_DRIVER_VERSION) chromium
 
 $(TOOLS)/minio-$(MINIO_VERSION):
 	go install github.com/minio/minio@$(MINIO_VERSION)
@@ -37,6 +39,17 @@ python-driver:
 	@/usr/bin/python3 -c 'import cassandra' 2>/dev/null || { \
 		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
 		$$sudo apt-get update && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y python3-cassandra; }
+
+# The DataStax Node.js driver from npm, for internal/cqltest/node, under
+# $(TOOLS)/node/node_modules (where the test looks), with Debian's Node.js.
+node:
+	@command -v node >/dev/null && command -v npm >/dev/null || { \
+		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+		$$sudo apt-get update && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y nodejs npm; }
+
+$(TOOLS)/node/cassandra-driver-$(NODE_DRIVER_VERSION): | node
+	npm install --prefix $(TOOLS)/node --no-audit --no-fund --no-save cassandra-driver@$(NODE_DRIVER_VERSION)
+	touch $@
 
 # The status page's test renders it in headless Chromium.
 chromium:
