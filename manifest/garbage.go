@@ -110,7 +110,7 @@ func (m *Manifest) Garbage(ctx context.Context) ([]TableGarbage, error) {
 // part way) included, one KV get each. The key listing is no snapshot: a
 // document created or updated while it runs may be missed.
 func (m *Manifest) EachSSTablesDocument(ctx context.Context, fn func(*TableSSTables) error) error {
-	keys, err := m.sstablesKeys(ctx, "t.>")
+	keys, err := m.sstables.keys(ctx, "t.>")
 	if err != nil {
 		return err
 	}
@@ -171,22 +171,6 @@ func (m *Manifest) Collected(ctx context.Context, gs ...TableGarbage) error {
 		}
 	}
 	return nil
-}
-
-// sstablesKeys lists the keys of the sstables bucket matching filter, in
-// order.
-func (m *Manifest) sstablesKeys(ctx context.Context, filter string) ([]string, error) {
-	lister, err := m.sstables.kv.ListKeysFiltered(ctx, filter)
-	if err != nil {
-		return nil, fmt.Errorf("manifest: list %s: %w", m.sstables.name, err)
-	}
-	defer lister.Stop() //nolint:errcheck // nothing to do about it
-	var keys []string
-	for k := range lister.Keys() {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys, nil
 }
 
 // garbageIndex returns the index of key in gs, or -1.

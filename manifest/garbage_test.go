@@ -128,7 +128,7 @@ func TestDropSSTables(t *testing.T) {
 	if err := m.Collected(ctx, left...); err != nil {
 		t.Fatal(err)
 	}
-	keys, err := m.sstablesKeys(ctx, "t."+tbl.String()+".*")
+	keys, err := m.sstables.keys(ctx, "t."+tbl.String()+".*")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"regexp"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -87,6 +89,7 @@ type Manifest struct {
 type bucket struct {
 	name    string
 	kv      jetstream.KeyValue
+	stream  jetstream.Stream // the KV's stream, for keys
 	archive bool
 }
 
@@ -131,7 +134,36 @@ func openBucket(ctx context.Context, js jetstream.JetStream, name, kind string) 
 	if err != nil {
 		return nil, fmt.Errorf("manifest: open bucket %s: %w", name, err)
 	}
-	return &bucket{name: name, kv: kv, archive: archivedKinds[kind]}, nil
+	return newBucket(ctx, js, kv, name, archivedKinds[kind])
+}
+
+// newBucket wraps the KV bucket kv, named name, with its stream.
+func newBucket(ctx context.Context, js jetstream.JetStream, kv jetstream.KeyValue, name string, archive bool) (*bucket, error) {
+	stream, err := js.Stream(ctx, "KV_"+name)
+	if err != nil {
+		return nil, fmt.Errorf("manifest: open bucket %s: %w", name, err)
+	}
+	return &bucket{name: name, kv: kv, stream: stream, archive: archive}, nil
+}
+
+// keys returns the bucket's keys matching filter (a subject filter over
+// keys, such as ">" or "t.>"), in order. It asks the server for the
+// subjects of the bucket's stream, which it answers from one state of the
+// stream: a key watcher (KeyValue.ListKeys) misses a key that is updated
+// while it lists, and heartbeats update the members' keys all the time.
+// Deleted documents are tombstones, so every key ever written is listed.
+func (b *bucket) keys(ctx context.Context, filter string) ([]string, error) {
+	prefix := "$KV." + b.name + "."
+	info, err := b.stream.Info(ctx, jetstream.WithSubjectFilter(prefix+filter))
+	if err != nil {
+		return nil, fmt.Errorf("manifest: list %s: %w", b.name, err)
+	}
+	keys := make([]string, 0, len(info.State.Subjects))
+	for subject := range info.State.Subjects {
+		keys = append(keys, strings.TrimPrefix(subject, prefix))
+	}
+	slices.Sort(keys)
+	return keys, nil
 }
 
 // Cluster returns the cluster name.
@@ -293,14 +325,9 @@ func get(ctx context.Context, b *bucket, key string) ([]byte, error) {
 
 // list returns every live document of b by key.
 func list(ctx context.Context, b *bucket) (map[string][]byte, error) {
-	lister, err := b.kv.ListKeys(ctx)
+	keys, err := b.keys(ctx, ">")
 	if err != nil {
-		return nil, fmt.Errorf("manifest: list %s: %w", b.name, err)
-	}
-	defer lister.Stop() //nolint:errcheck // nothing to do about it
-	var keys []string
-	for k := range lister.Keys() {
-		keys = append(keys, k)
+		return nil, err
 	}
 	docs := make(map[string][]byte, len(keys))
 	for _, k := range keys {

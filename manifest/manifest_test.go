@@ -675,3 +675,44 @@ func TestAlterType(t *testing.T) {
 		t.Fatalf("pt fields %v", got)
 	}
 }
+
+// TestMembersListedWhileBeating lists the members while each of them
+// heartbeats without pause: every listing must hold every member. (A key
+// watcher's listing missed keys updated while it ran.)
+func TestMembersListedWhileBeating(t *testing.T) {
+	e := newEnv(t)
+	m := e.open("c1")
+	ctx := ctxT(t)
+	const members = 4
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range members {
+		mem := Member{ID: fmt.Sprintf("n%d", i), Roles: []string{"ingest"}, Addr: "127.0.0.1:7000"}
+		if err := m.Heartbeat(ctx, mem); err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if err := m.Heartbeat(ctx, mem); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	defer func() { close(stop); wg.Wait() }()
+	for range 100 {
+		ms, err := m.Members(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ms) != members {
+			t.Fatalf("listed %d of %d members: %+v", len(ms), members, ms)
+		}
+	}
+}

@@ -57,7 +57,7 @@ func (m *Manifest) requestsBucket(ctx context.Context, create bool) (*bucket, er
 	if err != nil {
 		return nil, fmt.Errorf("manifest: open bucket %s: %w", name, err)
 	}
-	return &bucket{name: name, kv: kv}, nil
+	return newBucket(ctx, m.js, kv, name, false)
 }
 
 // RequestCompaction records a new major compaction request of table,
