@@ -159,12 +159,13 @@ var errTruncated = errors.New("ingest: table truncated during flush")
 var errStaleUpload = errors.New("ingest: flush uploaded too long before its commit")
 
 // flush writes m as one SSTable per table and token range, and commits
-// them, holding them back first while their L0 is full unless held says
-// an earlier attempt did. Tables truncated in m are left out. If recheck is set, a previous
-// attempt failed, perhaps after its commit was recorded in whole or in
-// part, or m was replayed after a crash that may have left it so: then
-// flush first asks the committer, and uploads neither a recorded flush nor
-// a recorded SSTable, since that would overwrite committed objects.
+// them, holding them back first while their L0 is full unless held says an
+// earlier attempt did. Tables truncated in m are left out. If recheck is
+// set, a previous attempt failed, perhaps after its commit was recorded in
+// whole or in part, or m was replayed after a crash that may have left it
+// so: then flush first asks the committer, and uploads neither a recorded
+// flush nor a recorded SSTable, since that would overwrite committed
+// objects.
 func (s *Shard) flush(ctx context.Context, m *memState, recheck, held bool) (Flush, error) {
 	s.mu.Lock()
 	f := Flush{Shard: s.id, From: m.from, Through: m.through}
