@@ -111,8 +111,9 @@ func (c *Collector) list(ctx context.Context) ([]objectstore.Attrs, error) {
 
 // references returns the keys the catalog names: every live SSTable of
 // the tables of the schema and of the garbage list and of every sstables
-// document, and every garbage entry. The live sets are read before the garbage list is read again, so
-// that an object that moves from one to the other meanwhile is found.
+// document, and every garbage entry. The live sets are read before the
+// garbage list is read again, so that an object that moves from one to the
+// other meanwhile is found.
 func (c *Collector) references(ctx context.Context) (map[string]bool, error) {
 	refs := map[string]bool{}
 	tables := map[uuid.UUID]bool{}

@@ -89,9 +89,9 @@
 // or listed while live. Each entry records when it became garbage; a
 // collector (package gc) deletes objects older than a grace period and
 // then removes them with Collected. A document left with neither SSTables,
-// garbage nor flush watermarks (see Flushes) is deleted. An add of an SSTable already on the list counts
-// as applied, so a retried flush never revives an object bound for
-// deletion.
+// garbage nor flush watermarks (see Flushes) is deleted. An add of an
+// SSTable already on the list counts as applied, so a retried flush never
+// revives an object bound for deletion.
 //
 // # The copy in the bucket
 //
