@@ -41,9 +41,9 @@
 // compaction attempt commits only within MaxCommitAge of its start
 // (compaction.WorkerOptions). OrphanAge must exceed both by far, and the
 // clock skew between the bucket and the collector: such an object is then
-// never old enough to go. The second sighting guards against a catalog
-// read that missed a document (a key listing of NATS KV is no snapshot):
-// two reads an interval apart must both miss a reference.
+// never old enough to go. The second sighting is a second line of
+// defence against a catalog read that misses a reference: two reads an
+// interval apart must both miss it.
 //
 // Only the current catalog counts: an object that only an archived older
 // manifest version names is an orphan, since a restore takes the newest

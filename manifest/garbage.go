@@ -57,8 +57,8 @@ func (m *Manifest) DropSSTables(ctx context.Context, table uuid.UUID) ([]SSTable
 	if table == uuid.Nil {
 		return nil, fmt.Errorf("%w: DropSSTables needs a table", ErrInvalid)
 	}
-	// Every range's key is read, not a listing of the table's keys: a
-	// listing is no snapshot, and a key it missed would keep its data.
+	// Every range's key is read: the ranges are known, and a listing
+	// would cost a round trip more.
 	n, err := m.RangeCount(ctx)
 	if errors.Is(err, ErrNotFound) {
 		return nil, nil // no ranges, so no SSTables
@@ -107,8 +107,8 @@ func (m *Manifest) Garbage(ctx context.Context) ([]TableGarbage, error) {
 
 // EachSSTablesDocument calls fn with every sstables document of the
 // cluster, those of tables no longer in the schema (a DROP that stopped
-// part way) included, one KV get each. The key listing is no snapshot: a
-// document created or updated while it runs may be missed.
+// part way) included, one KV get each: every document that existed when it
+// listed the keys (bucket.keys), as it is when it is read.
 func (m *Manifest) EachSSTablesDocument(ctx context.Context, fn func(*TableSSTables) error) error {
 	keys, err := m.sstables.keys(ctx, "t.>")
 	if err != nil {

@@ -95,9 +95,8 @@ type Commit struct {
 func sstablesKey(table uuid.UUID, r int) string { return fmt.Sprintf("t.%s.%05d", table, r) }
 
 // SSTables returns the live SSTables of a table in range order (none for an
-// unknown table). It reads every range's key rather than a listing of the
-// table's keys: a listing is no snapshot, and misses a key that a commit
-// updates while it runs.
+// unknown table). It reads every range's key, which it knows, rather than
+// listing the table's keys first.
 func (m *Manifest) SSTables(ctx context.Context, table uuid.UUID) ([]SSTable, error) {
 	n, err := m.RangeCount(ctx)
 	if errors.Is(err, ErrNotFound) {
