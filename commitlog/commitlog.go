@@ -114,10 +114,10 @@ type Log struct {
 	replaySegs []segment // segments found by Open, oldest first
 
 	mu       sync.Mutex
-	seq      uint64  // segment receiving the next record
-	size     int64   // bytes of segment seq assigned so far
-	cur      *Commit // records waiting for the next write
-	err      error   // sticky failure; wraps ErrFailed
+	seq      uint64 // segment receiving the next record
+	size     int64  // bytes of segment seq assigned so far
+	cur      *batch // records waiting for the next write
+	err      error  // sticky failure; wraps ErrFailed
 	closed   bool
 	segments []segment // complete segments that Release may remove, oldest first
 
@@ -140,10 +140,10 @@ type segment struct {
 	size int64
 }
 
-// Commit is a group of records that the committer writes, and in Batch mode
-// syncs, together: the handle Enqueue returns. Records enqueued while the
-// committer is busy share one Commit.
-type Commit struct {
+// batch is a group of records that the committer writes, and in Batch mode
+// syncs, together: the handle enqueue returns. Records enqueued while the
+// committer is busy share one batch.
+type batch struct {
 	chunks []chunk // frames in log order, one chunk per segment touched
 	n      int
 	done   chan struct{}
@@ -155,18 +155,7 @@ type chunk struct {
 	buf []byte
 }
 
-func newCommit() *Commit { return &Commit{done: make(chan struct{})} }
-
-// Done returns a channel that is closed once the commit is over: its records
-// are durable (Batch) or written (Periodic), or the commit failed.
-func (c *Commit) Done() <-chan struct{} { return c.done }
-
-// Err waits for the commit to be over and returns nil if its records are
-// durable (Batch) or written (Periodic), or an error matching ErrFailed.
-func (c *Commit) Err() error {
-	<-c.done
-	return c.err
-}
+func newBatch() *batch { return &batch{done: make(chan struct{})} }
 
 // Open opens the log in opts.Dir, creating the directory if needed. It checks
 // every segment header and the records of the newest segment, cutting off a
@@ -201,7 +190,7 @@ func Open(opts Options) (*Log, error) {
 		fs:        opts.FS,
 		log:       logger.With("component", "commitlog", "shard", opts.Shard),
 		maxRecord: int(min(opts.SegmentSize-segmentHeaderSize-frameHeaderSize, 1<<32-1)),
-		cur:       newCommit(),
+		cur:       newBatch(),
 		wake:      make(chan struct{}, 1),
 		quit:      make(chan struct{}),
 		done:      make(chan struct{}),
@@ -448,7 +437,7 @@ func (l *Log) Append(ctx context.Context, rec []byte) (Position, error) {
 	if err := ctx.Err(); err != nil {
 		return Position{}, err
 	}
-	pos, c, err := l.Enqueue(rec)
+	pos, c, err := l.enqueue(rec)
 	if err != nil {
 		return Position{}, err
 	}
@@ -463,14 +452,13 @@ func (l *Log) Append(ctx context.Context, rec []byte) (Position, error) {
 	}
 }
 
-// Enqueue adds rec to the log without waiting: it returns the position rec
-// will have and the Commit that makes it durable (Batch) or written
+// enqueue adds rec to the log without waiting: it returns the position rec
+// will have and the batch that makes it durable (Batch) or written
 // (Periodic). The caller may reuse rec at once. Records are committed in the
-// order of their Enqueue calls, and a Commit fails if an earlier one did, so
-// a caller may act on its Commits in that order. Enqueue fails at once with
-// ErrTooLarge, ErrClosed, or the error (matching ErrFailed) that failed the
-// log.
-func (l *Log) Enqueue(rec []byte) (Position, *Commit, error) {
+// order of their enqueue calls, and a batch fails if an earlier one did.
+// enqueue fails at once with ErrTooLarge, ErrClosed, or the error (matching
+// ErrFailed) that failed the log.
+func (l *Log) enqueue(rec []byte) (Position, *batch, error) {
 	if len(rec) > l.maxRecord {
 		return Position{}, nil, fmt.Errorf("%w: %d bytes, at most %d", ErrTooLarge, len(rec), l.maxRecord)
 	}
@@ -545,7 +533,7 @@ func (l *Log) commitPending() {
 		l.mu.Unlock()
 		return
 	}
-	l.cur = newCommit()
+	l.cur = newBatch()
 	err := l.err
 	l.mu.Unlock()
 
@@ -563,7 +551,7 @@ func (l *Log) commitPending() {
 }
 
 // commit writes b's frames, starting new segments as needed.
-func (l *Log) commit(b *Commit) error {
+func (l *Log) commit(b *batch) error {
 	for _, c := range b.chunks {
 		if l.f == nil || c.seq != l.fseq {
 			if err := l.roll(c.seq); err != nil {

@@ -825,9 +825,9 @@ func TestReleaseRetriesFailedRemoval(t *testing.T) {
 	}
 }
 
-// TestEnqueue checks that Enqueue returns without waiting for the fsync,
-// that records enqueued during one share the next Commit, that the caller
-// may reuse its buffer at once, and that Commits end in log order.
+// TestEnqueue checks that enqueue returns without waiting for the fsync,
+// that records enqueued during one share the next batch, that the caller
+// may reuse its buffer at once, and that batches end in log order.
 func TestEnqueue(t *testing.T) {
 	blocked := make(chan struct{})
 	release := make(chan struct{})
@@ -841,18 +841,18 @@ func TestEnqueue(t *testing.T) {
 	}))
 	l := mustOpen(t, Options{FS: efs, Dir: "/wal"})
 	buf := []byte("first")
-	pos0, first, err := l.Enqueue(buf)
+	pos0, first, err := l.enqueue(buf)
 	if err != nil {
 		t.Fatal(err)
 	}
 	<-blocked
-	var commits []*Commit
+	var commits []*batch
 	var want [][]byte
 	prev := pos0
 	for i := range 10 {
 		rec := makeRecord(uint64(i), 40)
 		buf = append(buf[:0], rec...)
-		pos, c, err := l.Enqueue(buf)
+		pos, c, err := l.enqueue(buf)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -870,16 +870,16 @@ func TestEnqueue(t *testing.T) {
 		}
 	}
 	select {
-	case <-first.Done():
+	case <-first.done:
 		t.Fatal("commit done before its fsync returned")
 	default:
 	}
 	close(release)
-	if err := commits[0].Err(); err != nil {
+	if err := waitErr(commits[0]); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case <-first.Done():
+	case <-first.done:
 	default:
 		t.Fatal("a later commit ended before an earlier one")
 	}
@@ -899,9 +899,9 @@ func TestEnqueue(t *testing.T) {
 	}
 }
 
-// TestEnqueueFailureFailsLaterCommits checks that a failed fsync fails its
-// commit and every commit enqueued behind it, and that Enqueue then refuses.
-func TestEnqueueFailureFailsLaterCommits(t *testing.T) {
+// TestEnqueueFailureFailsLaterBatches checks that a failed fsync fails its
+// batch and every batch enqueued behind it, and that enqueue then refuses.
+func TestEnqueueFailureFailsLaterBatches(t *testing.T) {
 	blocked := make(chan struct{})
 	release := make(chan struct{})
 	var syncs atomic.Int32
@@ -915,22 +915,28 @@ func TestEnqueueFailureFailsLaterCommits(t *testing.T) {
 	}))
 	l := mustOpen(t, Options{FS: efs, Dir: "/wal"})
 	defer l.Close()
-	_, first, err := l.Enqueue([]byte("a"))
+	_, first, err := l.enqueue([]byte("a"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	<-blocked
-	_, second, err := l.Enqueue([]byte("b"))
+	_, second, err := l.enqueue([]byte("b"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	close(release)
-	for _, c := range []*Commit{first, second} {
-		if err := c.Err(); !errors.Is(err, ErrFailed) {
+	for _, c := range []*batch{first, second} {
+		if err := waitErr(c); !errors.Is(err, ErrFailed) {
 			t.Fatalf("commit: %v, want ErrFailed", err)
 		}
 	}
-	if _, _, err := l.Enqueue([]byte("c")); !errors.Is(err, ErrFailed) {
+	if _, _, err := l.enqueue([]byte("c")); !errors.Is(err, ErrFailed) {
 		t.Fatalf("enqueue after failure: %v", err)
 	}
+}
+
+// waitErr waits for b to be committed and returns how it went.
+func waitErr(b *batch) error {
+	<-b.done
+	return b.err
 }

@@ -108,18 +108,13 @@ type Shard struct {
 	committedCh chan struct{}
 
 	// Owned by the loop goroutine (and by Open during replay).
-	active *memState
-	// group and rec are the group being gathered and its record.
-	group []*request
-	rec   []byte
-	// inflight are the groups enqueued in the commitlog and not yet
-	// applied, in log order; spare are recycled ones.
-	inflight []*inflight
-	spare    []*inflight
-	keyBuf   []byte
-	recMin   map[TableID]int64 // scratch of applyRecord
-	err      error             // sticky: the commitlog failed
-	loopCtx  context.Context
+	active  *memState
+	group   []*request
+	rec     []byte
+	keyBuf  []byte
+	recMin  map[TableID]int64 // scratch of applyRecord
+	err     error             // sticky: the commitlog failed
+	loopCtx context.Context
 }
 
 // memState is a memtable and the log records it holds.
@@ -142,24 +137,6 @@ type memState struct {
 	// oldest maps each table with entries in mt to the smallest write
 	// timestamp among them (see Shard.Unflushed).
 	oldest map[TableID]int64
-}
-
-// maxInflight bounds the groups in the commitlog awaiting their fsync, to
-// hold a stalled disk's backlog in the request queue. Under load, writes
-// arrive one by one during an fsync and each makes a group of its own,
-// which the commitlog merges into its next write and fsync; the bound must
-// not stop the loop from gathering that whole next batch, or it would add
-// a round of waiting to every write.
-const maxInflight = 256
-
-// inflight is a group of writes whose record is enqueued in the commitlog.
-// Its writes are applied and acknowledged once the record is durable.
-type inflight struct {
-	reqs   []*request
-	rec    []byte
-	pos    commitlog.Position
-	commit *commitlog.Commit // nil if not enqueued: see err
-	err    error             // why Enqueue refused the record
 }
 
 // request is one write waiting for the shard goroutine.
@@ -555,8 +532,6 @@ func (s *Shard) run() {
 	defer tick.Stop()
 	var pending []*request
 	defer func() {
-		// The commitlog closes after the loop, so the groups in it end.
-		s.drainInflight()
 		for _, r := range pending {
 			s.finish(r, ErrClosed)
 		}
@@ -566,9 +541,6 @@ func (s *Shard) run() {
 			select {
 			case r := <-s.reqs:
 				pending = append(pending, r)
-			case <-s.headDone():
-				s.completeReady()
-				continue
 			case <-tick.C:
 				s.maybeRotate(time.Now())
 				continue
@@ -608,8 +580,6 @@ func (s *Shard) run() {
 			case <-s.flushed:
 			case r := <-s.reqs:
 				pending = append(pending, r)
-			case <-s.headDone():
-				s.completeReady()
 			case <-wait.C:
 			case <-s.quit:
 				wait.Stop()
@@ -645,10 +615,8 @@ func (s *Shard) finish(r *request, err error) {
 }
 
 // process writes a batch. Plain writes are grouped into one commitlog
-// record, enqueued without waiting for its fsync; a conditional write or a
-// truncation first waits until every earlier group is applied, so that it
-// sees every earlier write, and a conditional write then joins the next
-// group.
+// record; a conditional write first commits the group before it, so that
+// its read sees every earlier write, then joins the next group.
 func (s *Shard) process(batch []*request) {
 	for _, r := range batch {
 		if err := r.ctx.Err(); err != nil {
@@ -656,8 +624,7 @@ func (s *Shard) process(batch []*request) {
 			continue
 		}
 		if r.truncate {
-			s.enqueueGroup()
-			s.drainInflight()
+			s.commitGroup()
 			s.finish(r, s.truncate(r))
 			continue
 		}
@@ -665,8 +632,7 @@ func (s *Shard) process(batch []*request) {
 			s.add(r)
 			continue
 		}
-		s.enqueueGroup()
-		s.drainInflight()
+		s.commitGroup()
 		if s.err != nil {
 			s.finish(r, s.err)
 			continue
@@ -679,8 +645,7 @@ func (s *Shard) process(batch []*request) {
 		r.applied = true
 		s.add(r)
 	}
-	s.enqueueGroup()
-	s.completeReady()
+	s.commitGroup()
 }
 
 func (s *Shard) evaluate(r *request) (ok bool, err error) {
@@ -698,7 +663,7 @@ func (s *Shard) evaluate(r *request) (ok bool, err error) {
 
 func (s *Shard) add(r *request) {
 	if len(s.group) > 0 && len(s.rec)+len(r.enc) > s.maxRecord {
-		s.enqueueGroup()
+		s.commitGroup()
 	}
 	if len(s.group) == 0 {
 		s.rec = append(s.rec[:0], recordMutations)
@@ -707,107 +672,30 @@ func (s *Shard) add(r *request) {
 	s.group = append(s.group, r)
 }
 
-// enqueueGroup enqueues the group's record in the commitlog and queues the
-// group behind the ones already in flight.
-func (s *Shard) enqueueGroup() {
+// commitGroup appends the group's record to the commitlog, applies it to
+// the active memtable and acknowledges its writes.
+func (s *Shard) commitGroup() {
 	if len(s.group) == 0 {
 		return
 	}
-	if len(s.inflight) >= maxInflight {
-		s.completeHead()
-	}
-	var g *inflight
-	if n := len(s.spare); n > 0 {
-		g, s.spare = s.spare[n-1], s.spare[:n-1]
-	} else {
-		g = &inflight{}
-	}
-	g.reqs, s.group = s.group, g.reqs
-	g.rec, s.rec = s.rec, g.rec
 	if s.err == nil {
-		// An error here fails the group when its turn comes: the groups
-		// ahead of it may yet be durable.
-		g.pos, g.commit, g.err = s.log.Enqueue(g.rec)
-	}
-	s.inflight = append(s.inflight, g)
-}
-
-// closed is a channel that is always ready.
-var closed = func() chan struct{} {
-	c := make(chan struct{})
-	close(c)
-	return c
-}()
-
-// headDone returns a channel that is ready once the oldest group in flight
-// can be completed, or nil (never ready) if none is in flight.
-func (s *Shard) headDone() <-chan struct{} {
-	if len(s.inflight) == 0 {
-		return nil
-	}
-	if g := s.inflight[0]; g.commit != nil && s.err == nil {
-		return g.commit.Done()
-	}
-	return closed
-}
-
-// completeReady completes the groups in flight whose records are durable,
-// oldest first, up to the first that is not.
-func (s *Shard) completeReady() {
-	for len(s.inflight) > 0 {
-		select {
-		case <-s.headDone():
-			s.completeHead()
-		default:
-			return
-		}
-	}
-}
-
-// drainInflight waits for every group in flight and completes it.
-func (s *Shard) drainInflight() {
-	for len(s.inflight) > 0 {
-		s.completeHead()
-	}
-}
-
-// completeHead waits for the oldest group in flight to be durable, applies
-// it to the active memtable and acknowledges its writes. Groups are applied
-// in log order, so each memtable's through only grows. Once the shard has
-// failed, every group still in flight fails: none may be acknowledged after
-// one that was not.
-func (s *Shard) completeHead() {
-	g := s.inflight[0]
-	s.inflight[0] = nil
-	s.inflight = s.inflight[1:]
-	if s.err == nil {
-		err := g.err
+		pos, err := s.log.Append(s.loopCtx, s.rec)
 		if err == nil {
-			err = g.commit.Err()
-		}
-		if err == nil {
-			err = s.applyRecord(g.pos, g.rec, nil)
+			err = s.applyRecord(pos, s.rec, nil)
 		}
 		if err != nil {
-			s.fail(err)
+			s.err = fmt.Errorf("ingest: shard %d failed: %w", s.id, err)
+			s.logger.Error("shard failed; writes refused until reopened", "err", err)
 		}
 	}
 	s.m.batches.Inc()
-	s.m.batchSize.Observe(float64(len(g.reqs)))
-	s.m.mutations.Add(float64(len(g.reqs)))
-	for _, r := range g.reqs {
+	s.m.batchSize.Observe(float64(len(s.group)))
+	s.m.mutations.Add(float64(len(s.group)))
+	for _, r := range s.group {
 		s.finish(r, s.err)
 	}
-	clear(g.reqs)
-	g.reqs, g.rec, g.commit, g.err = g.reqs[:0], g.rec[:0], nil, nil
-	s.spare = append(s.spare, g)
-}
-
-// fail makes the shard refuse every write from now on: the commitlog, or
-// applying a record to the memtable, failed.
-func (s *Shard) fail(err error) {
-	s.err = fmt.Errorf("ingest: shard %d failed: %w", s.id, err)
-	s.logger.Error("shard failed; writes refused until reopened", "err", err)
+	clear(s.group)
+	s.group = s.group[:0]
 }
 
 // truncate logs the truncation of r.table and applies it.
@@ -818,7 +706,7 @@ func (s *Shard) truncate(r *request) error {
 	// Replay drops the table's entries logged before the truncation, so no
 	// memtable needs to cover its position.
 	if _, err := s.log.Append(s.loopCtx, r.enc); err != nil {
-		s.fail(err)
+		s.err = fmt.Errorf("ingest: shard %d failed: %w", s.id, err)
 		return s.err
 	}
 	s.truncateMems(r.table)
