@@ -82,6 +82,19 @@ func newObserver(t *testing.T, n *testserver.NATSServer, ms *testserver.MinIOSer
 	return &observer{m: m, v: v}
 }
 
+// createSchema creates ks.t, the table the ledger writes, through s.
+func createSchema(t *testing.T, s *gocql.Session) {
+	t.Helper()
+	for _, stmt := range []string{
+		"CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+		"CREATE TABLE ks.t (pk text, ck bigint, v text, PRIMARY KEY (pk, ck))",
+	} {
+		if err := s.Query(stmt).Exec(); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+}
+
 // session connects gocql to frontend f only: the frontends list each other
 // in system.peers, and the driver would otherwise spread the queries over
 // both. The driver retries nothing, so that the ledger sees every error.
@@ -364,14 +377,7 @@ func TestCluster(t *testing.T) {
 
 	// The schema, created through A; B serves it once its View has it.
 	admin := session(t, fa, "")
-	for _, stmt := range []string{
-		"CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
-		"CREATE TABLE ks.t (pk text, ck bigint, v text, PRIMARY KEY (pk, ck))",
-	} {
-		if err := admin.Query(stmt).Exec(); err != nil {
-			t.Fatalf("%s: %v", stmt, err)
-		}
-	}
+	createSchema(t, admin)
 	a, b := session(t, fa, "ks"), session(t, fb, "ks")
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		err := b.Query("SELECT pk FROM t LIMIT 1").Exec()

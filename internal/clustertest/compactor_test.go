@@ -1,13 +1,10 @@
 package clustertest
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"net/http"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -45,25 +42,8 @@ func newCompactor(t *testing.T, bin, id string, n *testserver.NATSServer, m *tes
 // series; ok is false if the node does not answer. Unlike metric it may
 // run on any goroutine.
 func (nd *node) gauge(name string) (sum float64, ok bool) {
-	c := http.Client{Timeout: time.Second}
-	resp, err := c.Get("http://" + nd.httpAddr + "/metrics")
-	if err != nil {
-		return 0, false
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		series, value, found := strings.Cut(sc.Text(), " ")
-		if !found || (series != name && !strings.HasPrefix(series, name+"{")) {
-			continue
-		}
-		v, err := strconv.ParseFloat(value, 64)
-		if err != nil {
-			return 0, false
-		}
-		sum += v
-	}
-	return sum, sc.Err() == nil && resp.StatusCode == http.StatusOK
+	sum, _, _, err := nd.scrape(name)
+	return sum, err == nil
 }
 
 // l0ByRange counts the live L0 SSTables of table per range.
@@ -108,14 +88,7 @@ func TestCompactorFleet(t *testing.T) {
 	fe.start(t)
 
 	admin := session(t, fe, "")
-	for _, stmt := range []string{
-		"CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
-		"CREATE TABLE ks.t (pk text, ck bigint, v text, PRIMARY KEY (pk, ck))",
-	} {
-		if err := admin.Query(stmt).Exec(); err != nil {
-			t.Fatalf("%s: %v", stmt, err)
-		}
-	}
+	createSchema(t, admin)
 	s := session(t, fe, "ks")
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	err := obs.v.WaitFor(wctx, func(v *manifest.View) bool { return v.Table("ks", "t") != nil })

@@ -209,16 +209,30 @@ func (nd *node) stop(t *testing.T) {
 // node's metric name, read from its /metrics.
 func (nd *node) metric(t *testing.T, name string) (sum, largest float64) {
 	t.Helper()
-	resp, err := http.Get("http://" + nd.httpAddr + "/metrics")
+	sum, largest, found, err := nd.scrape(name)
 	if err != nil {
 		t.Fatalf("node %s: %v", nd.id, err)
 	}
+	if !found {
+		t.Fatalf("node %s: /metrics has no %s", nd.id, name)
+	}
+	return sum, largest
+}
+
+// scrape reads the series of the node's metric name from its /metrics:
+// their sum and largest value, and whether there was any. It may run on
+// any goroutine.
+func (nd *node) scrape(name string) (sum, largest float64, found bool, err error) {
+	c := http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get("http://" + nd.httpAddr + "/metrics")
+	if err != nil {
+		return 0, 0, false, err
+	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("node %s: /metrics: %s", nd.id, resp.Status)
+		return 0, 0, false, fmt.Errorf("/metrics: %s", resp.Status)
 	}
 	sc := bufio.NewScanner(resp.Body)
-	found := false
 	for sc.Scan() {
 		line := sc.Text()
 		// "name{labels} value" or "name value"
@@ -228,15 +242,9 @@ func (nd *node) metric(t *testing.T, name string) (sum, largest float64) {
 		}
 		v, err := strconv.ParseFloat(value, 64)
 		if err != nil {
-			t.Fatalf("node %s: /metrics line %q: %v", nd.id, line, err)
+			return 0, 0, false, fmt.Errorf("/metrics line %q: %w", line, err)
 		}
 		sum, largest, found = sum+v, max(largest, v), true
 	}
-	if err := sc.Err(); err != nil {
-		t.Fatalf("node %s: /metrics: %v", nd.id, err)
-	}
-	if !found {
-		t.Fatalf("node %s: /metrics has no %s", nd.id, name)
-	}
-	return sum, largest
+	return sum, largest, found, sc.Err()
 }
