@@ -7,15 +7,11 @@ import (
 	"errors"
 	"sort"
 	"testing"
-	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/keys"
 	"github.com/sedimentdb/sediment/kv"
 	"github.com/sedimentdb/sediment/model"
-	"github.com/sedimentdb/sediment/objectstore"
 	"github.com/sedimentdb/sediment/token"
 	"github.com/sedimentdb/sediment/vfs"
 )
@@ -155,23 +151,7 @@ func TestApplyIfOverRPC(t *testing.T) {
 
 func TestTruncateOverRPC(t *testing.T) {
 	ctx := context.Background()
-	bucket, err := objectstore.NewFile(vfs.NewMem(), "bucket", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := ingest.DefaultConfig()
-	cfg.Shards = 2
-	cfg.FlushAge = time.Hour
-	cfg.Commitlog.Dir = "log"
-	committed := ingest.NewMemCommitter(bucket)
-	n, err := ingest.OpenNode(ctx, cfg, ingest.Deps{
-		FS: vfs.NewMem(), Store: bucket, Committer: committed, Reader: committed,
-		Registerer: prometheus.NewRegistry(),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { n.Close() })
+	n, committed := openNodeCommitter(t, vfs.NewMem(), "log", 2)
 	addr, _ := serve(t, NodeHandler(n), Options{})
 	c := dial(t, addr, Options{})
 	// count counts a table's entries in the memtables and the committed

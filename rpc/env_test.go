@@ -22,6 +22,14 @@ import (
 // and its bucket in memory.
 func openNode(tb testing.TB, fs vfs.FS, dir string, shards int) *ingest.Node {
 	tb.Helper()
+	n, _ := openNodeCommitter(tb, fs, dir, shards)
+	return n
+}
+
+// openNodeCommitter is openNode that also returns the node's committer,
+// which reads the SSTables its flushes committed.
+func openNodeCommitter(tb testing.TB, fs vfs.FS, dir string, shards int) (*ingest.Node, *ingest.MemCommitter) {
+	tb.Helper()
 	bucket, err := objectstore.NewFile(vfs.NewMem(), "bucket", nil)
 	if err != nil {
 		tb.Fatal(err)
@@ -40,7 +48,7 @@ func openNode(tb testing.TB, fs vfs.FS, dir string, shards int) *ingest.Node {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { n.Close() })
-	return n
+	return n, c
 }
 
 // listen returns a loopback listener on a free port.

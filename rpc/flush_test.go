@@ -6,9 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/sedimentdb/sediment/ingest"
-	"github.com/sedimentdb/sediment/objectstore"
 	"github.com/sedimentdb/sediment/vfs"
 )
 
@@ -16,23 +13,7 @@ import (
 // every acknowledged write has left the memtables for committed SSTables.
 func TestFlushOverRPC(t *testing.T) {
 	ctx := context.Background()
-	bucket, err := objectstore.NewFile(vfs.NewMem(), "bucket", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := ingest.DefaultConfig()
-	cfg.Shards = 2
-	cfg.FlushAge = time.Hour // only the explicit flush flushes
-	cfg.Commitlog.Dir = "log"
-	committed := ingest.NewMemCommitter(bucket)
-	n, err := ingest.OpenNode(ctx, cfg, ingest.Deps{
-		FS: vfs.NewMem(), Store: bucket, Committer: committed, Reader: committed,
-		Registerer: prometheus.NewRegistry(),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { n.Close() })
+	n, committed := openNodeCommitter(t, vfs.NewMem(), "log", 2)
 	addr, _ := serve(t, NodeHandler(n), Options{})
 	c := dial(t, addr, Options{})
 
