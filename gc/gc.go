@@ -25,15 +25,15 @@
 //
 //  1. list the objects under OrphanPrefixes (the SSTable prefixes, never
 //     the manifest archive);
-//  2. read the catalog: the tables of the schema and of the garbage list,
-//     then every live set of those tables, then the garbage list again;
+//  2. read the catalog: every sstables document, its live set and its
+//     garbage list, in one get each;
 //  3. delete each listed object that step 2 found nowhere and that is
 //     older than OrphanAge, if the previous sweep found it unreferenced
 //     too.
 //
-// An object moves only forward: uploaded, live, garbage, deleted. Reading
-// the live sets before the garbage list finds every object that was
-// referenced when its live set was read; reading the catalog after the
+// An object moves only forward, and within its document: uploaded, live,
+// garbage, deleted. Reading a document in one get finds every object it
+// references at that moment, live or garbage; reading the catalog after the
 // listing finds every listed object committed before the catalog was read.
 // One committed later was uploaded before the listing and committed after
 // it, which the committers bound: an ingest flush uploads its SSTables

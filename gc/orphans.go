@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/objectstore"
 )
@@ -109,57 +107,22 @@ func (c *Collector) list(ctx context.Context) ([]objectstore.Attrs, error) {
 	return slices.CompactFunc(out, func(a, b objectstore.Attrs) bool { return a.Key == b.Key }), nil
 }
 
-// references returns the keys the catalog names: every live SSTable of
-// the tables of the schema and of the garbage list and of every sstables
-// document, and every garbage entry. The live sets are read before the
-// garbage list is read again, so that an object that moves from one to the
-// other meanwhile is found.
+// references returns the keys the catalog names: every live SSTable and
+// every garbage entry of every sstables document, those of tables no
+// longer in the schema included (a DROP that stopped before listing its
+// SSTables as garbage). An object only ever moves within its document
+// (live, then garbage, then gone), and each document is read in one get,
+// so an object that moves while the documents are read is still found.
 func (c *Collector) references(ctx context.Context) (map[string]bool, error) {
 	refs := map[string]bool{}
-	tables := map[uuid.UUID]bool{}
-	before, err := c.m.Garbage(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for _, g := range before {
-		tables[g.Table] = true
-		refs[g.Key] = true
-	}
-	schema, err := c.m.Schema(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for _, ks := range schema.Keyspaces {
-		for _, t := range ks.Tables {
-			tables[t.ID] = true
-		}
-	}
-	for t := range tables {
-		live, err := c.m.SSTables(ctx, t)
-		if err != nil {
-			return nil, err
-		}
-		for _, s := range live {
-			refs[s.Key] = true
-		}
-	}
-	// Every document too: a table that a DROP took out of the schema but
-	// whose SSTables it never moved to the garbage list is in no schema.
-	err = c.m.EachSSTablesDocument(ctx, func(ts *manifest.TableSSTables) error {
+	err := c.m.EachSSTablesDocument(ctx, func(ts *manifest.TableSSTables) error {
 		for _, s := range ts.SSTables {
 			refs[s.Key] = true
 		}
+		for _, g := range ts.Garbage {
+			refs[g.Key] = true
+		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	after, err := c.m.Garbage(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for _, g := range after {
-		refs[g.Key] = true
-	}
-	return refs, nil
+	return refs, err
 }
