@@ -10,6 +10,7 @@ import (
 	"github.com/sedimentdb/sediment/cql/funcs"
 	"github.com/sedimentdb/sediment/cql/values"
 	"github.com/sedimentdb/sediment/cqltype"
+	"github.com/sedimentdb/sediment/keys"
 )
 
 // selection is what a SELECT returns of each row: one selector per result
@@ -258,6 +259,18 @@ func (p *selectPlan) selector(s ast.Selectable, top bool) (selector, string, err
 // funcSelector compiles a function call: an aggregate at the top level, or
 // a scalar function of other selectors.
 func (p *selectPlan) funcSelector(s *ast.FuncSel, top bool) (selector, string, error) {
+	if s.Keyspace == "" || s.Keyspace == "system" {
+		// Cassandra's FunctionResolver sets these three apart: their
+		// signatures depend on the call, not on a registry.
+		switch s.Name {
+		case "tojson":
+			return p.jsonCall(s)
+		case "token":
+			return p.tokenCall(s)
+		case "fromjson":
+			return nil, "", invalidf("fromJson() cannot be used in the selection clause of a SELECT statement")
+		}
+	}
 	args := make([]selector, len(s.Args))
 	types := make([]*cqltype.Type, len(s.Args))
 	names := make([]string, len(s.Args))
@@ -282,17 +295,6 @@ func (p *selectPlan) funcSelector(s *ast.FuncSel, top bool) (selector, string, e
 	if untyped {
 		if err := p.typeFuncArgs(s, raw, args, types); err != nil {
 			return nil, "", err
-		}
-	}
-	if s.Keyspace == "" || s.Keyspace == "system" {
-		switch {
-		case s.Name == "tojson" && len(args) == 1:
-			return &jsonSelector{arg: args[0]}, "system.tojson(" + names[0] + ")", nil
-		case s.Name == "token":
-			if err := p.checkTokenArgs(args); err != nil {
-				return nil, "", err
-			}
-			return tokenSelector{}, "system.token(" + strings.Join(names, ", ") + ")", nil
 		}
 	}
 	f, err := funcs.Lookup(s.Keyspace, s.Name, types)
@@ -328,7 +330,7 @@ func isUntyped(t ast.Term) bool {
 func (p *selectPlan) typeFuncArgs(s *ast.FuncSel, raw []ast.Term, args []selector, types []*cqltype.Type) error {
 	known := !slices.Contains(types, nil)
 	if known {
-		if _, err := funcs.Lookup(s.Keyspace, s.Name, types); err == nil || s.Name == "tojson" || s.Name == "token" {
+		if _, err := funcs.Lookup(s.Keyspace, s.Name, types); err == nil {
 			for i, t := range raw {
 				if t != nil {
 					p.receive(t, "[selection]", types[i])
@@ -360,7 +362,9 @@ func (p *selectPlan) typeFuncArgs(s *ast.FuncSel, raw []ast.Term, args []selecto
 	for i, t := range raw {
 		if t != nil {
 			types[i] = f.Args[i]
-			p.receive(t, fmt.Sprintf("arg%d(%s)", i, f.Name), types[i])
+			// Cassandra names every marker of a selection [selection],
+			// typed by the parameter it is passed to.
+			p.receive(t, "[selection]", types[i])
 			args[i] = &termSelector{term: t, t: types[i]}
 		}
 	}
@@ -501,6 +505,25 @@ func (s *funcSelector) eval(x *execCtx, r *rowCtx) ([]byte, error) {
 	return v, nil
 }
 
+// jsonCall compiles toJson(x). toJson takes any type, so Cassandra types
+// its argument by the argument alone (ToJsonFct): a bind marker, null or a
+// collection literal has none and needs a hint, as in toJson((int)?).
+func (p *selectPlan) jsonCall(s *ast.FuncSel) (selector, string, error) {
+	args := make([]selector, len(s.Args))
+	names := make([]string, len(s.Args))
+	for i, a := range s.Args {
+		sl, name, err := p.selector(a, false)
+		if err != nil {
+			return nil, "", err
+		}
+		args[i], names[i] = sl, name
+	}
+	if len(args) != 1 {
+		return nil, "", invalidf("toJson() only accepts one argument (got %d)", len(args))
+	}
+	return &jsonSelector{arg: args[0]}, "system.tojson(" + names[0] + ")", nil
+}
+
 // jsonSelector is toJson(x).
 type jsonSelector struct{ arg selector }
 
@@ -616,26 +639,71 @@ func (a *aggAcc) add(x *execCtx, r *rowCtx) error {
 
 func (a *aggAcc) result() ([]byte, error) { return a.acc.Result(), nil }
 
-// checkTokenArgs checks the arguments of token(): the partition key
-// columns, in order.
-func (p *selectPlan) checkTokenArgs(args []selector) error {
-	ok := len(args) == len(p.t.partition)
-	for i := 0; ok && i < len(args); i++ {
-		c, isCol := args[i].(*columnSelector)
-		ok = isCol && c.c == p.t.partition[i]
+// tokenCall compiles token(...) in a selection. Its parameters are the
+// partition key columns (Cassandra's TokenFct), so a bind marker or literal
+// argument takes its key column's type: token(?) is the token of a bound
+// key, which a client can compare with the tokens of rows.
+func (p *selectPlan) tokenCall(s *ast.FuncSel) (selector, string, error) {
+	if len(s.Args) != len(p.t.partition) {
+		return nil, "", invalidf("Invalid number of arguments in call to function system.token: %d required but %d provided", len(p.t.partition), len(s.Args))
 	}
-	if !ok {
-		return invalidf("token() must be called on the partition key columns, in order: %s", p.partitionNames())
+	args := make([]selector, len(s.Args))
+	names := make([]string, len(s.Args))
+	ownKey := true // the arguments are the partition key columns, in order
+	for i, a := range s.Args {
+		key := p.t.partition[i]
+		if ts, ok := a.(*ast.TermSel); ok && isUntyped(ts.Term) {
+			if !values.Assignable(key.typ, ts.Term) {
+				return nil, "", invalidf("%s is not of the expected type: %s", values.TermText(ts.Term), key.typ)
+			}
+			p.receive(ts.Term, "[selection]", key.typ)
+			args[i], names[i], ownKey = &termSelector{term: ts.Term, t: key.typ}, values.TermText(ts.Term), false
+			continue
+		}
+		sl, name, err := p.selector(a, false)
+		if err != nil {
+			return nil, "", err
+		}
+		if !sl.typ().Equal(key.typ) {
+			return nil, "", invalidf("Type error: %s cannot be passed as argument %d of function system.token of type %s", name, i, key.typ)
+		}
+		if c, ok := sl.(*columnSelector); !ok || c.c != key {
+			ownKey = false
+		}
+		args[i], names[i] = sl, name
 	}
-	return nil
+	name := "system.token(" + strings.Join(names, ", ") + ")"
+	if ownKey {
+		return &tokenSelector{}, name, nil
+	}
+	return &tokenSelector{args: args}, name, nil
 }
 
-// tokenSelector is token(pk...): the partition's Murmur3 token.
-type tokenSelector struct{}
+// tokenSelector is token(k...): the Murmur3 token of the partition key that
+// args make, or with no args the row's own partition token.
+type tokenSelector struct{ args []selector }
 
-func (tokenSelector) typ() *cqltype.Type { return cqltype.BigintType }
-func (tokenSelector) eval(_ *execCtx, r *rowCtx) ([]byte, error) {
-	return binary.BigEndian.AppendUint64(nil, uint64(r.token)), nil
+func (*tokenSelector) typ() *cqltype.Type { return cqltype.BigintType }
+func (s *tokenSelector) eval(x *execCtx, r *rowCtx) ([]byte, error) {
+	if s.args == nil {
+		return binary.BigEndian.AppendUint64(nil, uint64(r.token)), nil
+	}
+	vals := make([][]byte, len(s.args))
+	for i, a := range s.args {
+		v, err := a.eval(x, r)
+		if err != nil || v == nil {
+			return nil, err // a null component: a null token, as in Cassandra
+		}
+		vals[i] = v
+	}
+	if len(vals) == 1 {
+		return funcs.Token(vals[0]), nil
+	}
+	pk, err := keys.ComposePartitionKey(vals)
+	if err != nil {
+		return nil, invalidf("Key length of %d is longer than maximum of 65535", longest(vals))
+	}
+	return funcs.Token(pk), nil
 }
 
 // selectOrder returns the columns in the order SELECT * lists them, as

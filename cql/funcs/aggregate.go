@@ -35,7 +35,12 @@ func aggregateFor(name string, t *cqltype.Type) *Function {
 func registerAggregates() {
 	register(&Function{Name: "countrows", Return: cqltype.BigintType, Deterministic: true,
 		newAcc: func() Acc { return &countAcc{rows: true} }})
-	for _, t := range numberKinds {
+	// Cassandra's AggregateFcts declares sum and avg in this order, which
+	// its messages listing the signatures follow.
+	for _, t := range []*cqltype.Type{
+		cqltype.TinyintType, cqltype.SmallintType, cqltype.IntType, cqltype.BigintType,
+		cqltype.FloatType, cqltype.DoubleType, cqltype.DecimalType, cqltype.VarintType, cqltype.CounterType,
+	} {
 		var sum, avg func() Acc
 		switch t.Kind {
 		case cqltype.Float, cqltype.Double:

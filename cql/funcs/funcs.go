@@ -123,10 +123,12 @@ func candidates(name string, argTypes []*cqltype.Type) []*Function {
 		}
 		if len(argTypes) == 1 {
 			// Without a type the call is ambiguous; show one signature per
-			// native type.
+			// native type, as Cassandra declares them (varchar is text).
 			var out []*Function
 			for _, t := range nativeTypes {
-				out = append(out, aggregateFor(name, t.typ))
+				if t.name != "varchar" {
+					out = append(out, aggregateFor(name, t.typ))
+				}
 			}
 			return out
 		}

@@ -85,7 +85,7 @@ func TestLookup(t *testing.T) {
 		{"", "sum", types("text"), "Invalid call to function sum, none of its type signatures match (known type signatures: " +
 			"system.sum : (tinyint) -> tinyint, system.sum : (smallint) -> smallint, system.sum : (int) -> int, " +
 			"system.sum : (bigint) -> bigint, system.sum : (float) -> float, system.sum : (double) -> double, " +
-			"system.sum : (decimal) -> decimal, system.sum : (counter) -> counter, system.sum : (varint) -> varint)", true},
+			"system.sum : (decimal) -> decimal, system.sum : (varint) -> varint, system.sum : (counter) -> counter)", true},
 	}
 	for _, tc := range tests {
 		f, err := Lookup(tc.ks, tc.name, tc.args)
@@ -109,6 +109,30 @@ func TestLookup(t *testing.T) {
 		}
 		if f.String() != tc.want {
 			t.Errorf("%s(%v) = %s, want %s", tc.name, tc.args, f, tc.want)
+		}
+	}
+}
+
+// TestLookupAmbiguousAggregate: an argument of unknown type fits min, max
+// and count of every native type, listed once each in Cassandra's order
+// (varchar is text).
+func TestLookupAmbiguousAggregate(t *testing.T) {
+	names := strings.Fields("ascii bigint blob boolean counter date decimal double duration float inet int smallint text time timestamp timeuuid tinyint uuid varint")
+	for _, name := range []string{"min", "max", "count"} {
+		sigs := make([]string, len(names))
+		for i, n := range names {
+			ret := n
+			if name == "count" {
+				ret = "bigint"
+			}
+			sigs[i] = "system." + name + " : (" + n + ") -> " + ret
+		}
+		want := "Ambiguous call to function " + name + " (can be matched by following signatures: " +
+			strings.Join(sigs, ", ") + "): use type casts to disambiguate"
+		_, err := Lookup("", name, []*cqltype.Type{nil})
+		var e *Error
+		if !errors.As(err, &e) || e.Msg != want {
+			t.Errorf("%s(?): %v\nwant %s", name, err, want)
 		}
 	}
 }
