@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math/bits"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/sedimentdb/sediment/keys"
 	"github.com/sedimentdb/sediment/kv"
 	"github.com/sedimentdb/sediment/model"
+	"github.com/sedimentdb/sediment/token"
 	"github.com/sedimentdb/sediment/vfs"
 )
 
@@ -95,12 +95,7 @@ func checkShardCount(fsys vfs.FS, dir string, shards int) error {
 }
 
 // ShardOf returns the index of the shard that owns tok.
-func (n *Node) ShardOf(tok int64) int {
-	// Flipping the sign bit maps the signed ring onto [0, 2^64) in order;
-	// the high word of u*shards is then floor(u*shards / 2^64).
-	hi, _ := bits.Mul64(uint64(tok)^1<<63, uint64(len(n.shards)))
-	return int(hi)
-}
+func (n *Node) ShardOf(tok int64) int { return token.Shard(tok, len(n.shards)) }
 
 // Shard returns shard i.
 func (n *Node) Shard(i int) *Shard { return n.shards[i] }

@@ -3,7 +3,6 @@ package ingest
 import (
 	"context"
 	"errors"
-	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,26 +21,6 @@ func (e *env) openNode() (*Node, error) {
 		FS: e.fs, Store: e.faults, Committer: e.committer, Reader: e.committer,
 		Registerer: prometheus.NewRegistry(), ChunkSize: 4 << 10,
 	})
-}
-
-func TestShardOf(t *testing.T) {
-	n := &Node{shards: make([]*Shard, 5)}
-	if n.ShardOf(math.MinInt64) != 0 || n.ShardOf(math.MaxInt64) != 4 {
-		t.Fatal("the ring's ends are not in the first and last shard")
-	}
-	prev, seen := 0, map[int]bool{}
-	for i := range 1000 {
-		tok := math.MinInt64 + int64(i)*(math.MaxUint64/1000)
-		s := n.ShardOf(tok)
-		if s < prev {
-			t.Fatalf("token %d in shard %d after shard %d", tok, s, prev)
-		}
-		prev = s
-		seen[s] = true
-	}
-	if len(seen) != 5 {
-		t.Fatalf("tokens met %d shards, want 5", len(seen))
-	}
 }
 
 func TestNode(t *testing.T) {

@@ -148,3 +148,12 @@ func fmix(k uint64) uint64 {
 	k ^= k >> 33
 	return k
 }
+
+// Shard returns which of n equal slices of the ring, numbered in token
+// order, holds tok: how an ingest node splits its tokens among its shards.
+func Shard(tok int64, n int) int {
+	// Flipping the sign bit maps the signed ring onto [0, 2^64) in order;
+	// the high word of u*n is then floor(u*n / 2^64).
+	hi, _ := bits.Mul64(uint64(tok)^1<<63, uint64(n))
+	return int(hi)
+}

@@ -169,3 +169,23 @@ func forSeeds(t *testing.T, stream uint64, f func(t *testing.T, r *rand.Rand)) {
 		})
 	}
 }
+
+func TestShard(t *testing.T) {
+	const n = 5
+	if Shard(math.MinInt64, n) != 0 || Shard(math.MaxInt64, n) != n-1 {
+		t.Fatal("the ring's ends are not in the first and last shard")
+	}
+	prev, seen := 0, map[int]bool{}
+	for i := range 1000 {
+		tok := math.MinInt64 + int64(i)*(math.MaxUint64/1000)
+		s := Shard(tok, n)
+		if s < prev {
+			t.Fatalf("token %d in shard %d after shard %d", tok, s, prev)
+		}
+		prev = s
+		seen[s] = true
+	}
+	if len(seen) != n {
+		t.Fatalf("tokens met %d shards, want %d", len(seen), n)
+	}
+}
