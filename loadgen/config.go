@@ -41,6 +41,12 @@
 // NullHandler and runs the workload against it: the throughput of the
 // protocol path of this machine with this client, an upper bound for any
 // engine behind it.
+//
+// With CeilingCommitlog as well, the null server acknowledges a write only
+// once it is synced to a commitlog in that directory, one log per core in
+// the ingest node's batch mode (group commit): the durable ceiling, an upper
+// bound for any server that syncs before it acknowledges, on that disk.
+// Against the plain ceiling it says what durability costs this machine.
 package loadgen
 
 import (
@@ -101,6 +107,10 @@ type Config struct {
 	Setup bool
 	// Ceiling runs against an in-process null server instead of Hosts.
 	Ceiling bool
+	// CeilingCommitlog, with Ceiling, is a directory in which the null
+	// server syncs each write to a commitlog before acknowledging it: the
+	// durable ceiling (see the package comment).
+	CeilingCommitlog string
 	// Timeout of one operation.
 	Timeout time.Duration
 	// Seed of the random keys and values; runs with one seed draw the same
@@ -177,6 +187,9 @@ func (c *Config) Validate() error {
 	}
 	if len(c.Hosts) == 0 && !c.Ceiling {
 		errs = append(errs, errors.New("no hosts"))
+	}
+	if c.CeilingCommitlog != "" && !c.Ceiling {
+		errs = append(errs, errors.New("a ceiling commitlog without the ceiling"))
 	}
 	if !isIdent(c.Keyspace) || !isIdent(c.Table) {
 		errs = append(errs, fmt.Errorf("keyspace %q and table %q must be lower-case identifiers (a-z, 0-9, _)", c.Keyspace, c.Table))

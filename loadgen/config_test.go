@@ -29,6 +29,7 @@ func TestValidate(t *testing.T) {
 		{func(c *Config) { c.Table = "Bench" }, "lower-case identifiers"},
 		{func(c *Config) { c.Keyspace = "ks; DROP" }, "lower-case identifiers"},
 		{func(c *Config) { c.Timeout = 0 }, "timeout 0s"},
+		{func(c *Config) { c.CeilingCommitlog = "/tmp" }, "a ceiling commitlog without the ceiling"},
 	} {
 		cfg := DefaultConfig()
 		c.tune(&cfg)

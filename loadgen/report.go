@@ -106,13 +106,15 @@ func (r *recorder) tick() (ops, errs int64, p99 time.Duration) {
 
 // Report is the outcome of a run.
 type Report struct {
-	Workload     string  `json:"workload"`
-	Distribution string  `json:"distribution"`
-	Ceiling      bool    `json:"ceiling"`
-	Concurrency  int     `json:"concurrency"`
-	Connections  int     `json:"connections"`
-	RowSize      int     `json:"row_size"`
-	Elapsed      float64 `json:"elapsed_s"`
+	Workload     string `json:"workload"`
+	Distribution string `json:"distribution"`
+	Ceiling      bool   `json:"ceiling"`
+	// DurableCeiling: the ceiling synced its writes (CeilingCommitlog).
+	DurableCeiling bool    `json:"durable_ceiling"`
+	Concurrency    int     `json:"concurrency"`
+	Connections    int     `json:"connections"`
+	RowSize        int     `json:"row_size"`
+	Elapsed        float64 `json:"elapsed_s"`
 	// Ops counts every operation issued, failed or not.
 	Ops int64 `json:"ops"`
 	// Errors counts failed operations, and misses in the read and scan
@@ -167,7 +169,8 @@ func (r *recorder) report(cfg *Config, elapsed time.Duration) *Report {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	rep := &Report{
-		Workload: cfg.Workload, Distribution: cfg.Distribution, Ceiling: cfg.Ceiling,
+		Workload: cfg.Workload, Distribution: cfg.Distribution,
+		Ceiling: cfg.Ceiling, DurableCeiling: cfg.Ceiling && cfg.CeilingCommitlog != "",
 		Concurrency: cfg.Concurrency, Connections: cfg.Connections, RowSize: cfg.RowSize,
 		Elapsed: elapsed.Seconds(),
 	}
@@ -209,7 +212,10 @@ func (r *Report) WriteJSON(w io.Writer) error {
 // WriteText writes the report for people.
 func (r *Report) WriteText(w io.Writer) error {
 	target := "server"
-	if r.Ceiling {
+	switch {
+	case r.DurableCeiling:
+		target = "null server syncing a commitlog per core (durable ceiling)"
+	case r.Ceiling:
 		target = "null server (ceiling)"
 	}
 	lat := func(l Latency) string {

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/gocql/gocql"
+
+	"github.com/sedimentdb/sediment/frontend"
 )
 
 // Run runs the workload of cfg and reports it. With a progress writer, it
@@ -24,7 +26,17 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) (*Report, error) {
 	}
 	hosts := cfg.Hosts
 	if cfg.Ceiling {
-		srv, err := StartNullServer(NewNullHandler(cfg.Keyspace, cfg.Table, cfg.RowSize, netip.AddrFrom4([4]byte{127, 0, 0, 1})))
+		null := NewNullHandler(cfg.Keyspace, cfg.Table, cfg.RowSize, netip.AddrFrom4([4]byte{127, 0, 0, 1}))
+		var h frontend.Handler = null
+		if cfg.CeilingCommitlog != "" {
+			d, closeLogs, err := openDurable(null, cfg.CeilingCommitlog)
+			if err != nil {
+				return nil, fmt.Errorf("loadgen: opening the ceiling's commitlogs: %w", err)
+			}
+			defer closeLogs()
+			h = d
+		}
+		srv, err := StartNullServer(h)
 		if err != nil {
 			return nil, fmt.Errorf("loadgen: starting the null server: %w", err)
 		}

@@ -88,6 +88,7 @@ func parseBenchFlags(args []string, output io.Writer) (loadgen.Config, bool, err
 	f.StringVar(&c.Table, "table", c.Table, "Table; counters go to <table>_counter.")
 	f.BoolVar(&c.Setup, "setup", c.Setup, "Create the keyspace and tables if they do not exist.")
 	f.BoolVar(&c.Ceiling, "ceiling", false, "Run against an in-process CQL server that does no work, to measure the protocol ceiling; -hosts is ignored.")
+	f.StringVar(&c.CeilingCommitlog, "ceiling-commitlog", "", "With -ceiling, a directory: the null server acknowledges each write only once it is synced to a commitlog there, one per core, as an ingest node does (the durable ceiling of that disk).")
 	f.DurationVar(&c.Timeout, "timeout", c.Timeout, "Timeout of one operation.")
 	f.Uint64Var(&c.Seed, "seed", c.Seed, "Seed of the random keys and values.")
 	f.BoolVar(&asJSON, "json", false, "Write the report as JSON.")
