@@ -79,7 +79,11 @@ type sysColumn struct {
 type sysTable struct {
 	keyspace, name, comment string
 	columns                 []sysColumn
-	// rows lists the rows, each one value per column (nil for null).
+	// partition and clustering are the indexes of the partition key and
+	// clustering columns in columns, in key order.
+	partition, clustering []int
+	// rows lists the rows, each one value per column (nil for null), in
+	// any order: sortedRows puts them in Cassandra's.
 	rows func(e *Executor) [][][]byte
 }
 
@@ -114,6 +118,14 @@ func defineTable(ks, name, comment string, pk, ck []string, cols string, rows fu
 		return len(pk) + len(ck)
 	}
 	slices.SortStableFunc(t.columns, func(a, b sysColumn) int { return cmp.Compare(rank(a), rank(b)) })
+	for i, c := range t.columns {
+		switch c.kind {
+		case manifest.KindPartitionKey:
+			t.partition = append(t.partition, i)
+		case manifest.KindClustering:
+			t.clustering = append(t.clustering, i)
+		}
+	}
 	return t
 }
 
