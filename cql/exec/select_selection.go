@@ -136,6 +136,14 @@ func selectorUses(s selector, c *column) bool {
 				return true
 			}
 		}
+	case *tokenSelector:
+		for _, a := range s.args {
+			if selectorUses(a, c) {
+				return true
+			}
+		}
+	case *jsonSelector:
+		return selectorUses(s.arg, c)
 	case *firstSelector:
 		return selectorUses(s.selector, c)
 	case *partSelector:
@@ -672,20 +680,20 @@ func (p *selectPlan) tokenCall(s *ast.FuncSel) (selector, string, error) {
 		}
 		args[i], names[i] = sl, name
 	}
-	name := "system.token(" + strings.Join(names, ", ") + ")"
-	if ownKey {
-		return &tokenSelector{}, name, nil
-	}
-	return &tokenSelector{args: args}, name, nil
+	return &tokenSelector{args: args, own: ownKey}, "system.token(" + strings.Join(names, ", ") + ")", nil
 }
 
 // tokenSelector is token(k...): the Murmur3 token of the partition key that
-// args make, or with no args the row's own partition token.
-type tokenSelector struct{ args []selector }
+// args make; own says they are the row's own key columns, whose token the
+// row carries.
+type tokenSelector struct {
+	args []selector
+	own  bool
+}
 
 func (*tokenSelector) typ() *cqltype.Type { return cqltype.BigintType }
 func (s *tokenSelector) eval(x *execCtx, r *rowCtx) ([]byte, error) {
-	if s.args == nil {
+	if s.own {
 		return binary.BigEndian.AppendUint64(nil, uint64(r.token)), nil
 	}
 	vals := make([][]byte, len(s.args))

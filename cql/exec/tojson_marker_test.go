@@ -178,3 +178,20 @@ func TestSelectionTokenOfMarkers(t *testing.T) {
 		t.Errorf("row by token(?) of its key: %d %v", v, err)
 	}
 }
+
+// TestSelectionFunctionColumns: the columns that toJson and token read
+// count as selected, for DISTINCT's checks and for which rows a partition
+// yields.
+func TestSelectionFunctionColumns(t *testing.T) {
+	_, s := selectEnv(t)
+	if got := rowsOf(t, s, 0, `SELECT toJson(v) FROM t WHERE pk = 'a'`); len(got) != 10 || got[3] != `"a3"` {
+		t.Errorf("toJson(v) of partition a: %q", got)
+	}
+	if got := rowsOf(t, s, 0, `SELECT toJson(s) FROM t WHERE pk = 'a'`); len(got) != 10 || got[0] != `"sa"` {
+		t.Errorf("toJson(s) of partition a: %q", got)
+	}
+	if got := rowsOf(t, s, 0, `SELECT DISTINCT token(pk) FROM t`); len(got) != 3 {
+		t.Errorf("DISTINCT token(pk): %q", got)
+	}
+	wantErr(t, s, `SELECT DISTINCT toJson(v) FROM t`, codeInvalid, "SELECT DISTINCT queries must only request partition key columns and/or static columns (not v)")
+}
