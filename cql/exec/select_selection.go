@@ -55,7 +55,7 @@ func (p *selectPlan) planSelection(st *ast.Select) (*selection, error) {
 		}
 	}
 	for _, s := range st.Selectors {
-		sl, name, err := p.selector(s.Expr, true)
+		sl, name, err := p.selector(s.Expr)
 		if err != nil {
 			return nil, err
 		}
@@ -146,6 +146,8 @@ func selectorUses(s selector, c *column) bool {
 		return selectorUses(s.arg, c)
 	case *firstSelector:
 		return selectorUses(s.selector, c)
+	case *groupScalar:
+		return selectorUses(s.scalarFunc, c)
 	case *partSelector:
 		return selectorUses(s.arg, c)
 	}
@@ -168,9 +170,8 @@ func (p *selectPlan) checkDistinct(sel *selection) error {
 	return nil
 }
 
-// selector compiles one selectable; top is false inside function arguments,
-// where aggregates cannot nest.
-func (p *selectPlan) selector(s ast.Selectable, top bool) (selector, string, error) {
+// selector compiles one selectable.
+func (p *selectPlan) selector(s ast.Selectable) (selector, string, error) {
 	switch s := s.(type) {
 	case *ast.ColumnSel:
 		c := p.t.column(s.Name)
@@ -197,18 +198,15 @@ func (p *selectPlan) selector(s ast.Selectable, top bool) (selector, string, err
 		}
 		return &cellSelector{c: c, ttl: kind == "ttl"}, kind + "(" + c.name + ")", nil
 	case *ast.CountRows:
-		if !top {
-			return nil, "", invalidf("aggregate functions cannot be used as arguments of aggregate functions")
-		}
 		f, err := funcs.Lookup("", "countrows", nil)
 		if err != nil {
 			return nil, "", invalidf("%v", err)
 		}
 		return &aggFuncSelector{f: f}, "count", nil
 	case *ast.FuncSel:
-		return p.funcSelector(s, top)
+		return p.funcSelector(s)
 	case *ast.CastSel:
-		arg, argName, err := p.selector(s.Arg, false)
+		arg, argName, err := p.selector(s.Arg)
 		if err != nil {
 			return nil, "", err
 		}
@@ -224,7 +222,7 @@ func (p *selectPlan) selector(s ast.Selectable, top bool) (selector, string, err
 		if f == nil {
 			return arg, name, nil
 		}
-		return &funcSelector{f: f, args: []selector{arg}}, name, nil
+		return scalar(&funcSelector{f: f, args: []selector{arg}}, []selector{arg}), name, nil
 	case *ast.TermSel:
 		t, err := termType(s.Term)
 		if err != nil {
@@ -233,7 +231,7 @@ func (p *selectPlan) selector(s ast.Selectable, top bool) (selector, string, err
 		p.receive(s.Term, "[selection]", t)
 		return &termSelector{term: s.Term, t: t}, values.TermText(s.Term), nil
 	case *ast.FieldSel:
-		arg, argName, err := p.selector(s.Arg, false)
+		arg, argName, err := p.selector(s.Arg)
 		if err != nil {
 			return nil, "", err
 		}
@@ -248,7 +246,7 @@ func (p *selectPlan) selector(s ast.Selectable, top bool) (selector, string, err
 		}
 		return nil, "", invalidf("%s of type %s has no field %s", argName, t, s.Field)
 	case *ast.ElemSel:
-		arg, argName, err := p.selector(s.Arg, false)
+		arg, argName, err := p.selector(s.Arg)
 		if err != nil {
 			return nil, "", err
 		}
@@ -264,9 +262,9 @@ func (p *selectPlan) selector(s ast.Selectable, top bool) (selector, string, err
 	return nil, "", invalidf("Unsupported selector %T", s)
 }
 
-// funcSelector compiles a function call: an aggregate at the top level, or
-// a scalar function of other selectors.
-func (p *selectPlan) funcSelector(s *ast.FuncSel, top bool) (selector, string, error) {
+// funcSelector compiles a function call: an aggregate, or a scalar
+// function of other selectors.
+func (p *selectPlan) funcSelector(s *ast.FuncSel) (selector, string, error) {
 	if s.Keyspace == "" || s.Keyspace == "system" {
 		// Cassandra's FunctionResolver sets these three apart: their
 		// signatures depend on the call, not on a registry.
@@ -294,7 +292,7 @@ func (p *selectPlan) funcSelector(s *ast.FuncSel, top bool) (selector, string, e
 			types[i], _ = termType(ts.Term)
 			continue
 		}
-		sl, name, err := p.selector(a, false)
+		sl, name, err := p.selector(a)
 		if err != nil {
 			return nil, "", err
 		}
@@ -311,12 +309,12 @@ func (p *selectPlan) funcSelector(s *ast.FuncSel, top bool) (selector, string, e
 	}
 	name := "system." + s.Name + "(" + strings.Join(names, ", ") + ")"
 	if f.IsAggregate() {
-		if !top {
+		if slices.ContainsFunc(args, aggregates) {
 			return nil, "", invalidf("aggregate functions cannot be used as arguments of aggregate functions")
 		}
 		return &aggFuncSelector{f: f, args: args}, name, nil
 	}
-	return &funcSelector{f: f, args: args}, name, nil
+	return scalar(&funcSelector{f: f, args: args}, args), name, nil
 }
 
 // isUntyped reports whether a selected term has no type of its own: a
@@ -498,19 +496,40 @@ type funcSelector struct {
 
 func (s *funcSelector) typ() *cqltype.Type { return s.f.Return }
 func (s *funcSelector) eval(x *execCtx, r *rowCtx) ([]byte, error) {
-	args := make([][]byte, len(s.args))
-	for i, a := range s.args {
-		v, err := a.eval(x, r)
-		if err != nil {
-			return nil, err
-		}
-		args[i] = v
-	}
+	return evalScalar(s, s.args, x, r)
+}
+
+func (s *funcSelector) apply(args [][]byte) ([]byte, error) {
 	v, err := s.f.Call(args)
 	if err != nil {
 		return nil, funcError(err)
 	}
 	return v, nil
+}
+
+// scalarFunc is a selector computed from the values of its arguments.
+type scalarFunc interface {
+	selector
+	apply(args [][]byte) ([]byte, error)
+}
+
+var (
+	_ scalarFunc = (*funcSelector)(nil)
+	_ scalarFunc = (*jsonSelector)(nil)
+	_ scalarFunc = (*tokenSelector)(nil)
+)
+
+// evalScalar evaluates f's arguments on row r, then f.
+func evalScalar(f scalarFunc, args []selector, x *execCtx, r *rowCtx) ([]byte, error) {
+	vals := make([][]byte, len(args))
+	for i, a := range args {
+		v, err := a.eval(x, r)
+		if err != nil {
+			return nil, err
+		}
+		vals[i] = v
+	}
+	return f.apply(vals)
 }
 
 // jsonCall compiles toJson(x). toJson takes any type, so Cassandra types
@@ -520,7 +539,7 @@ func (p *selectPlan) jsonCall(s *ast.FuncSel) (selector, string, error) {
 	args := make([]selector, len(s.Args))
 	names := make([]string, len(s.Args))
 	for i, a := range s.Args {
-		sl, name, err := p.selector(a, false)
+		sl, name, err := p.selector(a)
 		if err != nil {
 			return nil, "", err
 		}
@@ -529,7 +548,7 @@ func (p *selectPlan) jsonCall(s *ast.FuncSel) (selector, string, error) {
 	if len(args) != 1 {
 		return nil, "", invalidf("toJson() only accepts one argument (got %d)", len(args))
 	}
-	return &jsonSelector{arg: args[0]}, "system.tojson(" + names[0] + ")", nil
+	return scalar(&jsonSelector{arg: args[0]}, args), "system.tojson(" + names[0] + ")", nil
 }
 
 // jsonSelector is toJson(x).
@@ -537,11 +556,11 @@ type jsonSelector struct{ arg selector }
 
 func (s *jsonSelector) typ() *cqltype.Type { return cqltype.TextType }
 func (s *jsonSelector) eval(x *execCtx, r *rowCtx) ([]byte, error) {
-	v, err := s.arg.eval(x, r)
-	if err != nil {
-		return nil, err
-	}
-	j, err := values.ToJSON(s.arg.typ(), v)
+	return evalScalar(s, []selector{s.arg}, x, r)
+}
+
+func (s *jsonSelector) apply(args [][]byte) ([]byte, error) {
+	j, err := values.ToJSON(s.arg.typ(), args[0])
 	if err != nil {
 		return nil, serverError(err)
 	}
@@ -647,6 +666,75 @@ func (a *aggAcc) add(x *execCtx, r *rowCtx) error {
 
 func (a *aggAcc) result() ([]byte, error) { return a.acc.Result(), nil }
 
+// aggregates reports whether a selector folds a group's rows.
+func aggregates(s selector) bool {
+	_, ok := s.(aggSelector)
+	return ok
+}
+
+// scalar returns s, a scalar function of args, as it is evaluated: per
+// row, or, when an argument aggregates (toJson(max(v))), once per group on
+// the arguments' results, as Cassandra allows.
+func scalar(s scalarFunc, args []selector) selector {
+	if !slices.ContainsFunc(args, aggregates) {
+		return s
+	}
+	return &groupScalar{scalarFunc: s, args: args}
+}
+
+// groupScalar is a scalar selector applied to the results of a group: its
+// arguments' accumulators (an aggregate's own, or the first row's value for
+// the others) stand in for the row when the group ends.
+type groupScalar struct {
+	scalarFunc
+	args []selector // the function's arguments, in its order
+}
+
+var _ aggSelector = (*groupScalar)(nil)
+
+func (s *groupScalar) eval(*execCtx, *rowCtx) ([]byte, error) {
+	return nil, serverError(fmt.Errorf("exec: a function of aggregates evaluated per row"))
+}
+
+func (s *groupScalar) start() accumulator {
+	a := &groupScalarAcc{s: s, accs: make([]accumulator, len(s.args))}
+	for i, arg := range s.args {
+		if ag, ok := arg.(aggSelector); ok {
+			a.accs[i] = ag.start()
+		} else {
+			a.accs[i] = &firstAcc{s: arg}
+		}
+	}
+	return a
+}
+
+type groupScalarAcc struct {
+	s    *groupScalar
+	accs []accumulator
+}
+
+func (a *groupScalarAcc) add(x *execCtx, r *rowCtx) error {
+	for _, acc := range a.accs {
+		if err := acc.add(x, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// result applies the function to its arguments' accumulated values.
+func (a *groupScalarAcc) result() ([]byte, error) {
+	vals := make([][]byte, len(a.accs))
+	for i, acc := range a.accs {
+		v, err := acc.result()
+		if err != nil {
+			return nil, err
+		}
+		vals[i] = v
+	}
+	return a.s.apply(vals)
+}
+
 // tokenCall compiles token(...) in a selection. Its parameters are the
 // partition key columns (Cassandra's TokenFct), so a bind marker or literal
 // argument takes its key column's type: token(?) is the token of a bound
@@ -668,7 +756,7 @@ func (p *selectPlan) tokenCall(s *ast.FuncSel) (selector, string, error) {
 			args[i], names[i], ownKey = &termSelector{term: ts.Term, t: key.typ}, values.TermText(ts.Term), false
 			continue
 		}
-		sl, name, err := p.selector(a, false)
+		sl, name, err := p.selector(a)
 		if err != nil {
 			return nil, "", err
 		}
@@ -680,7 +768,7 @@ func (p *selectPlan) tokenCall(s *ast.FuncSel) (selector, string, error) {
 		}
 		args[i], names[i] = sl, name
 	}
-	return &tokenSelector{args: args, own: ownKey}, "system.token(" + strings.Join(names, ", ") + ")", nil
+	return scalar(&tokenSelector{args: args, own: ownKey}, args), "system.token(" + strings.Join(names, ", ") + ")", nil
 }
 
 // tokenSelector is token(k...): the Murmur3 token of the partition key that
@@ -696,13 +784,12 @@ func (s *tokenSelector) eval(x *execCtx, r *rowCtx) ([]byte, error) {
 	if s.own {
 		return binary.BigEndian.AppendUint64(nil, uint64(r.token)), nil
 	}
-	vals := make([][]byte, len(s.args))
-	for i, a := range s.args {
-		v, err := a.eval(x, r)
-		if err != nil || v == nil {
-			return nil, err // a null component: a null token, as in Cassandra
-		}
-		vals[i] = v
+	return evalScalar(s, s.args, x, r)
+}
+
+func (s *tokenSelector) apply(vals [][]byte) ([]byte, error) {
+	if slices.ContainsFunc(vals, func(v []byte) bool { return v == nil }) {
+		return nil, nil // a null component: a null token, as in Cassandra
 	}
 	if len(vals) == 1 {
 		return funcs.Token(vals[0]), nil
