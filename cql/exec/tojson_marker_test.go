@@ -111,6 +111,8 @@ func TestSelectionMarkerHints(t *testing.T) {
 		`SELECT blobAsInt(?) FROM t`:         {Name: "[selection]", Type: cqltype.BlobType},
 		`SELECT token(?) FROM t`:             {Name: "[selection]", Type: cqltype.TextType},
 		`SELECT toJson((int):n) FROM t`:      {Name: "n", Type: cqltype.IntType},
+		// Outside selections, Cassandra names a marker by its function.
+		`UPDATE t SET v = blobAsText(?) WHERE pk = 'a' AND ck = 1`: {Name: "arg0(system.blobastext)", Type: cqltype.BlobType},
 	} {
 		p, err := srv.Executor.Prepare(ctx, sess, q, "")
 		if err != nil {

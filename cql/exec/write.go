@@ -368,7 +368,7 @@ func (p *modPlan) recv(term ast.Term, name string, t *cqltype.Type) {
 			return // executing the call reports it
 		}
 		for i, a := range x.Args {
-			p.recv(a, fmt.Sprintf("arg%d(%s)", i, f.Name), f.Args[i])
+			p.recv(a, fmt.Sprintf("arg%d(system.%s)", i, f.Name), f.Args[i]) // Cassandra names the function in full
 		}
 	}
 }
