@@ -43,10 +43,13 @@
 // engine behind it.
 //
 // With CeilingCommitlog as well, the null server acknowledges a write only
-// once it is synced to a commitlog in that directory, one log per core in
-// the ingest node's batch mode (group commit): the durable ceiling, an upper
-// bound for any server that syncs before it acknowledges, on that disk.
-// Against the plain ceiling it says what durability costs this machine.
+// once it is synced to a commitlog in that directory, as an ingest node
+// does: one log per core, the writes that arrive while a log syncs appended
+// together as its next record (group commit). That is the durable ceiling,
+// an ingest node's durability with none of its other work: against the
+// plain ceiling it says what syncing before acknowledging costs on that
+// disk, and a server's writes against it say what the rest of their path
+// costs.
 package loadgen
 
 import (

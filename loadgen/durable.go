@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 
@@ -16,42 +15,81 @@ import (
 )
 
 // durableHandler is a NullHandler that acknowledges a write only once it is
-// synced to a commitlog: one log per core, the write going to the log of its
-// partition's token, in commitlog.Batch mode. That is the durability an
-// ingest node gives each write, with no engine work around it, so its
-// throughput bounds any server that syncs one log per core before it
-// acknowledges, on this disk and with this client.
+// synced to a commitlog, as an ingest node does, with no engine work
+// around it: one log per core, the write going to the log of its
+// partition's token, and one goroutine per log that gathers the writes
+// arriving while the previous group syncs and appends them as one record
+// (the ingest shard's loop, less the memtable).
 type durableHandler struct {
 	*NullHandler
-	logs []*commitlog.Log
+	logs []*groupLog
 }
 
 var _ frontend.Handler = (*durableHandler)(nil)
 
-// openDurable wraps h with one commitlog per core in a new directory under
-// dir. close closes the logs and removes that directory.
-func openDurable(h *NullHandler, dir string) (_ *durableHandler, close func() error, err error) {
-	tmp, err := os.MkdirTemp(dir, "sediment-bench-commitlog-")
-	if err != nil {
-		return nil, nil, err
-	}
+// groupLog is a commitlog and the goroutine that appends to it.
+type groupLog struct {
+	log  *commitlog.Log
+	reqs chan *logWrite
+	done chan struct{}
+}
+
+// logWrite is one write waiting for its group's sync.
+type logWrite struct {
+	rec    []byte
+	synced chan error
+}
+
+// openDurable wraps h with one commitlog per core, in the directories 0, 1,
+// ... of dir. stop stops the logs.
+func openDurable(h *NullHandler, dir string) (_ *durableHandler, stop func() error, err error) {
 	d := &durableHandler{NullHandler: h}
-	close = func() error {
+	stop = func() error {
 		var errs []error
-		for _, l := range d.logs {
-			errs = append(errs, l.Close())
+		for _, g := range d.logs {
+			close(g.reqs)
+			<-g.done
+			errs = append(errs, g.log.Close())
 		}
-		errs = append(errs, os.RemoveAll(tmp))
 		return errors.Join(errs...)
 	}
 	for i := range runtime.GOMAXPROCS(0) {
-		l, err := commitlog.Open(commitlog.Options{Dir: filepath.Join(tmp, fmt.Sprint(i)), Shard: uint32(i)})
+		l, err := commitlog.Open(commitlog.Options{Dir: filepath.Join(dir, fmt.Sprint(i)), Shard: uint32(i)})
 		if err != nil {
-			return nil, nil, errors.Join(err, close())
+			return nil, nil, errors.Join(err, stop())
 		}
-		d.logs = append(d.logs, l)
+		g := &groupLog{log: l, reqs: make(chan *logWrite, 1024), done: make(chan struct{})}
+		go g.run()
+		d.logs = append(d.logs, g)
 	}
-	return d, close, nil
+	return d, stop, nil
+}
+
+// run appends the writes that arrived while the previous group synced as
+// one record, and answers them once it is durable.
+func (g *groupLog) run() {
+	defer close(g.done)
+	var group []*logWrite
+	var rec []byte
+	for w := range g.reqs {
+		group, rec = append(group[:0], w), append(rec[:0], w.rec...)
+	drain:
+		for {
+			select {
+			case w, ok := <-g.reqs:
+				if !ok {
+					break drain
+				}
+				group, rec = append(group, w), append(rec, w.rec...)
+			default:
+				break drain
+			}
+		}
+		_, err := g.log.Append(context.Background(), rec)
+		for _, w := range group {
+			w.synced <- err
+		}
+	}
 }
 
 // Execute answers a prepared statement; a write once it is durable.
@@ -80,23 +118,24 @@ func (h *durableHandler) Batch(ctx context.Context, s *frontend.Session, b *wire
 	return res, h.append(ctx, stmts)
 }
 
-// append logs the bound values of stmts as one record, length-prefixed,
-// about the size of the mutation an ingest node logs for them. The first
-// value of the first statement is its partition key (every workload
-// statement binds the key first).
+// append logs the bound values of stmts, length-prefixed: about the size
+// of the mutation an ingest node logs for them. The first value of the
+// first statement is its partition key (every workload statement binds the
+// key first).
 func (h *durableHandler) append(ctx context.Context, stmts [][]wire.Value) error {
 	if len(stmts) == 0 || len(stmts[0]) == 0 {
 		return nil
 	}
-	var rec []byte
+	w := &logWrite{synced: make(chan error, 1)}
 	for _, vals := range stmts {
 		for _, v := range vals {
-			rec = binary.AppendUvarint(rec, uint64(len(v.Bytes)))
-			rec = append(rec, v.Bytes...)
+			w.rec = binary.AppendUvarint(w.rec, uint64(len(v.Bytes)))
+			w.rec = append(w.rec, v.Bytes...)
 		}
 	}
-	l := h.logs[token.Shard(token.Murmur3(stmts[0][0].Bytes), len(h.logs))]
-	if _, err := l.Append(ctx, rec); err != nil {
+	g := h.logs[token.Shard(token.Murmur3(stmts[0][0].Bytes), len(h.logs))]
+	g.reqs <- w
+	if err := <-w.synced; err != nil {
 		return wire.Errorf(wire.CodeServer, "loadgen: commitlog: %v", err)
 	}
 	return nil

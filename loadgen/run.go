@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/netip"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,11 +30,16 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) (*Report, error) {
 		null := NewNullHandler(cfg.Keyspace, cfg.Table, cfg.RowSize, netip.AddrFrom4([4]byte{127, 0, 0, 1}))
 		var h frontend.Handler = null
 		if cfg.CeilingCommitlog != "" {
-			d, closeLogs, err := openDurable(null, cfg.CeilingCommitlog)
+			dir, err := os.MkdirTemp(cfg.CeilingCommitlog, "sediment-bench-commitlog-")
+			if err != nil {
+				return nil, fmt.Errorf("loadgen: %w", err)
+			}
+			defer os.RemoveAll(dir)
+			d, stop, err := openDurable(null, dir)
 			if err != nil {
 				return nil, fmt.Errorf("loadgen: opening the ceiling's commitlogs: %w", err)
 			}
-			defer closeLogs()
+			defer stop()
 			h = d
 		}
 		srv, err := StartNullServer(h)
