@@ -178,12 +178,27 @@ func (l *tableLayout) isCounter() bool {
 }
 
 // partitionKey serializes the partition key from one value per partition
-// key column, in key order, and returns it with its token. A single column's
-// key is its value; several are composed as Cassandra's CompositeType does.
+// key column, in key order, and returns it with its token.
 func (l *tableLayout) partitionKey(values [][]byte) ([]byte, int64, error) {
 	if len(values) != len(l.partition) {
 		return nil, 0, fmt.Errorf("exec: %d partition key values for %d columns", len(values), len(l.partition))
 	}
+	return partitionKeyOf(values)
+}
+
+// keyColumns are the partition key columns, as token relations see them.
+func (l *tableLayout) keyColumns() []keyColumn {
+	key := make([]keyColumn, len(l.partition))
+	for i, c := range l.partition {
+		key[i] = keyColumn{name: c.name, typ: c.typ}
+	}
+	return key
+}
+
+// partitionKeyOf serializes a partition key from its column values and
+// returns it with its token. A single column's key is its value; several
+// are composed as Cassandra's CompositeType does.
+func partitionKeyOf(values [][]byte) ([]byte, int64, error) {
 	var pk []byte
 	if len(values) == 1 {
 		pk = values[0]

@@ -13,10 +13,9 @@ type selectPlan struct {
 	specs []ColumnSpec // bind receivers
 
 	// Partitions: keys (one restriction per partition key column, each an
-	// = or IN), or a token range (nil bounds are open), or every partition.
-	keys       []*restriction
-	tokenLower *tokenBound
-	tokenUpper *tokenBound
+	// = or IN), or a token range, or every partition.
+	keys  []*restriction
+	token tokenBounds
 
 	// Rows within a partition: an = or IN prefix of the clustering columns
 	// (single or multi-column), then at most one slice.
@@ -51,15 +50,6 @@ type restriction struct {
 	mapKey ast.Term
 	// multi marks a multi-column relation, whose value is a tuple.
 	multi bool
-}
-
-// tokenBound is one side of a token range: token(pk) op value.
-type tokenBound struct {
-	value ast.Term
-	// key, when set, holds the partition key values of token(...) on the
-	// right side: the bound is their token.
-	key       []ast.Term
-	inclusive bool
 }
 
 // slice bounds the rows after the clustering prefix: a lower and an upper

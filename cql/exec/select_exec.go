@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"math"
 	"slices"
 
 	"github.com/sedimentdb/sediment/cql/ast"
@@ -644,7 +643,7 @@ func minKeyOpen(end, k []byte) []byte {
 // readRange reads partitions by token: a token range, or the whole ring.
 // The clustering restrictions are then checked on each row.
 func (rd *reader) readRange(ctx context.Context, st *pagingState) error {
-	first, last, err := rd.tokenRange()
+	first, last, err := rd.p.token.eval(rd.x, rd.p.t.keyColumns())
 	if err != nil || first > last {
 		return err
 	}
@@ -728,62 +727,4 @@ func inRanges(ranges [][2][]byte, key []byte) bool {
 		}
 	}
 	return false
-}
-
-// tokenRange evaluates the token bounds into an inclusive range.
-func (rd *reader) tokenRange() (first, last int64, err error) {
-	first, last = math.MinInt64, math.MaxInt64
-	eval := func(b *tokenBound) (int64, error) {
-		if b.key != nil {
-			vals := make([][]byte, len(b.key))
-			for i, term := range b.key {
-				c := rd.p.t.partition[i]
-				v, unset, err := rd.x.eval(c.typ, term, c.name)
-				if err != nil {
-					return 0, err
-				}
-				if unset || v == nil {
-					return 0, invalidf("Invalid null or unset value for partition key part %s", c.name)
-				}
-				vals[i] = v
-			}
-			_, tok, err := rd.p.t.partitionKey(vals)
-			return tok, err
-		}
-		v, unset, err := rd.x.eval(cqltype.BigintType, b.value, "partition key token")
-		if err != nil {
-			return 0, err
-		}
-		if unset || len(v) != 8 {
-			return 0, invalidf("Invalid null or unset token value")
-		}
-		return int64(binary.BigEndian.Uint64(v)), nil
-	}
-	if b := rd.p.tokenLower; b != nil {
-		t, err := eval(b)
-		if err != nil {
-			return 0, 0, err
-		}
-		if !b.inclusive {
-			if t == math.MaxInt64 {
-				return 1, 0, nil
-			}
-			t++
-		}
-		first = t
-	}
-	if b := rd.p.tokenUpper; b != nil {
-		t, err := eval(b)
-		if err != nil {
-			return 0, 0, err
-		}
-		if !b.inclusive {
-			if t == math.MinInt64 {
-				return 1, 0, nil
-			}
-			t--
-		}
-		last = t
-	}
-	return first, last, nil
 }

@@ -20,7 +20,7 @@ func (p *selectPlan) planWhere(st *ast.Select) error {
 	for i := range st.Where {
 		rel := &st.Where[i]
 		if rel.Token {
-			if err := p.planToken(rel); err != nil {
+			if err := p.token.add(rel, p.t.keyColumns(), p.receive); err != nil {
 				return err
 			}
 			continue
@@ -145,63 +145,6 @@ func (p *selectPlan) bindRelation(rel *ast.Relation) (*restriction, error) {
 	return r, nil
 }
 
-// planToken takes a token(pk...) relation: the columns must be the whole
-// partition key in order.
-func (p *selectPlan) planToken(rel *ast.Relation) error {
-	if len(rel.Columns) != len(p.t.partition) {
-		return invalidf("The token() function must be applied to all partition key components or none of them")
-	}
-	for i, name := range rel.Columns {
-		if p.t.partition[i].name != name {
-			return invalidf("The token function arguments must be in the partition key order: %s", p.partitionNames())
-		}
-	}
-	b := &tokenBound{value: rel.Value}
-	if c, ok := rel.Value.(*ast.Call); ok && c.Name == "token" && (c.Keyspace == "" || c.Keyspace == "system") {
-		// token(k) > token('x'): the token of the key the values make.
-		if len(c.Args) != len(p.t.partition) {
-			return invalidf("Invalid number of arguments in call to function token: %d required but %d provided", len(p.t.partition), len(c.Args))
-		}
-		b.key = c.Args
-		for i, a := range c.Args {
-			p.receive(a, p.t.partition[i].name, p.t.partition[i].typ)
-		}
-	} else {
-		p.receive(rel.Value, "partition key token", cqltype.BigintType)
-	}
-	switch rel.Op {
-	case ast.OpGt, ast.OpGte:
-		if p.tokenLower != nil {
-			return invalidf("More than one restriction was found for the start bound on %s", p.partitionNames())
-		}
-		b.inclusive = rel.Op == ast.OpGte
-		p.tokenLower = b
-	case ast.OpLt, ast.OpLte:
-		if p.tokenUpper != nil {
-			return invalidf("More than one restriction was found for the end bound on %s", p.partitionNames())
-		}
-		b.inclusive = rel.Op == ast.OpLte
-		p.tokenUpper = b
-	case ast.OpEq:
-		if p.tokenLower != nil || p.tokenUpper != nil {
-			return invalidf("Columns %s cannot be restricted by both an equality and an inequality relation", p.partitionNames())
-		}
-		b.inclusive = true
-		p.tokenLower, p.tokenUpper = b, b
-	default:
-		return invalidf("%s cannot be used with the token function", rel.Op)
-	}
-	return nil
-}
-
-func (p *selectPlan) partitionNames() string {
-	names := make([]string, len(p.t.partition))
-	for i, c := range p.t.partition {
-		names[i] = c.name
-	}
-	return "token(" + strings.Join(names, ", ") + ")"
-}
-
 // planPartition decides how partitions are found: by key when every
 // partition key column has = or IN, by token range, or by a scan of the
 // ring. A partial key restriction becomes a filter (ALLOW FILTERING).
@@ -213,8 +156,8 @@ func (p *selectPlan) planPartition(st *ast.Select, pk []*restriction, others *[]
 		}
 	}
 	switch {
-	case n == len(pk) && (p.tokenLower != nil || p.tokenUpper != nil):
-		return invalidf("Columns %s cannot be restricted by both a normal relation and a token relation", p.partitionNames())
+	case n == len(pk) && p.token.restricted():
+		return invalidf("Columns %s cannot be restricted by both a normal relation and a token relation", tokenText(p.t.keyColumns()))
 	case n == len(pk):
 		p.keys = pk
 	case n > 0:

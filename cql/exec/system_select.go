@@ -5,16 +5,13 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"math"
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/sedimentdb/sediment/cql/ast"
 	"github.com/sedimentdb/sediment/cqltype"
 	"github.com/sedimentdb/sediment/keys"
 	"github.com/sedimentdb/sediment/manifest"
-	"github.com/sedimentdb/sediment/token"
 )
 
 var _ plan = (*sysSelectPlan)(nil)
@@ -32,9 +29,8 @@ type sysSelectPlan struct {
 	bindArr []ColumnSpec
 	filters []sysFilter
 	limit   ast.Term
-	// tokenLower and tokenUpper bound the partitions' tokens (nil: open),
-	// as for any table.
-	tokenLower, tokenUpper *tokenBound
+	// token bounds the partitions' tokens, as for any table.
+	token tokenBounds
 }
 
 // sysFilter keeps the rows whose column col equals one of the values.
@@ -102,7 +98,10 @@ func (e *Executor) planSystemSelect(s *Session, st *ast.Select) (p plan, ok bool
 	keyRestricted := false
 	for _, r := range st.Where {
 		if r.Token {
-			if err := pl.planToken(&r); err != nil {
+			receive := func(term ast.Term, name string, typ *cqltype.Type) {
+				pl.addBind(term, ColumnSpec{Keyspace: t.keyspace, Table: t.name, Name: name, Type: typ})
+			}
+			if err := pl.token.add(&r, t.keyColumns(), receive); err != nil {
 				return nil, true, err
 			}
 			continue
@@ -136,145 +135,20 @@ func (e *Executor) planSystemSelect(s *Session, st *ast.Select) (p plan, ok bool
 		}
 		pl.filters = append(pl.filters, f)
 	}
-	if keyRestricted && (pl.tokenLower != nil || pl.tokenUpper != nil) {
-		return nil, true, invalidf("Columns %s cannot be restricted by both a normal relation and a token relation", t.tokenText())
+	if keyRestricted && pl.token.restricted() {
+		return nil, true, invalidf("Columns %s cannot be restricted by both a normal relation and a token relation", tokenText(t.keyColumns()))
 	}
 	pl.addBind(st.Limit, spec("[limit]", cqltype.IntType))
 	return pl, true, nil
 }
 
-// planToken takes a token(pk...) relation, with Cassandra's rules and
-// messages for any table: the whole partition key in order, compared with
-// a bigint or with token(values).
-func (p *sysSelectPlan) planToken(r *ast.Relation) error {
-	t := p.table
-	if len(r.Columns) != len(t.partition) {
-		return invalidf("The token() function must be applied to all partition key components or none of them")
-	}
-	for i, name := range r.Columns {
-		if t.columns[t.partition[i]].name != name {
-			return invalidf("The token function arguments must be in the partition key order: %s", t.tokenText())
-		}
-	}
-	b := &tokenBound{value: r.Value}
-	if c, ok := r.Value.(*ast.Call); ok && c.Name == "token" && (c.Keyspace == "" || c.Keyspace == "system") {
-		if len(c.Args) != len(t.partition) {
-			return invalidf("Invalid number of arguments in call to function token: %d required but %d provided", len(t.partition), len(c.Args))
-		}
-		b.key = c.Args
-		for i, a := range c.Args {
-			col := t.columns[t.partition[i]]
-			p.addBind(a, ColumnSpec{Keyspace: t.keyspace, Table: t.name, Name: col.name, Type: col.typ})
-		}
-	} else {
-		p.addBind(r.Value, ColumnSpec{Keyspace: t.keyspace, Table: t.name, Name: "partition key token", Type: cqltype.BigintType})
-	}
-	switch r.Op {
-	case ast.OpGt, ast.OpGte:
-		if p.tokenLower != nil {
-			return invalidf("More than one restriction was found for the start bound on %s", t.tokenText())
-		}
-		b.inclusive = r.Op == ast.OpGte
-		p.tokenLower = b
-	case ast.OpLt, ast.OpLte:
-		if p.tokenUpper != nil {
-			return invalidf("More than one restriction was found for the end bound on %s", t.tokenText())
-		}
-		b.inclusive = r.Op == ast.OpLte
-		p.tokenUpper = b
-	case ast.OpEq:
-		if p.tokenLower != nil || p.tokenUpper != nil {
-			return invalidf("Columns %s cannot be restricted by both an equality and an inequality relation", t.tokenText())
-		}
-		b.inclusive = true
-		p.tokenLower, p.tokenUpper = b, b
-	default:
-		return invalidf("%s cannot be used with the token function", r.Op)
-	}
-	return nil
-}
-
-// tokenText is token(k...) of the table's partition key, for messages.
-func (t *sysTable) tokenText() string {
-	names := make([]string, len(t.partition))
+// keyColumns are the partition key columns, as token relations see them.
+func (t *sysTable) keyColumns() []keyColumn {
+	key := make([]keyColumn, len(t.partition))
 	for i, c := range t.partition {
-		names[i] = t.columns[c].name
+		key[i] = keyColumn{name: t.columns[c].name, typ: t.columns[c].typ}
 	}
-	return "token(" + strings.Join(names, ", ") + ")"
-}
-
-// evalToken evaluates a token bound: a bigint, or the token of the key
-// that token(values) makes.
-func (p *sysSelectPlan) evalToken(x *execCtx, b *tokenBound) (int64, error) {
-	if b.key == nil {
-		v, unset, err := x.eval(cqltype.BigintType, b.value, "partition key token")
-		if err != nil {
-			return 0, err
-		}
-		if unset || len(v) != 8 {
-			return 0, invalidf("Invalid null or unset token value")
-		}
-		return int64(binary.BigEndian.Uint64(v)), nil
-	}
-	vals := make([][]byte, len(b.key))
-	for i, term := range b.key {
-		c := p.table.columns[p.table.partition[i]]
-		v, unset, err := x.eval(c.typ, term, c.name)
-		if err != nil {
-			return 0, err
-		}
-		if unset || v == nil {
-			return 0, invalidf("Invalid null or unset value for partition key part %s", c.name)
-		}
-		vals[i] = v
-	}
-	pk, err := composeKey(vals)
-	if err != nil {
-		return 0, err
-	}
-	return token.Murmur3(pk), nil
-}
-
-// tokenRange evaluates the token bounds into an inclusive range; first >
-// last when it is empty.
-func (p *sysSelectPlan) tokenRange(x *execCtx) (first, last int64, err error) {
-	first, last = math.MinInt64, math.MaxInt64
-	if b := p.tokenLower; b != nil {
-		if first, err = p.evalToken(x, b); err != nil {
-			return 0, 0, err
-		}
-		if !b.inclusive {
-			if first == math.MaxInt64 {
-				return 1, 0, nil
-			}
-			first++
-		}
-	}
-	if b := p.tokenUpper; b != nil {
-		if last, err = p.evalToken(x, b); err != nil {
-			return 0, 0, err
-		}
-		if !b.inclusive {
-			if last == math.MinInt64 {
-				return 1, 0, nil
-			}
-			last--
-		}
-	}
-	return first, last, nil
-}
-
-// composeKey is the partition key of its column values: the value of a
-// single column, or the composite of several.
-func composeKey(vals [][]byte) ([]byte, error) {
-	if len(vals) == 1 {
-		return vals[0], nil
-	}
-	pk, err := keys.ComposePartitionKey(vals)
-	if err != nil {
-		return nil, invalidf("Key length of %d is longer than maximum of 65535", longest(vals))
-	}
-	return pk, nil
+	return key
 }
 
 // sysRow is a row of a system table with its storage key: the order of
@@ -308,11 +182,10 @@ func (t *sysTable) sortedRows(e *Executor, keep func(vals [][]byte) bool) ([]sys
 		for j, c := range t.clustering {
 			ckVals[j] = vals[c]
 		}
-		pk, err := composeKey(pkVals)
+		pk, tok, err := partitionKeyOf(pkVals)
 		if err != nil {
 			return nil, err
 		}
-		tok := token.Murmur3(pk)
 		key, err := keys.RowKey(nil, tok, pk, ckVals, types, desc)
 		if err != nil {
 			return nil, serverError(fmt.Errorf("exec: key of a %s.%s row: %w", t.keyspace, t.name, err))
@@ -373,7 +246,7 @@ func (p *sysSelectPlan) execute(_ context.Context, x *execCtx) (*Result, error) 
 			wanted[i] = append(wanted[i], elems...)
 		}
 	}
-	first, last, err := p.tokenRange(x)
+	first, last, err := p.token.eval(x, p.table.keyColumns())
 	if err != nil {
 		return nil, err
 	}
