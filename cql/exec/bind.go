@@ -158,7 +158,24 @@ func lookupCall(c *ast.Call, t *cqltype.Type) (*funcs.Function, error) {
 		}
 		return funcs.FromJSON(t), nil
 	}
-	return funcs.LookupTerms(c.Keyspace, c.Name, c.Args, hintType)
+	args := make([]funcs.Arg, len(c.Args))
+	for i, a := range c.Args {
+		args[i] = funcs.Arg{Text: values.TermText(a), Type: termOwnType(a), Term: a}
+	}
+	return funcs.Lookup(c.Keyspace, c.Name, args)
+}
+
+// termOwnType is the type a term of a write states by itself: a hint's, or
+// the result type of a nested call (which Cassandra's FunctionCall tests
+// against the parameter); nil for literals and markers.
+func termOwnType(t ast.Term) *cqltype.Type {
+	if c, ok := t.(*ast.Call); ok {
+		if f, err := lookupCall(c, nil); err == nil {
+			return f.Return
+		}
+		return nil // the call reports its own error when it is evaluated
+	}
+	return hintType(t)
 }
 
 // hintType is the type a term states by itself: a type hint's.

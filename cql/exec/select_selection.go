@@ -277,35 +277,44 @@ func (p *selectPlan) funcSelector(s *ast.FuncSel) (selector, string, error) {
 			return nil, "", invalidf("fromJson() cannot be used in the selection clause of a SELECT statement")
 		}
 	}
+	if isCountLiteral(s) {
+		// Cassandra reads count(1) as count(*) (Selectable.WithFunction),
+		// named count: a literal is never null.
+		f, err := funcs.Lookup("", "countrows", nil)
+		if err != nil {
+			return nil, "", invalidf("%v", err)
+		}
+		return &aggFuncSelector{f: f}, "count", nil
+	}
 	args := make([]selector, len(s.Args))
-	types := make([]*cqltype.Type, len(s.Args))
+	fargs := make([]funcs.Arg, len(s.Args))
 	names := make([]string, len(s.Args))
-	// Literals and markers take the type of the parameter they are passed
-	// to, as in Cassandra: mintimeuuid('2024-01-02 03:04:05+0000') passes
-	// a timestamp. raw holds them; types[i] is the literal's own type, or
-	// nil for a marker.
-	raw := make([]ast.Term, len(s.Args))
-	untyped := false
 	for i, a := range s.Args {
 		if ts, ok := a.(*ast.TermSel); ok && isUntyped(ts.Term) {
-			raw[i], names[i], untyped = ts.Term, values.TermText(ts.Term), true
-			types[i], _ = termType(ts.Term)
+			// A literal or marker takes the type of the parameter it is
+			// passed to, as in Cassandra: mintimeuuid('2024-01-02
+			// 03:04:05+0000') passes a timestamp.
+			fargs[i] = funcs.Arg{Text: values.TermText(ts.Term), Term: ts.Term}
+			names[i] = fargs[i].Text
 			continue
 		}
 		sl, name, err := p.selector(a)
 		if err != nil {
 			return nil, "", err
 		}
-		args[i], types[i], names[i] = sl, sl.typ(), name
+		args[i], fargs[i], names[i] = sl, funcs.Arg{Text: name, Type: sl.typ()}, name
 	}
-	if untyped {
-		if err := p.typeFuncArgs(s, raw, args, types); err != nil {
-			return nil, "", err
-		}
-	}
-	f, err := funcs.Lookup(s.Keyspace, s.Name, types)
+	f, err := funcs.Lookup(s.Keyspace, s.Name, fargs)
 	if err != nil {
 		return nil, "", funcError(err)
+	}
+	for i, a := range s.Args {
+		if args[i] == nil {
+			term := a.(*ast.TermSel).Term
+			// Cassandra names every marker of a selection [selection].
+			p.receive(term, "[selection]", f.Args[i])
+			args[i] = &termSelector{term: term, t: f.Args[i]}
+		}
 	}
 	name := "system." + s.Name + "(" + strings.Join(names, ", ") + ")"
 	if f.IsAggregate() {
@@ -317,6 +326,19 @@ func (p *selectPlan) funcSelector(s *ast.FuncSel) (selector, string, error) {
 	return scalar(&funcSelector{f: f, args: args}, args), name, nil
 }
 
+// isCountLiteral reports whether s is count of a literal other than null.
+func isCountLiteral(s *ast.FuncSel) bool {
+	if s.Name != "count" || (s.Keyspace != "" && s.Keyspace != "system") || len(s.Args) != 1 {
+		return false
+	}
+	ts, ok := s.Args[0].(*ast.TermSel)
+	if !ok {
+		return false
+	}
+	lit, ok := ts.Term.(*ast.Literal)
+	return ok && lit.Kind != ast.LitNull
+}
+
 // isUntyped reports whether a selected term has no type of its own: a
 // literal or a bind marker, typed by where it is used.
 func isUntyped(t ast.Term) bool {
@@ -325,56 +347,6 @@ func isUntyped(t ast.Term) bool {
 		return true
 	}
 	return false
-}
-
-// typeFuncArgs makes the selectors of a call's untyped arguments (raw[i]
-// set). With every literal's own type the call is looked up as before, so
-// count(1) and sum(2) keep their int signatures; when that finds nothing
-// (or a marker has no type), the literals take the parameter types of the
-// one signature they can be assigned to, as Cassandra's FunctionResolver
-// does.
-func (p *selectPlan) typeFuncArgs(s *ast.FuncSel, raw []ast.Term, args []selector, types []*cqltype.Type) error {
-	known := !slices.Contains(types, nil)
-	if known {
-		if _, err := funcs.Lookup(s.Keyspace, s.Name, types); err == nil {
-			for i, t := range raw {
-				if t != nil {
-					p.receive(t, "[selection]", types[i])
-					args[i] = &termSelector{term: t, t: types[i]}
-				}
-			}
-			return nil
-		}
-	}
-	terms := make([]ast.Term, len(raw))
-	for i := range raw {
-		terms[i] = raw[i]
-		if raw[i] == nil {
-			terms[i] = &ast.Bind{Index: -1 - i} // stands for a typed argument
-		}
-	}
-	typeOf := func(t ast.Term) *cqltype.Type {
-		for i := range terms {
-			if terms[i] == t && raw[i] == nil {
-				return types[i]
-			}
-		}
-		return nil
-	}
-	f, err := funcs.LookupTerms(s.Keyspace, s.Name, terms, typeOf)
-	if err != nil {
-		return funcError(err)
-	}
-	for i, t := range raw {
-		if t != nil {
-			types[i] = f.Args[i]
-			// Cassandra names every marker of a selection [selection],
-			// typed by the parameter it is passed to.
-			p.receive(t, "[selection]", types[i])
-			args[i] = &termSelector{term: t, t: types[i]}
-		}
-	}
-	return nil
 }
 
 // planGroupBy checks GROUP BY: a prefix of the primary key columns.
@@ -422,33 +394,16 @@ func funcError(err error) error {
 	return invalidf("%v", err)
 }
 
-// termType infers the type of a term selector: its hint, or its literal's
-// kind.
+// termType is the type of a term selected by itself: its hint's. Cassandra
+// infers no other (Selectable.WithTerm): a literal fits many types, so
+// SELECT 1 needs a cast, SELECT (int)1, as a marker does.
 func termType(t ast.Term) (*cqltype.Type, error) {
-	switch t := t.(type) {
-	case *ast.Hint:
-		ht, err := cqltype.Parse(t.Type, nil)
+	if h, ok := t.(*ast.Hint); ok {
+		ht, err := cqltype.Parse(h.Type, nil)
 		if err != nil {
 			return nil, invalidf("%v", err)
 		}
 		return ht, nil
-	case *ast.Literal:
-		switch t.Kind {
-		case ast.LitString:
-			return cqltype.TextType, nil
-		case ast.LitInteger:
-			return cqltype.IntType, nil
-		case ast.LitFloat:
-			return cqltype.DoubleType, nil
-		case ast.LitBoolean:
-			return cqltype.BooleanType, nil
-		case ast.LitUUID:
-			return cqltype.UUIDType, nil
-		case ast.LitBlob:
-			return cqltype.BlobType, nil
-		case ast.LitDuration:
-			return cqltype.DurationType, nil
-		}
 	}
 	return nil, invalidf("Cannot infer type for term %s in selection clause (try using a cast to force a type)", values.TermText(t))
 }

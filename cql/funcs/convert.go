@@ -325,7 +325,7 @@ func registerCasts() {
 		{cqltype.TimestampType, cqltype.DateType, "todate"},
 		{cqltype.DateType, cqltype.TimestampType, "totimestamp"},
 	} {
-		f, err := Lookup("", c.fn, []*cqltype.Type{c.from})
+		f, err := Lookup("", c.fn, []Arg{{Type: c.from}})
 		if err != nil {
 			panic(fmt.Sprintf("funcs: cast uses %s: %v", c.fn, err))
 		}

@@ -30,7 +30,11 @@ package funcs
 import (
 	"errors"
 	"fmt"
+	"math"
+	"math/big"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/sedimentdb/sediment/cql/ast"
 	"github.com/sedimentdb/sediment/cql/values"
@@ -109,19 +113,20 @@ func (f *Function) String() string {
 }
 
 // candidates returns the signatures of name, or nil. count, min and max
-// take any type, so their signatures are made for the argument given.
-func candidates(name string, argTypes []*cqltype.Type) []*Function {
+// take any type, so their signatures are made for the argument given: n
+// arguments, the first of type first (nil if unknown).
+func candidates(name string, n int, first *cqltype.Type) []*Function {
 	switch name {
 	case "tojson":
-		if len(argTypes) == 1 && argTypes[0] != nil {
-			return []*Function{toJSON(argTypes[0])}
+		if first != nil {
+			return []*Function{toJSON(first)}
 		}
 		return []*Function{toJSON(cqltype.BlobType)}
 	case "count", "min", "max":
-		if len(argTypes) == 1 && argTypes[0] != nil {
-			return []*Function{aggregateFor(name, argTypes[0])}
+		if first != nil {
+			return []*Function{aggregateFor(name, first)}
 		}
-		if len(argTypes) == 1 {
+		if n == 1 {
 			// Without a type the call is ambiguous; show one signature per
 			// native type, as Cassandra declares them (varchar is text).
 			var out []*Function
@@ -137,70 +142,58 @@ func candidates(name string, argTypes []*cqltype.Type) []*Function {
 	return registry[name]
 }
 
-// Lookup finds the function a call names, by its argument types. A nil
-// argument type stands for an argument of unknown type (a bind marker
-// without a hint); it matches any parameter. Types match exactly, and text
-// parameters also take ascii, varint parameters any integer type.
+// Arg is an argument of a call, as the resolver sees it.
+type Arg struct {
+	// Text is the argument as Cassandra prints it in messages: a column's
+	// name, a literal as written, a marker, a nested call's text.
+	Text string
+	// Type is the argument's own type (a column, a function's result, a
+	// hint). It is nil for a literal or a bind marker, which takes the
+	// type of the parameter it is passed to.
+	Type *cqltype.Type
+	// Term is the literal or marker when Type is nil: it matches exactly
+	// the parameter of its preferred type (1 an int, 'a' an ascii),
+	// weakly the others it can be assigned to (values.Assignable). A nil
+	// Term with a nil Type matches any parameter weakly.
+	Term ast.Term
+}
+
+// fits tells how well a fits a parameter of type param.
+func (a Arg) fits(param *cqltype.Type) match {
+	switch {
+	case a.Type != nil:
+		return typeMatch(param, a.Type)
+	case a.Term == nil:
+		return weak
+	case !values.Assignable(param, a.Term):
+		return none
+	}
+	if lit, ok := a.Term.(*ast.Literal); ok {
+		if p := preferredType(lit); p != nil && p.Equal(param) {
+			return exact
+		}
+	}
+	return weak
+}
+
+// Lookup finds the function a call names, by its arguments, as Cassandra's
+// FunctionResolver does: an argument of known type matches a parameter of
+// that type exactly, and weakly one that can read its values (typeMatch);
+// literals and markers match by Arg.Term.
+// The signature with the most exact matches wins.
 //
 // The error for a name with no function matches ErrUnknown; its message is
 // "Unknown function 'name'". A name whose signatures do not fit the
-// arguments, or fit more than one way, gets Cassandra's messages.
-func Lookup(keyspace, name string, argTypes []*cqltype.Type) (*Function, error) {
-	return resolve(keyspace, name, len(argTypes), func(i int, param *cqltype.Type) match {
-		return typeMatch(param, argTypes[i])
-	}, argTypes)
-}
-
-// LookupTerms is Lookup for a call as written: typeOf returns the type of
-// an argument when it is known (a column, a typed bind marker, a hint) or
-// nil; arguments of unknown type that are literals then match only the
-// parameters they can be assigned to (values.Assignable), so that
-// totimestamp('2024-01-01') finds the date signature.
-func LookupTerms(keyspace, name string, args []ast.Term, typeOf func(ast.Term) *cqltype.Type) (*Function, error) {
-	types := make([]*cqltype.Type, len(args))
-	for i, a := range args {
-		types[i] = typeOf(a)
+// arguments, or fit more than one way, gets Cassandra's messages, which
+// show the arguments by their Text.
+func Lookup(keyspace, name string, args []Arg) (*Function, error) {
+	var first *cqltype.Type
+	if len(args) == 1 {
+		first = args[0].Type
 	}
-	return resolve(keyspace, name, len(args), func(i int, param *cqltype.Type) match {
-		if types[i] != nil {
-			return typeMatch(param, types[i])
-		}
-		if values.Assignable(param, args[i]) {
-			return weak
-		}
-		return none
-	}, types)
-}
-
-type match uint8
-
-const (
-	none match = iota
-	weak
-	exact
-)
-
-func typeMatch(param, arg *cqltype.Type) match {
-	switch {
-	case arg == nil:
-		return weak
-	case param.Equal(arg):
-		return exact
-	case param.Kind == cqltype.Text && arg.Kind == cqltype.Ascii:
-		return weak
-	case param.Kind == cqltype.Varint:
-		switch arg.Kind {
-		case cqltype.Tinyint, cqltype.Smallint, cqltype.Int, cqltype.Bigint:
-			return weak
-		}
-	}
-	return none
-}
-
-func resolve(keyspace, name string, n int, fits func(i int, param *cqltype.Type) match, argTypes []*cqltype.Type) (*Function, error) {
 	var cands []*Function
 	if keyspace == "" || keyspace == "system" {
-		cands = candidates(name, argTypes)
+		cands = candidates(name, len(args), first)
 	}
 	if len(cands) == 0 {
 		qualified := name
@@ -212,12 +205,12 @@ func resolve(keyspace, name string, n int, fits func(i int, param *cqltype.Type)
 	var best []*Function
 	bestExact := -1
 	for _, f := range cands {
-		if len(f.Args) != n {
+		if len(f.Args) != len(args) {
 			continue
 		}
 		exacts, ok := 0, true
 		for i, p := range f.Args {
-			switch fits(i, p) {
+			switch args[i].fits(p) {
 			case none:
 				ok = false
 			case exact:
@@ -239,21 +232,122 @@ func resolve(keyspace, name string, n int, fits func(i int, param *cqltype.Type)
 		return best[0], nil
 	case len(best) > 1:
 		return nil, errorf("Ambiguous call to function %s (can be matched by following signatures: %s): use type casts to disambiguate", name, signatures(best))
-	case len(cands) == 1 && len(cands[0].Args) != n:
-		return nil, errorf("Invalid number of arguments in call to function %s: %d required but %d provided", name, len(cands[0].Args), n)
 	case len(cands) == 1:
+		// One signature: say what is wrong with the call, as Cassandra's
+		// validateTypes does, naming the function in full.
 		f := cands[0]
+		if len(f.Args) != len(args) {
+			return nil, errorf("Invalid number of arguments in call to function system.%s: %d required but %d provided", f.Name, len(f.Args), len(args))
+		}
 		for i, p := range f.Args {
-			if fits(i, p) == none {
-				got := "the argument"
-				if i < len(argTypes) && argTypes[i] != nil {
-					got = argTypes[i].String()
-				}
-				return nil, errorf("Type error: %s cannot be passed as argument %d of function %s of type %s", got, i, name, p)
+			if args[i].fits(p) == none {
+				return nil, errorf("Type error: %s cannot be passed as argument %d of function system.%s of type %s", args[i].Text, i, f.Name, p)
 			}
 		}
 	}
 	return nil, errorf("Invalid call to function %s, none of its type signatures match (known type signatures: %s)", name, signatures(cands))
+}
+
+// preferredType is the type a literal matches exactly, as Cassandra's
+// Constants.Type.getPreferedTypeFor says: the smallest of int, bigint and
+// varint that holds an integer, double or decimal for a float as exactly
+// as it is written, ascii for a string of ASCII characters, timeuuid for a
+// version 1 uuid. Cassandra prefers tinyint for a hex literal, which makes
+// tinyint parameters take blobs; blob is preferred here.
+func preferredType(lit *ast.Literal) *cqltype.Type {
+	switch lit.Kind {
+	case ast.LitString:
+		for i := 0; i < len(lit.Text); i++ {
+			if lit.Text[i] >= utf8.RuneSelf {
+				return cqltype.TextType
+			}
+		}
+		return cqltype.AsciiType
+	case ast.LitInteger:
+		n, ok := new(big.Int).SetString(lit.Text, 10)
+		switch {
+		case !ok:
+			return nil
+		case n.IsInt64() && n.Int64() == int64(int32(n.Int64())):
+			return cqltype.IntType
+		case n.IsInt64():
+			return cqltype.BigintType
+		}
+		return cqltype.VarintType
+	case ast.LitFloat:
+		f, err := strconv.ParseFloat(lit.Text, 64)
+		if err != nil && !errors.Is(err, strconv.ErrRange) {
+			return nil
+		}
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return cqltype.DoubleType
+		}
+		written, ok := new(big.Rat).SetString(lit.Text)
+		if !ok {
+			return nil
+		}
+		shortest, _ := new(big.Rat).SetString(strconv.FormatFloat(f, 'g', -1, 64))
+		if written.Cmp(shortest) == 0 {
+			return cqltype.DoubleType
+		}
+		return cqltype.DecimalType
+	case ast.LitBoolean:
+		return cqltype.BooleanType
+	case ast.LitUUID:
+		if len(lit.Text) > 14 && lit.Text[14] == '1' {
+			return cqltype.TimeuuidType
+		}
+		return cqltype.UUIDType
+	case ast.LitBlob:
+		return cqltype.BlobType
+	case ast.LitDuration:
+		return cqltype.DurationType
+	}
+	return nil
+}
+
+type match uint8
+
+const (
+	none match = iota
+	weak
+	exact
+)
+
+// typeMatch is how an argument of type arg fits a parameter of type
+// param: exactly, or weakly when a value of type arg is also a valid value
+// of type param, as Cassandra's AbstractType.isValueCompatibleWith says (a
+// blob reads anything, a text reads ascii, a varint reads int and bigint).
+func typeMatch(param, arg *cqltype.Type) match {
+	if param.Equal(arg) {
+		return exact
+	}
+	switch param.Kind {
+	case cqltype.Blob:
+		return weak
+	case cqltype.Text:
+		if arg.Kind == cqltype.Ascii {
+			return weak
+		}
+	case cqltype.UUID:
+		if arg.Kind == cqltype.Timeuuid {
+			return weak
+		}
+	case cqltype.Bigint:
+		if arg.Kind == cqltype.Timestamp {
+			return weak
+		}
+	case cqltype.Timestamp:
+		if arg.Kind == cqltype.Bigint {
+			return weak
+		}
+	case cqltype.Varint:
+		switch arg.Kind {
+		case cqltype.Int, cqltype.Bigint, cqltype.Timestamp:
+			return weak
+		}
+	}
+	return none
 }
 
 func signatures(fs []*Function) string {

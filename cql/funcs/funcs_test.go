@@ -23,18 +23,21 @@ func unhex(s string) []byte {
 	return b
 }
 
-func types(ss ...string) []*cqltype.Type {
-	ts := make([]*cqltype.Type, len(ss))
+// types makes arguments of the named types, shown by their type's name; ""
+// is an argument of unknown type, shown as a marker.
+func types(ss ...string) []Arg {
+	args := make([]Arg, len(ss))
 	for i, s := range ss {
+		args[i].Text = "?"
 		if s != "" {
-			ts[i] = cqltype.MustParse(s)
+			args[i] = Arg{Text: s, Type: cqltype.MustParse(s)}
 		}
 	}
-	return ts
+	return args
 }
 
 // call looks a function up by argument types and calls it.
-func call(t *testing.T, name string, argTypes []*cqltype.Type, args ...[]byte) []byte {
+func call(t *testing.T, name string, argTypes []Arg, args ...[]byte) []byte {
 	t.Helper()
 	f, err := Lookup("", name, argTypes)
 	if err != nil {
@@ -55,7 +58,7 @@ func call(t *testing.T, name string, argTypes []*cqltype.Type, args ...[]byte) [
 func TestLookup(t *testing.T) {
 	tests := []struct {
 		ks, name string
-		args     []*cqltype.Type
+		args     []Arg
 		want     string // the signature, or the error message
 		err      bool
 	}{
@@ -78,8 +81,8 @@ func TestLookup(t *testing.T) {
 		{"", "nosuch", nil, "Unknown function 'nosuch'", true},
 		{"ks", "now", nil, "Unknown function 'ks.now'", true},
 		{"", "toTimestamp", types("date"), "Unknown function 'toTimestamp'", true},
-		{"", "now", types("int"), "Invalid number of arguments in call to function now: 0 required but 1 provided", true},
-		{"", "dateof", types("uuid"), "Type error: uuid cannot be passed as argument 0 of function dateof of type timeuuid", true},
+		{"", "now", types("int"), "Invalid number of arguments in call to function system.now: 0 required but 1 provided", true},
+		{"", "dateof", types("uuid"), "Type error: uuid cannot be passed as argument 0 of function system.dateof of type timeuuid", true},
 		{"", "totimestamp", types("int"), "Invalid call to function totimestamp, none of its type signatures match " +
 			"(known type signatures: system.totimestamp : (timeuuid) -> timestamp, system.totimestamp : (date) -> timestamp)", true},
 		{"", "sum", types("text"), "Invalid call to function sum, none of its type signatures match (known type signatures: " +
@@ -129,7 +132,7 @@ func TestLookupAmbiguousAggregate(t *testing.T) {
 		}
 		want := "Ambiguous call to function " + name + " (can be matched by following signatures: " +
 			strings.Join(sigs, ", ") + "): use type casts to disambiguate"
-		_, err := Lookup("", name, []*cqltype.Type{nil})
+		_, err := Lookup("", name, []Arg{{Text: "?"}})
 		var e *Error
 		if !errors.As(err, &e) || e.Msg != want {
 			t.Errorf("%s(?): %v\nwant %s", name, err, want)
@@ -137,26 +140,76 @@ func TestLookupAmbiguousAggregate(t *testing.T) {
 	}
 }
 
-func TestLookupTerms(t *testing.T) {
-	typeOf := func(term ast.Term) *cqltype.Type {
-		if id, ok := term.(*ast.Ident); ok && id.Name == "tu" {
-			return cqltype.TimeuuidType
+// TestLookupLiterals: literals and markers take the type of the parameter
+// they fit, exactly the one of their preferred type; errors show arguments
+// as written and name the function in full, as Cassandra's validateTypes.
+func TestLookupLiterals(t *testing.T) {
+	lit := func(k ast.LitKind, text string) Arg {
+		term := &ast.Literal{Kind: k, Text: text}
+		return Arg{Text: values.TermText(term), Term: term}
+	}
+	marker := Arg{Text: "?", Term: &ast.Bind{}}
+	tests := []struct {
+		name string
+		args []Arg
+		want string // the parameter types chosen, or the error
+	}{
+		{"totimestamp", []Arg{lit(ast.LitString, "2024-01-01")}, "date"},
+		{"totimestamp", []Arg{{Text: "tu", Type: cqltype.TimeuuidType}}, "timeuuid"},
+		{"blobasint", []Arg{lit(ast.LitBlob, "0x00000001")}, "blob"},
+		{"intasblob", []Arg{lit(ast.LitInteger, "1")}, "int"},
+		{"blobasint", []Arg{lit(ast.LitNull, "null")}, "blob"},
+		{"sum", []Arg{lit(ast.LitInteger, "1")}, "int"},
+		{"sum", []Arg{lit(ast.LitInteger, "3000000000")}, "bigint"},
+		{"sum", []Arg{lit(ast.LitInteger, "-9223372036854775809")}, "varint"},
+		{"sum", []Arg{lit(ast.LitFloat, "1.5")}, "double"},
+		{"sum", []Arg{lit(ast.LitFloat, "NaN")}, "double"},
+		{"sum", []Arg{lit(ast.LitFloat, "0.10000000000000000001")}, "decimal"},
+		{"max", []Arg{lit(ast.LitString, "a")}, "ascii"},
+		{"max", []Arg{lit(ast.LitString, "é")}, "text"},
+		{"max", []Arg{lit(ast.LitUUID, "d2177dd0-eaa2-11de-a572-001b779c76e3")}, "timeuuid"},
+		{"max", []Arg{lit(ast.LitUUID, "d2177dd0-eaa2-41de-a572-001b779c76e3")}, "uuid"},
+		{"max", []Arg{lit(ast.LitBoolean, "true")}, "boolean"},
+		{"max", []Arg{lit(ast.LitDuration, "1h")}, "duration"},
+		{"mintimeuuid", []Arg{marker}, "timestamp"},
+		{"totimestamp", []Arg{marker}, "Ambiguous call to function totimestamp (can be matched by following signatures: " +
+			"system.totimestamp : (timeuuid) -> timestamp, system.totimestamp : (date) -> timestamp): use type casts to disambiguate"},
+		{"blobasint", []Arg{lit(ast.LitInteger, "1")},
+			"Type error: 1 cannot be passed as argument 0 of function system.blobasint of type blob"},
+		{"intasblob", []Arg{lit(ast.LitString, "x")},
+			"Type error: 'x' cannot be passed as argument 0 of function system.intasblob of type int"},
+		// A blob reads any value (Cassandra's BytesType); a value of another
+		// type is refused by the parameter's type.
+		{"blobasint", []Arg{{Text: "v", Type: cqltype.TextType}}, "blob"},
+		{"intasblob", []Arg{{Text: "v", Type: cqltype.TextType}},
+			"Type error: v cannot be passed as argument 0 of function system.intasblob of type int"},
+		{"varintasblob", []Arg{{Text: "n", Type: cqltype.BigintType}}, "varint"},
+		{"varintasblob", []Arg{{Text: "n", Type: cqltype.SmallintType}},
+			"Type error: n cannot be passed as argument 0 of function system.varintasblob of type varint"},
+		{"uuidasblob", []Arg{{Text: "system.now()", Type: cqltype.TimeuuidType}}, "uuid"},
+		{"tounixtimestamp", []Arg{{Text: "n", Type: cqltype.BigintType}}, "timestamp"},
+		{"blobasint", []Arg{{Text: "system.intasblob(v)", Type: cqltype.BlobType}, marker},
+			"Invalid number of arguments in call to function system.blobasint: 1 required but 2 provided"},
+	}
+	for _, tc := range tests {
+		f, err := Lookup("", tc.name, tc.args)
+		got := ""
+		if err != nil {
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("%s: %T %v", tc.name, err, err)
+			}
+			got = e.Msg
+		} else {
+			s := make([]string, len(f.Args))
+			for i, a := range f.Args {
+				s[i] = a.String()
+			}
+			got = strings.Join(s, ", ")
 		}
-		return nil
-	}
-	f, err := LookupTerms("", "totimestamp", []ast.Term{&ast.Literal{Kind: ast.LitString, Text: "2024-01-01"}}, typeOf)
-	if err != nil || f.Args[0].Kind != cqltype.Date {
-		t.Errorf("totimestamp('2024-01-01') = %v, %v; want the date signature", f, err)
-	}
-	f, err = LookupTerms("", "totimestamp", []ast.Term{&ast.Ident{Name: "tu"}}, typeOf)
-	if err != nil || f.Args[0].Kind != cqltype.Timeuuid {
-		t.Errorf("totimestamp(tu) = %v, %v; want the timeuuid signature", f, err)
-	}
-	if _, err := LookupTerms("", "totimestamp", []ast.Term{&ast.Bind{}}, typeOf); err == nil {
-		t.Error("totimestamp(?) resolved; want ambiguous")
-	}
-	if _, err := LookupTerms("", "blobasint", []ast.Term{&ast.Literal{Kind: ast.LitInteger, Text: "1"}}, typeOf); err == nil {
-		t.Error("blobasint(1) resolved; an integer is no blob")
+		if got != tc.want {
+			t.Errorf("%s(%s) = %s, want %s", tc.name, tc.args[0].Text, got, tc.want)
+		}
 	}
 }
 
@@ -283,7 +336,7 @@ func TestBlobConversions(t *testing.T) {
 		if err != nil {
 			t.Fatalf("blobas%s: %v", nt.name, err)
 		}
-		to, err := Lookup("", nt.name+"asblob", []*cqltype.Type{nt.typ})
+		to, err := Lookup("", nt.name+"asblob", []Arg{{Type: nt.typ}})
 		if err != nil {
 			t.Fatalf("%sasblob: %v", nt.name, err)
 		}

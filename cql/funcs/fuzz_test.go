@@ -21,7 +21,7 @@ var fuzzFunctions = func() []*Function {
 	}
 	for _, t := range []string{"int", "decimal", "frozen<map<text, frozen<list<double>>>>", "tuple<int, inet>"} {
 		for _, name := range []string{"count", "min", "max", "tojson"} {
-			f, err := Lookup("", name, []*cqltype.Type{cqltype.MustParse(t)})
+			f, err := Lookup("", name, []Arg{{Type: cqltype.MustParse(t)}})
 			if err != nil {
 				panic(err)
 			}
