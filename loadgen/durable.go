@@ -99,7 +99,9 @@ func (h *durableHandler) Execute(ctx context.Context, s *frontend.Session, e *wi
 		return nil, err
 	}
 	if _, write := res.(*wire.Void); write {
-		return res, h.append(ctx, [][]wire.Value{e.Params.Values})
+		if err := h.append([][]wire.Value{e.Params.Values}); err != nil {
+			return nil, err
+		}
 	}
 	return res, nil
 }
@@ -115,14 +117,18 @@ func (h *durableHandler) Batch(ctx context.Context, s *frontend.Session, b *wire
 	for i, c := range b.Children {
 		stmts[i] = c.Values
 	}
-	return res, h.append(ctx, stmts)
+	if err := h.append(stmts); err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // append logs the bound values of stmts, length-prefixed: about the size
 // of the mutation an ingest node logs for them. The first value of the
 // first statement is its partition key (every workload statement binds the
-// key first).
-func (h *durableHandler) append(ctx context.Context, stmts [][]wire.Value) error {
+// key first). It waits for the sync even if the request is cancelled: the
+// write is logged either way.
+func (h *durableHandler) append(stmts [][]wire.Value) error {
 	if len(stmts) == 0 || len(stmts[0]) == 0 {
 		return nil
 	}
