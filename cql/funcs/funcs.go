@@ -276,12 +276,16 @@ func preferredType(lit *ast.Literal) *cqltype.Type {
 		return cqltype.VarintType
 	case ast.LitFloat:
 		f, err := strconv.ParseFloat(lit.Text, 64)
-		if err != nil && !errors.Is(err, strconv.ErrRange) {
+		switch {
+		case errors.Is(err, strconv.ErrRange):
+			return cqltype.DecimalType // beyond a double's range
+		case err != nil:
 			return nil
+		case math.IsNaN(f) || math.IsInf(f, 0):
+			return cqltype.DoubleType // NaN, Infinity as written
 		}
-		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return cqltype.DoubleType
-		}
+		// The exponent is in a double's range, so the exact value costs
+		// no more than the text's length.
 		written, ok := new(big.Rat).SetString(lit.Text)
 		if !ok {
 			return nil

@@ -165,6 +165,8 @@ func TestLookupLiterals(t *testing.T) {
 		{"sum", []Arg{lit(ast.LitFloat, "1.5")}, "double"},
 		{"sum", []Arg{lit(ast.LitFloat, "NaN")}, "double"},
 		{"sum", []Arg{lit(ast.LitFloat, "0.10000000000000000001")}, "decimal"},
+		{"sum", []Arg{lit(ast.LitFloat, "1e400")}, "decimal"},
+		{"sum", []Arg{lit(ast.LitFloat, "-Infinity")}, "double"},
 		{"max", []Arg{lit(ast.LitString, "a")}, "ascii"},
 		{"max", []Arg{lit(ast.LitString, "é")}, "text"},
 		{"max", []Arg{lit(ast.LitUUID, "d2177dd0-eaa2-11de-a572-001b779c76e3")}, "timeuuid"},

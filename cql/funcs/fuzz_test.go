@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/sedimentdb/sediment/cql/ast"
 	"github.com/sedimentdb/sediment/cqltype"
 )
 
@@ -67,6 +68,38 @@ func FuzzCall(f *testing.F) {
 		}
 		if err := cqltype.Validate(fn.Return, v); err != nil {
 			t.Fatalf("%s(%x) = %x: %v", fn, args, v, err)
+		}
+	})
+}
+
+// FuzzLookupLiteral resolves calls with a literal of any kind and text, as
+// the parser passes a client's statement: no panic, and a literal of a
+// number kind whose text parses picks a signature of its kind.
+func FuzzLookupLiteral(f *testing.F) {
+	for _, s := range []struct {
+		kind uint8
+		text string
+	}{
+		{uint8(ast.LitInteger), "1"}, {uint8(ast.LitInteger), "-9223372036854775809"},
+		{uint8(ast.LitFloat), "1.5"}, {uint8(ast.LitFloat), "0.10000000000000000001"},
+		{uint8(ast.LitFloat), "1e400"}, {uint8(ast.LitFloat), "1e-400"}, {uint8(ast.LitFloat), "-Infinity"},
+		{uint8(ast.LitString), "é"}, {uint8(ast.LitUUID), "d2177dd0-eaa2-11de-a572-001b779c76e3"},
+		{uint8(ast.LitBlob), "0x01"}, {uint8(ast.LitNull), "null"}, {200, "x"},
+	} {
+		f.Add(s.kind, s.text)
+	}
+	f.Fuzz(func(t *testing.T, kind uint8, text string) {
+		lit := &ast.Literal{Kind: ast.LitKind(kind), Text: text}
+		arg := []Arg{{Text: text, Term: lit}}
+		for _, name := range []string{"sum", "max", "intasblob", "totimestamp"} {
+			_, _ = Lookup("", name, arg)
+		}
+		if p := preferredType(lit); p != nil && lit.Kind == ast.LitInteger {
+			switch p.Kind {
+			case cqltype.Int, cqltype.Bigint, cqltype.Varint:
+			default:
+				t.Fatalf("integer %q preferred as %s", text, p)
+			}
 		}
 	})
 }
