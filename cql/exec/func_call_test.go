@@ -128,6 +128,11 @@ func TestLiteralSelectors(t *testing.T) {
 		wantExactErr(t, s, q, codeInvalid, "Cannot infer type for term "+term+infer)
 	}
 
+	// A hint the literal does not fit is refused as Cassandra's
+	// WithTypeHint refuses it.
+	wantExactErr(t, s, `SELECT (int)'a' FROM t`, codeInvalid, "Cannot assign value (int)'a' to (int)'a' of type int")
+	wantExactErr(t, s, `SELECT toJson((blob)1) FROM t`, codeInvalid, "Cannot assign value (blob)1 to (blob)1 of type blob")
+
 	// A type hint gives the literal its type.
 	row := ` FROM t WHERE pk = 'a' AND ck = 1`
 	wantRows(t, rowsOf(t, s, 0, `SELECT (int)1, (text)'a', (bigint)3000000000, toJson((int)1), cast((int)2 AS text)`+row),

@@ -403,6 +403,11 @@ func termType(t ast.Term) (*cqltype.Type, error) {
 		if err != nil {
 			return nil, invalidf("%v", err)
 		}
+		if !values.Assignable(ht, h.Term) {
+			// Cassandra's WithTypeHint names the receiver by the hint's text.
+			text := values.TermText(h)
+			return nil, invalidf("Cannot assign value %s to %s of type %s", text, text, ht)
+		}
 		return ht, nil
 	}
 	return nil, invalidf("Cannot infer type for term %s in selection clause (try using a cast to force a type)", values.TermText(t))
