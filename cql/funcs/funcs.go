@@ -321,7 +321,8 @@ const (
 // typeMatch is how an argument of type arg fits a parameter of type
 // param: exactly, or weakly when a value of type arg is also a valid value
 // of type param, as Cassandra's AbstractType.isValueCompatibleWith says (a
-// blob reads anything, a text reads ascii, a varint reads int and bigint).
+// blob reads anything, a text reads ascii, a varint reads int and bigint,
+// timestamp and time read bigint).
 func typeMatch(param, arg *cqltype.Type) match {
 	if param.Equal(arg) {
 		return exact
@@ -341,7 +342,7 @@ func typeMatch(param, arg *cqltype.Type) match {
 		if arg.Kind == cqltype.Timestamp {
 			return weak
 		}
-	case cqltype.Timestamp:
+	case cqltype.Timestamp, cqltype.Time:
 		if arg.Kind == cqltype.Bigint {
 			return weak
 		}

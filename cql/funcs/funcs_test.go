@@ -190,6 +190,9 @@ func TestLookupLiterals(t *testing.T) {
 			"Type error: n cannot be passed as argument 0 of function system.varintasblob of type varint"},
 		{"uuidasblob", []Arg{{Text: "system.now()", Type: cqltype.TimeuuidType}}, "uuid"},
 		{"tounixtimestamp", []Arg{{Text: "n", Type: cqltype.BigintType}}, "timestamp"},
+		{"timeasblob", []Arg{{Text: "n", Type: cqltype.BigintType}}, "time"},
+		{"dateasblob", []Arg{{Text: "n", Type: cqltype.BigintType}},
+			"Type error: n cannot be passed as argument 0 of function system.dateasblob of type date"},
 		{"blobasint", []Arg{{Text: "system.intasblob(v)", Type: cqltype.BlobType}, marker},
 			"Invalid number of arguments in call to function system.blobasint: 1 required but 2 provided"},
 	}
