@@ -1,7 +1,6 @@
 package frontend
 
 import (
-	"bytes"
 	"context"
 	"errors"
 
@@ -24,18 +23,34 @@ type Authenticator interface {
 // without an Authenticator.
 var ErrNoAuthenticator = errors.New("frontend: password authentication needs an Authenticator")
 
-// parsePlain splits a SASL PLAIN token, "authzid \0 user \0 password";
-// the authorization identity is ignored, as Cassandra does.
+// parsePlain splits a SASL PLAIN token, "authzid \0 user \0 password",
+// as Cassandra's PasswordAuthenticator does: from the end, the password
+// after the last NUL and the user before it; the authorization identity is
+// ignored, and a third NUL is refused. Each failure is Bad credentials
+// with Cassandra's message.
 func parsePlain(token []byte) (user, password string, err error) {
-	parts := bytes.Split(token, []byte{0})
-	if len(parts) != 3 {
-		return "", "", wire.Errorf(wire.CodeProtocol, "Invalid SASL PLAIN token")
+	var pass, usr []byte
+	havePass, haveUser := false, false
+	end := len(token)
+	for i := len(token) - 1; i >= 0; i-- {
+		if token[i] != 0 {
+			continue
+		}
+		switch {
+		case !havePass:
+			pass, havePass = token[i+1:end], true
+		case !haveUser:
+			usr, haveUser = token[i+1:end], true
+		default:
+			return "", "", wire.Errorf(wire.CodeBadCredentials, `Credential format error: username or password is empty or contains NUL(\0) character`)
+		}
+		end = i
 	}
-	if len(parts[1]) == 0 {
-		return "", "", wire.Errorf(wire.CodeBadCredentials, "Authentication ID must not be null")
-	}
-	if len(parts[2]) == 0 {
+	if len(pass) == 0 {
 		return "", "", wire.Errorf(wire.CodeBadCredentials, "Password must not be null")
 	}
-	return string(parts[1]), string(parts[2]), nil
+	if len(usr) == 0 {
+		return "", "", wire.Errorf(wire.CodeBadCredentials, "Authentication ID must not be null")
+	}
+	return string(usr), string(pass), nil
 }

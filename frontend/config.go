@@ -14,7 +14,9 @@ import (
 type Config struct {
 	// ListenAddress is the host:port of the CQL port.
 	ListenAddress string `yaml:"listen_address"`
-	// MaxFrameSize bounds the body of a request frame, compressed or not.
+	// MaxFrameSize bounds a request frame, header included, as Cassandra's
+	// native_transport_max_frame_size does; the body is counted compressed,
+	// and decompressed it is held to the same bound.
 	// The default, 16 MiB, is Cassandra 4's native_transport_max_frame_size:
 	// large enough for any sane batch, small enough that the in-flight
 	// bounds also bound memory.
@@ -57,7 +59,7 @@ func DefaultConfig() Config {
 func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	const p = "cql."
 	f.StringVar(&c.ListenAddress, p+"listen-address", "127.0.0.1:9042", "Address of the CQL native protocol port.")
-	f.IntVar(&c.MaxFrameSize, p+"max-frame-size", 16<<20, "Largest request frame body in bytes; larger frames are refused with a protocol error.")
+	f.IntVar(&c.MaxFrameSize, p+"max-frame-size", 16<<20, "Largest request frame in bytes, header included; larger frames are skipped and refused with an Invalid error, as Cassandra does.")
 	f.IntVar(&c.MaxConnections, p+"max-connections", 0, "Most client connections at once; 0 is no limit.")
 	f.IntVar(&c.MaxInFlightPerConn, p+"max-in-flight-per-conn", 1024, "Most requests of one connection executing at once; past it the server stops reading the connection.")
 	f.IntVar(&c.MaxInFlight, p+"max-in-flight", 8192, "Most requests executing at once on this server.")

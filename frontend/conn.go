@@ -2,11 +2,13 @@ package frontend
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"regexp"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -23,8 +25,9 @@ const CQLVersion = "3.4.5"
 
 // supported answers OPTIONS.
 var supported = &wire.Supported{Options: map[string][]string{
-	"CQL_VERSION":       {CQLVersion},
-	"COMPRESSION":       {wire.LZ4.Name(), wire.Snappy.Name()},
+	"CQL_VERSION": {CQLVersion},
+	// Cassandra 4 lists snappy first.
+	"COMPRESSION":       {wire.Snappy.Name(), wire.LZ4.Name()},
 	"PROTOCOL_VERSIONS": {"3/v3", "4/v4"},
 }}
 
@@ -58,6 +61,8 @@ type conn struct {
 	cancel context.CancelFunc
 
 	// Set by the reader before the connection is ready, fixed after.
+	// version is 0 until STARTUP, which fixes it, as in Cassandra: OPTIONS
+	// and the errors before it are answered in each frame's own version.
 	version    wire.Version
 	compressor wire.Compressor
 	state      connState
@@ -201,8 +206,7 @@ func (c *conn) readLoop() {
 				c.close()
 				return
 			}
-			c.noteVersion(h.Version)
-			c.reply(h.Version, h.Stream, nil, wire.Errorf(wire.CodeProtocol, "%s", tooLarge.Error()), c.compressor)
+			c.reply(h.Version, h.Stream, nil, tooLarge.InvalidError(), c.compressor)
 		default:
 			c.close()
 			return
@@ -210,17 +214,19 @@ func (c *conn) readLoop() {
 	}
 }
 
-func (c *conn) noteVersion(v wire.Version) {
-	if c.version == 0 {
-		c.version, c.sess.Version = v, v
-	}
-}
-
 // handle answers a frame or starts its statement. It releases the frame's
 // in-flight slot, or leaves that to the statement's goroutine.
 func (c *conn) handle(f *wire.Frame) {
 	h := f.Header
-	c.noteVersion(h.Version)
+	if err := c.checkHeader(h); err != nil || h.Response {
+		// A response opcode with the response bit answers nothing once
+		// the connection is started: Cassandra drops it.
+		c.release()
+		if err != nil {
+			c.replyError(h, err)
+		}
+		return
+	}
 	m, err := c.decode(f)
 	if err != nil {
 		c.release()
@@ -254,21 +260,30 @@ func (c *conn) handle(f *wire.Frame) {
 	}
 }
 
-// decode checks a frame's header against the connection and decodes its
-// body.
+// checkHeader checks a frame's opcode and direction, and before STARTUP
+// that it is STARTUP or OPTIONS: Cassandra looks at nothing else of a
+// frame before STARTUP, not even its body.
+func (c *conn) checkHeader(h wire.Header) error {
+	if err := wire.CheckOpcode(h.Opcode, h.Response); err != nil {
+		return err
+	}
+	if c.state == stateNew && h.Opcode != wire.OpStartup && h.Opcode != wire.OpOptions {
+		return wire.Errorf(wire.CodeProtocol, "Unexpected message %v, expecting STARTUP or OPTIONS", h.Opcode)
+	}
+	return nil
+}
+
+// decode checks a request's version against the connection's and decodes
+// its body.
 func (c *conn) decode(f *wire.Frame) (wire.Message, error) {
 	h := f.Header
-	if h.Response {
-		return nil, wire.Errorf(wire.CodeProtocol, "Unexpected response frame (opcode %v) from a client", h.Opcode)
-	}
-	if h.Version != c.version {
-		return nil, wire.Errorf(wire.CodeProtocol, "Invalid message version. Got %d but previous messages on this connection had version %d", h.Version, c.version)
+	if c.version != 0 && h.Version != c.version {
+		return nil, wire.Errorf(wire.CodeProtocol, "Invalid message version. Got %d/v%d but previous messages on this connection had version %d/v%d", h.Version, h.Version, c.version, c.version)
 	}
 	body := f.Body
-	if h.Flags&wire.FlagCompression != 0 {
-		if c.compressor == nil {
-			return nil, wire.Errorf(wire.CodeProtocol, "Received a compressed frame but no compression was negotiated in STARTUP")
-		}
+	// Without compression agreed the flag is ignored and the body read as
+	// it is, as Cassandra does.
+	if h.Flags&wire.FlagCompression != 0 && c.compressor != nil {
 		var err error
 		if body, err = c.compressor.Decompress(nil, body, c.s.cfg.MaxFrameSize); err != nil {
 			return nil, err
@@ -281,15 +296,11 @@ func (c *conn) decode(f *wire.Frame) (wire.Message, error) {
 	return wire.DecodeRequest(h.Opcode, h.Version, body)
 }
 
-// allowed checks that m may come in the connection's state, with
-// Cassandra's messages.
+// allowed checks that m may come in the connection's state once started
+// (checkHeader has checked it before), with Cassandra's messages.
 func (c *conn) allowed(m wire.Message) error {
 	op := m.Opcode()
 	switch c.state {
-	case stateNew:
-		if op != wire.OpStartup && op != wire.OpOptions {
-			return wire.Errorf(wire.CodeProtocol, "Unexpected message %v, expecting STARTUP or OPTIONS", op)
-		}
 	case stateAuth:
 		if op != wire.OpAuthResponse {
 			return wire.Errorf(wire.CodeProtocol, "Unexpected message %v, expecting SASL_RESPONSE", op)
@@ -298,15 +309,20 @@ func (c *conn) allowed(m wire.Message) error {
 		if op == wire.OpStartup {
 			return wire.Errorf(wire.CodeProtocol, "Unexpected message STARTUP, the connection is already initialized")
 		}
-		if op == wire.OpAuthResponse {
-			return wire.Errorf(wire.CodeProtocol, "Unexpected message AUTH_RESPONSE, the connection is already authenticated")
-		}
 	}
 	return nil
 }
 
 func (c *conn) startup(h wire.Header, m *wire.Startup) error {
-	v, ok := m.Options["CQL_VERSION"]
+	// The connection's version is the STARTUP's, even when it fails: a
+	// retry must come in the same version, as in Cassandra.
+	c.version, c.sess.Version = h.Version, h.Version
+	// Option names are case-insensitive, values are not.
+	opts := make(map[string]string, len(m.Options))
+	for k, v := range m.Options {
+		opts[strings.ToUpper(k)] = v
+	}
+	v, ok := opts["CQL_VERSION"]
 	if !ok {
 		return wire.Errorf(wire.CodeProtocol, "Missing value CQL_VERSION in STARTUP message")
 	}
@@ -314,12 +330,13 @@ func (c *conn) startup(h wire.Header, m *wire.Startup) error {
 		return err
 	}
 	var comp wire.Compressor
-	if name, ok := m.Options["COMPRESSION"]; ok {
-		if comp = wire.CompressorFor(strings.ToLower(name)); comp == nil {
+	if name, ok := opts["COMPRESSION"]; ok {
+		name = strings.ToLower(name)
+		if comp = wire.CompressorFor(name); comp == nil {
 			return wire.Errorf(wire.CodeProtocol, "Unknown compression algorithm: %s", name)
 		}
 	}
-	c.sess.Options = m.Options
+	c.sess.Options = opts
 	// The answer to STARTUP is never compressed; everything after is.
 	if c.s.cfg.Authenticator == "password" {
 		c.state = stateAuth
@@ -332,28 +349,55 @@ func (c *conn) startup(h wire.Header, m *wire.Startup) error {
 	return nil
 }
 
-// checkCQLVersion accepts any version 3 and later, as Cassandra does.
+// cqlVersionRE is the form of a version Cassandra parses
+// (utils.CassandraVersion): major.minor[.patch[.hotfix]][-prerelease][+build],
+// \w being ASCII letters, digits and underscore as in Java.
+var cqlVersionRE = regexp.MustCompile(`^(\d+)\.(\d+)(?:\.(\w+)(?:\.(\w+))?)?(-[-.\w]+)?(?:[.+][.\w]+)?$`)
+
+// checkCQLVersion accepts what Cassandra accepts: a version it can parse
+// that is not below 2.99.0, with no upper bound.
 func checkCQLVersion(v string) error {
-	parts := strings.SplitN(v, ".", 3)
-	nums := make([]int, 0, 3)
-	for _, p := range parts {
-		p, _, _ = strings.Cut(p, "-")
-		n, err := strconv.Atoi(p)
-		if err != nil || n < 0 {
-			return wire.Errorf(wire.CodeProtocol, "Invalid version value: %s", v)
-		}
-		nums = append(nums, n)
-	}
-	if len(nums) < 2 {
+	m := cqlVersionRE.FindStringSubmatch(v)
+	if m == nil {
 		return wire.Errorf(wire.CodeProtocol, "Invalid version value: %s", v)
 	}
-	if nums[0] < 3 {
+	var n [4]int // major, minor, patch, hotfix (-1 when absent)
+	n[3] = -1
+	for i, s := range m[1:5] {
+		if s == "" {
+			continue
+		}
+		x, err := strconv.ParseInt(s, 10, 32) // a Java int
+		if err != nil {
+			return wire.Errorf(wire.CodeProtocol, "Invalid version value: %s", v)
+		}
+		n[i] = int(x)
+	}
+	// Below 2.99.0: a smaller major.minor.patch, or 2.99.0 itself with
+	// no hotfix and a prerelease (2.99.0-beta sorts before 2.99.0).
+	c := cmp.Compare(n[0], 2)
+	if c == 0 {
+		c = cmp.Compare(n[1], 99)
+	}
+	if c == 0 {
+		c = cmp.Compare(n[2], 0)
+	}
+	if c < 0 || c == 0 && n[3] == -1 && m[5] != "" {
 		return wire.Errorf(wire.CodeProtocol, "CQL version %s is not supported by the binary protocol (supported version are >= 3.0.0)", v)
 	}
 	return nil
 }
 
+// authenticate answers AUTH_RESPONSE: during authentication, and also
+// once the connection is ready, where Cassandra starts a new SASL
+// exchange: with no authenticator it completes at once, with passwords it
+// logs the connection in again as the new user (a failure leaves the
+// current user logged in).
 func (c *conn) authenticate(h wire.Header, m *wire.AuthResponse) error {
+	if c.s.cfg.Authenticator != "password" {
+		c.reply(h.Version, h.Stream, nil, &wire.AuthSuccess{}, c.compressor)
+		return nil
+	}
 	user, password, err := parsePlain(m.Token)
 	if err != nil {
 		return err
@@ -373,12 +417,24 @@ func (c *conn) authenticate(h wire.Header, m *wire.AuthResponse) error {
 
 func (c *conn) register(h wire.Header, m *wire.Register) error {
 	var bits uint32
+	// Cassandra reads the names case-insensitively, all of them before
+	// it checks any against the version: TRACE_COMPLETE is known from v4
+	// on (and never sent by Sediment, which does not trace).
+	trace := false
 	for _, t := range m.Events {
-		b := eventBit(t)
+		name := strings.ToUpper(t)
+		if name == wire.TraceComplete {
+			trace = true
+			continue
+		}
+		b := eventBit(name)
 		if b == 0 {
-			return wire.Errorf(wire.CodeProtocol, "Invalid value '%s' for Event.Type", t)
+			return wire.Errorf(wire.CodeProtocol, "Invalid value '%s' for Type", t)
 		}
 		bits |= b
+	}
+	if trace && h.Version < wire.V4 {
+		return wire.Errorf(wire.CodeProtocol, "Event %s not valid for protocol version %d/v%d", wire.TraceComplete, h.Version, h.Version)
 	}
 	c.events.Or(bits)
 	c.reply(h.Version, h.Stream, nil, &wire.Ready{}, c.compressor)

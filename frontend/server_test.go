@@ -386,7 +386,7 @@ func TestHandshake(t *testing.T) {
 
 	sup, ok := c.roundTrip(1, &wire.Options{}).(*wire.Supported)
 	if !ok || sup.Options["CQL_VERSION"][0] != CQLVersion ||
-		strings.Join(sup.Options["COMPRESSION"], ",") != "lz4,snappy" ||
+		strings.Join(sup.Options["COMPRESSION"], ",") != "snappy,lz4" ||
 		strings.Join(sup.Options["PROTOCOL_VERSIONS"], ",") != "3/v3,4/v4" {
 		t.Fatalf("SUPPORTED %+v", sup)
 	}
@@ -464,7 +464,7 @@ func TestUnsupportedVersions(t *testing.T) {
 	}
 	// A version change on an open connection is refused.
 	c.v = wire.V4
-	wantError(t, c.roundTrip(2, query("ECHO")), wire.CodeProtocol, "Got 4 but previous messages on this connection had version 3")
+	wantError(t, c.roundTrip(2, query("ECHO")), wire.CodeProtocol, "Invalid message version. Got 4/v4 but previous messages on this connection had version 3/v3")
 }
 
 func TestMalformedFrames(t *testing.T) {
@@ -487,30 +487,48 @@ func TestMalformedFrames(t *testing.T) {
 	}
 	queryBody, _ := query("ECHO").AppendBody(nil, wire.V4)
 
+	v3Body, _ := query("ECHO").AppendBody(nil, wire.V3)
 	tests := []struct {
 		name  string
 		frame []byte
+		code  wire.ErrorCode
 		part  string
 	}{
-		{"truncated body", frame(4, 0, 1, wire.OpQuery, queryBody[:5]), "Not enough bytes"},
-		{"bad flags", frame(4, 0, 2, wire.OpQuery, append(bytes.Clone(queryBody[:len(queryBody)-1]), 0x80)), "Unknown query flags"},
-		{"unknown opcode", frame(4, 0, 3, 0x42, nil), "Unknown opcode"},
-		{"response opcode", frame(4, 0, 4, wire.OpReady, nil), "Unknown opcode"},
-		{"response bit", frame(0x84, 0, 5, wire.OpQuery, queryBody), "Unexpected response frame"},
-		{"uncompressed flag", frame(4, wire.FlagCompression, 6, wire.OpQuery, queryBody), "no compression was negotiated"},
-		{"bad utf-8", frame(4, 0, 7, wire.OpQuery, []byte{0, 0, 0, 2, 0xff, 0xfe, 0, 1, 0}), "Invalid UTF-8"},
-		{"too large", frame(4, 0, 8, wire.OpQuery, make([]byte, 5000)), "Request is too big: length 5000 exceeds maximum allowed length 4096"},
-		{"bad consistency", frame(4, 0, 9, wire.OpQuery, []byte{0, 0, 0, 1, 'x', 0, 0x77, 0}), "Unknown code 119 for a consistency level"},
-		{"bad custom payload", frame(4, wire.FlagCustomPayload, 10, wire.OpQuery, []byte{0, 5}), "custom payload"},
+		{"truncated body", frame(4, 0, 1, wire.OpQuery, queryBody[:5]), wire.CodeProtocol, "Not enough bytes"},
+		{"bad flags", frame(4, 0, 2, wire.OpQuery, append(bytes.Clone(queryBody[:len(queryBody)-1]), 0x80)), wire.CodeProtocol, "Unknown query flags"},
+		{"unknown opcode", frame(4, 0, 3, 0x42, nil), wire.CodeProtocol, "Unknown opcode 66"},
+		{"response opcode", frame(4, 0, 4, wire.OpReady, nil), wire.CodeProtocol, "Wrong protocol direction (expected RESPONSE, got REQUEST) for opcode 2 (READY)"},
+		{"response bit", frame(0x84, 0, 5, wire.OpQuery, queryBody), wire.CodeProtocol, "Wrong protocol direction (expected REQUEST, got RESPONSE) for opcode 7 (QUERY)"},
+		{"credentials", frame(4, 0, 6, wire.OpCredentials, []byte{0, 0}), wire.CodeProtocol, "Unsupported message"},
+		{"bad utf-8", frame(4, 0, 7, wire.OpQuery, []byte{0, 0, 0, 2, 0xff, 0xfe, 0, 1, 0}), wire.CodeProtocol, "Invalid UTF-8"},
+		// The limit counts the header, and the code is Invalid, as
+		// Cassandra's native_transport_max_frame_size.
+		{"too large", frame(4, 0, 8, wire.OpQuery, make([]byte, 4096-8)), wire.CodeInvalid, "Request is too big: length 4097 exceeds maximum allowed length 4096."},
+		{"bad consistency", frame(4, 0, 9, wire.OpQuery, []byte{0, 0, 0, 1, 'x', 0, 0x77, 0}), wire.CodeProtocol, "Unknown code 119 for a consistency level"},
+		{"bad custom payload", frame(4, wire.FlagCustomPayload, 10, wire.OpQuery, []byte{0, 5}), wire.CodeProtocol, "custom payload"},
+		{"v3 custom payload", frame(4, 0, 11, wire.OpQuery, v3Body), wire.CodeProtocol, "Received frame with CUSTOM_PAYLOAD flag for native protocol version < 4"},
 	}
+	v3 := dial(t, addr)
+	v3.v = wire.V3
+	v3.startup(nil)
 	for i, tt := range tests {
-		c.raw(tt.frame)
-		h, _, m := c.recv()
+		conn := c
+		if tt.name == "v3 custom payload" {
+			conn = v3
+			tt.frame = frame(3, wire.FlagCustomPayload, 11, wire.OpQuery, append([]byte{0, 1, 0, 1, 'k', 0, 0, 0, 1, 'v'}, v3Body...))
+		}
+		conn.raw(tt.frame)
+		h, _, m := conn.recv()
 		if h.Stream != int16(i+1) {
 			t.Errorf("%s: answer on stream %d", tt.name, h.Stream)
 		}
-		wantError(t, m, wire.CodeProtocol, tt.part)
+		wantError(t, m, tt.code, tt.part)
 		good(100 + int16(i))
+	}
+	// The largest frame allowed is served.
+	big := query("ECHO", make([]byte, 4096-wire.HeaderSize-len(queryBody)-6)) // 2 bytes of count, 4 of length
+	if m := c.roundTrip(60, big); m.Opcode() != wire.OpResult {
+		t.Fatalf("a frame of the maximum size answered %+v", m)
 	}
 	// A custom payload and the tracing flag are accepted; the answer has no
 	// tracing flag (and no tracing ID), which tells the driver there is no
@@ -740,7 +758,7 @@ func TestPasswordAuthentication(t *testing.T) {
 		t.Fatalf("STARTUP answered %+v", a)
 	}
 	wantError(t, c.roundTrip(1, query("WHO")), wire.CodeProtocol, "expecting SASL_RESPONSE")
-	wantError(t, c.roundTrip(2, &wire.AuthResponse{Token: []byte("alice:secret")}), wire.CodeProtocol, "Invalid SASL PLAIN token")
+	wantError(t, c.roundTrip(2, &wire.AuthResponse{Token: []byte("alice:secret")}), wire.CodeBadCredentials, "Password must not be null")
 	wantError(t, c.roundTrip(3, &wire.AuthResponse{Token: []byte("\x00alice\x00wrong")}), wire.CodeBadCredentials, "Provided username alice and/or password are incorrect")
 	wantError(t, c.roundTrip(4, &wire.AuthResponse{Token: []byte("\x00nobody\x00secret")}), wire.CodeBadCredentials, "Provided username nobody")
 	wantError(t, c.roundTrip(5, &wire.AuthResponse{Token: []byte("\x00broken\x00x")}), wire.CodeServer, "Internal server error")

@@ -143,6 +143,9 @@ func SplitBody(h Header, body []byte) (Envelope, []byte, error) {
 	}
 	if h.Flags&FlagCustomPayload != 0 {
 		env.Payload = d.bytesMap("the custom payload")
+		if d.err == nil && h.Version < V4 {
+			d.fail("Received frame with CUSTOM_PAYLOAD flag for native protocol version < 4")
+		}
 	}
 	if d.err != nil {
 		return Envelope{}, nil, d.err

@@ -64,10 +64,13 @@ type Opcode uint8
 
 // The opcodes.
 const (
-	OpError         Opcode = 0x00
-	OpStartup       Opcode = 0x01
-	OpReady         Opcode = 0x02
-	OpAuthenticate  Opcode = 0x03
+	OpError        Opcode = 0x00
+	OpStartup      Opcode = 0x01
+	OpReady        Opcode = 0x02
+	OpAuthenticate Opcode = 0x03
+	// OpCredentials was v1's login request; it is known only to be
+	// refused as Cassandra refuses it.
+	OpCredentials   Opcode = 0x04
 	OpOptions       Opcode = 0x05
 	OpSupported     Opcode = 0x06
 	OpQuery         Opcode = 0x07
@@ -83,7 +86,7 @@ const (
 )
 
 var opNames = map[Opcode]string{
-	OpError: "ERROR", OpStartup: "STARTUP", OpReady: "READY", OpAuthenticate: "AUTHENTICATE",
+	OpError: "ERROR", OpStartup: "STARTUP", OpReady: "READY", OpAuthenticate: "AUTHENTICATE", OpCredentials: "CREDENTIALS",
 	OpOptions: "OPTIONS", OpSupported: "SUPPORTED", OpQuery: "QUERY", OpResult: "RESULT",
 	OpPrepare: "PREPARE", OpExecute: "EXECUTE", OpRegister: "REGISTER", OpEvent: "EVENT",
 	OpBatch: "BATCH", OpAuthChallenge: "AUTH_CHALLENGE", OpAuthResponse: "AUTH_RESPONSE",
@@ -96,6 +99,35 @@ func (o Opcode) String() string {
 		return s
 	}
 	return fmt.Sprintf("0x%02X", uint8(o))
+}
+
+// requestOps are the opcodes a client sends; the other named ones are the
+// server's.
+var requestOps = map[Opcode]bool{
+	OpStartup: true, OpCredentials: true, OpOptions: true, OpQuery: true, OpPrepare: true,
+	OpExecute: true, OpRegister: true, OpBatch: true, OpAuthResponse: true,
+}
+
+// IsRequest reports whether o is an opcode clients send.
+func (o Opcode) IsRequest() bool { return requestOps[o] }
+
+// CheckOpcode returns the Protocol error Cassandra sends for a frame
+// whose opcode is unknown, or is known but travels the other way (a
+// response opcode without the direction bit, a request opcode with it);
+// nil when o fits the direction.
+func CheckOpcode(o Opcode, response bool) *Error {
+	if _, ok := opNames[o]; !ok {
+		return Errorf(CodeProtocol, "Unknown opcode %d", uint8(o))
+	}
+	if o.IsRequest() != response {
+		return nil
+	}
+	dirs := [2]string{"REQUEST", "RESPONSE"}
+	want, got := dirs[1], dirs[0]
+	if response {
+		want, got = got, want
+	}
+	return Errorf(CodeProtocol, "Wrong protocol direction (expected %s, got %s) for opcode %d (%v)", want, got, uint8(o), o)
 }
 
 // Header is a frame header.
@@ -123,15 +155,28 @@ const EventStream int16 = -1
 // ErrFrameTooLarge matches a FrameTooLargeError.
 var ErrFrameTooLarge = errors.New("wire: frame too large")
 
-// FrameTooLargeError reports a header whose length exceeds the limit. Its
+// FrameTooLargeError reports a frame longer than the limit, header
+// included, as Cassandra's native_transport_max_frame_size counts. Its
 // body has not been read: the reader may skip Header.Length bytes and go on.
 type FrameTooLargeError struct {
 	Header Header
 	Max    int
 }
 
+// Len is the length of the whole frame.
+func (e *FrameTooLargeError) Len() int64 {
+	return int64(e.Header.Version.headerSize()) + int64(e.Header.Length)
+}
+
 func (e *FrameTooLargeError) Error() string {
-	return fmt.Sprintf("Request is too big: length %d exceeds maximum allowed length %d", e.Header.Length, e.Max)
+	return fmt.Sprintf("Request is too big: length %d exceeds maximum allowed length %d.", e.Len(), e.Max)
+}
+
+// InvalidError returns the error the client is sent: Cassandra answers a
+// frame too large with Invalid, not Protocol error, and goes on with the
+// connection.
+func (e *FrameTooLargeError) InvalidError() *Error {
+	return &Error{Code: CodeInvalid, Message: e.Error()}
 }
 
 // Is makes errors.Is(err, ErrFrameTooLarge) hold.
@@ -174,7 +219,8 @@ func (e *UnsupportedVersionError) ReplyVersion() Version {
 }
 
 // ReadFrame reads one frame. It checks the header before allocating the
-// body: a body longer than maxFrame gives a *FrameTooLargeError, a version
+// body: a frame (header and body) longer than maxFrame gives a
+// *FrameTooLargeError, a version
 // other than v3 or v4 an *UnsupportedVersionError, both with the body left
 // unread. Any other error means the stream is out of step.
 func ReadFrame(r io.Reader, maxFrame int) (*Frame, error) {
@@ -200,7 +246,7 @@ func ReadFrame(r io.Reader, maxFrame int) (*Frame, error) {
 	if !v.Supported() {
 		return nil, &UnsupportedVersionError{Header: h}
 	}
-	if int64(h.Length) > int64(maxFrame) {
+	if int64(n)+int64(h.Length) > int64(maxFrame) {
 		return nil, &FrameTooLargeError{Header: h, Max: maxFrame}
 	}
 	f := &Frame{Header: h, Body: make([]byte, h.Length)}

@@ -379,8 +379,14 @@ func DecodeRequest(op Opcode, v Version, body []byte) (Message, error) {
 		m = decodeBatch(d, v)
 	case OpRegister:
 		m = &Register{Events: d.stringList("the event types")}
+	case OpCredentials:
+		// v1's login, which Cassandra 4 no longer decodes.
+		return nil, &Error{Code: CodeProtocol, Message: "Unsupported message"}
 	default:
-		return nil, &Error{Code: CodeProtocol, Message: fmt.Sprintf("Unknown opcode %d for a request", op)}
+		if err := CheckOpcode(op, false); err != nil {
+			return nil, err
+		}
+		return nil, &Error{Code: CodeProtocol, Message: fmt.Sprintf("Unknown opcode %d", op)}
 	}
 	// Bytes after the message are ignored, as Cassandra ignores them:
 	// the frame's length keeps the stream in step, and a driver that

@@ -331,6 +331,8 @@ const (
 	TopologyChange = "TOPOLOGY_CHANGE"
 	StatusChange   = "STATUS_CHANGE"
 	SchemaChanged  = "SCHEMA_CHANGE"
+	// TraceComplete (v4) may be registered for; Sediment never sends it.
+	TraceComplete = "TRACE_COMPLETE"
 )
 
 // Event (EVENT) is pushed to connections that registered for its Type.
