@@ -206,7 +206,7 @@ func (c *conn) readLoop() {
 				c.close()
 				return
 			}
-			c.reply(h.Version, h.Stream, nil, tooLarge.InvalidError(), c.compressor)
+			c.replyError(h, tooLarge.InvalidError())
 		default:
 			c.close()
 			return
@@ -516,8 +516,14 @@ func (c *conn) call(ctx context.Context, m wire.Message) (res wire.Message, err 
 }
 
 // replyError answers the request of h with err as a wire error.
+// Once STARTUP has fixed the connection's version, errors are framed in
+// it, as Cassandra frames them, even for a frame in another version.
 func (c *conn) replyError(h wire.Header, err error) {
-	c.reply(h.Version, h.Stream, nil, c.wireError(h, err), c.compressor)
+	v := h.Version
+	if c.version != 0 {
+		v = c.version
+	}
+	c.reply(v, h.Stream, nil, c.wireError(h, err), c.compressor)
 }
 
 // wireError maps err to the ERROR sent: a *wire.Error as it is (in terms

@@ -76,9 +76,13 @@ func TestEdgesStartup(t *testing.T) {
 		"CQL version 2.0.0 is not supported by the binary protocol (supported version are >= 3.0.0)")
 	wantError(t, startup(4, map[string]string{"CQL_VERSION": "3"}), wire.CodeProtocol, "Invalid version value: 3")
 	// A failed STARTUP fixes the version: a retry in another is refused.
+	// The error is framed in the connection's version.
 	c.v = wire.V3
-	wantError(t, startup(5, map[string]string{"CQL_VERSION": "3.0.0"}), wire.CodeProtocol,
-		"Invalid message version. Got 3/v3 but previous messages on this connection had version 4/v4")
+	h, _, m := c.recv2(5, &wire.Startup{Options: map[string]string{"CQL_VERSION": "3.0.0"}})
+	wantError(t, m, wire.CodeProtocol, "Invalid message version. Got 3/v3 but previous messages on this connection had version 4/v4")
+	if h.Version != wire.V4 || h.Stream != 5 {
+		t.Fatalf("error frame %+v", h)
+	}
 	c.v = wire.V4
 	if _, ok := startup(6, map[string]string{"CQL_VERSION": "3.0.0", "COMPRESSION": "Snappy"}).(*wire.Ready); !ok {
 		t.Fatal("STARTUP after failures")
