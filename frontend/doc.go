@@ -16,10 +16,13 @@
 // client. The writer sends, in one write, every answer queued while its
 // previous write was in progress.
 //
-// The handshake follows Cassandra: until STARTUP only OPTIONS and STARTUP
-// are accepted; with password authentication STARTUP is answered with
+// The handshake follows Cassandra 4 (its InitialConnectionHandler and
+// ServerConnection): until STARTUP only OPTIONS and STARTUP are accepted,
+// each answered in its frame's version, and STARTUP fixes the connection's
+// version; with password authentication STARTUP is answered with
 // AUTHENTICATE (org.apache.cassandra.auth.PasswordAuthenticator) and only
-// AUTH_RESPONSE, a SASL PLAIN token, is accepted until it succeeds.
+// AUTH_RESPONSE, a SASL PLAIN token, is accepted until it succeeds. Once
+// ready, AUTH_RESPONSE logs in again, as Cassandra allows.
 //
 // # Events
 //
@@ -36,8 +39,11 @@
 // that names the supported versions, framed in the client's own version
 // where its framing is known (see wire.UnsupportedVersionError), and the
 // connection is closed; drivers then reconnect with a lower version. A
-// frame longer than the maximum is skipped and answered with a Protocol
-// error on its stream; so is a malformed body. A connection is closed only
+// frame longer than the maximum is skipped and answered with an Invalid
+// error on its stream, as Cassandra answers it; a malformed body, an
+// unknown opcode or one in the wrong direction gets a Protocol error worded
+// as Cassandra words it, and a response frame from a started client is
+// dropped, as Cassandra drops it. A connection is closed only
 // when its byte stream is out of step. A Handler error that is not a
 // *wire.Error, and a Handler panic, is logged (sampled) and sent as a
 // Server error without its text.
