@@ -26,6 +26,10 @@ func FuzzConnection(f *testing.F) {
 	f.Add(true, []byte{4, 1, 0, 1, 7, 0, 0, 0, 4, 0, 0, 0, 9})
 	f.Add(false, []byte{5, 0, 0, 1, 5, 0, 0, 0, 0})
 	f.Add(true, []byte{4, 0, 0, 1, 7, 0x7f, 0xff, 0xff, 0xff})
+	f.Add(true, []byte{0x84, 0, 0, 1, 2, 0, 0, 0, 0})                // a response frame, dropped
+	f.Add(false, []byte{0x84, 0, 0, 1, 7, 0, 0, 0, 0})               // a request with the response bit
+	f.Add(true, []byte{3, 0, 0, 1, 5, 0, 0, 0, 0})                   // OPTIONS in another version
+	f.Add(true, []byte{4, 0x10, 0xff, 0xf0, 0x0b, 0, 0, 0, 2, 0, 0}) // beta flag, negative stream
 	for _, m := range []wire.Message{
 		&wire.Batch{Children: []wire.BatchChild{{Query: "ECHO"}, {ID: []byte{1}}}},
 		&wire.AuthResponse{Token: []byte("\x00a\x00b")},

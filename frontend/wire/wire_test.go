@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"net/netip"
 	"reflect"
@@ -350,6 +351,16 @@ func TestReadFrame(t *testing.T) {
 	if !errors.As(err, &tooLarge) || tooLarge.Header.Stream != 300 || !errors.Is(err, ErrFrameTooLarge) {
 		t.Errorf("small limit: %v", err)
 	}
+	// The limit counts the header, as Cassandra's does.
+	if _, err := ReadFrame(bytes.NewReader(frame), len(frame)); err != nil {
+		t.Errorf("a frame of the limit: %v", err)
+	}
+	_, err = ReadFrame(bytes.NewReader(frame), len(frame)-1)
+	if !errors.As(err, &tooLarge) || tooLarge.Len() != int64(len(frame)) ||
+		err.Error() != fmt.Sprintf("Request is too big: length %d exceeds maximum allowed length %d.", len(frame), len(frame)-1) ||
+		tooLarge.InvalidError().Code != CodeInvalid {
+		t.Errorf("one byte over the limit: %v", err)
+	}
 	// A truncated frame is out of step.
 	for i := 1; i < len(frame); i++ {
 		if _, err := ReadFrame(bytes.NewReader(frame[:i]), 1<<20); err != io.ErrUnexpectedEOF {
@@ -486,5 +497,51 @@ func TestFrameEnvelope(t *testing.T) {
 		if m, err := DecodeResponse(f.Opcode, f.Version, rest); err != nil || !reflect.DeepEqual(m, &Void{}) {
 			t.Fatalf("message %+v, %v", m, err)
 		}
+	}
+}
+
+func TestCheckOpcode(t *testing.T) {
+	tests := []struct {
+		op       Opcode
+		response bool
+		want     string
+	}{
+		{OpQuery, false, ""},
+		{OpResult, true, ""},
+		{OpCredentials, false, ""},
+		{0x11, false, "Unknown opcode 17"},
+		{0xff, true, "Unknown opcode 255"},
+		{OpReady, false, "Wrong protocol direction (expected RESPONSE, got REQUEST) for opcode 2 (READY)"},
+		{OpQuery, true, "Wrong protocol direction (expected REQUEST, got RESPONSE) for opcode 7 (QUERY)"},
+	}
+	for _, tt := range tests {
+		err := CheckOpcode(tt.op, tt.response)
+		if tt.want == "" {
+			if err != nil {
+				t.Errorf("%v response=%v: %v", tt.op, tt.response, err)
+			}
+			continue
+		}
+		if err == nil || err.Code != CodeProtocol || err.Message != tt.want {
+			t.Errorf("%v response=%v: %v, want %q", tt.op, tt.response, err, tt.want)
+		}
+	}
+	if _, err := DecodeRequest(OpCredentials, V4, nil); err == nil || err.Error() != "Unsupported message" {
+		t.Errorf("CREDENTIALS: %v", err)
+	}
+	if _, err := DecodeRequest(OpEvent, V4, nil); err == nil || !strings.Contains(err.Error(), "Wrong protocol direction") {
+		t.Errorf("EVENT as a request: %v", err)
+	}
+}
+
+func TestSplitBodyPayloadNeedsV4(t *testing.T) {
+	body := []byte{0, 1, 0, 1, 'k', 0, 0, 0, 1, 'v', 0xAA}
+	env, rest, err := SplitBody(Header{Version: V4, Flags: FlagCustomPayload}, body)
+	if err != nil || string(env.Payload["k"]) != "v" || len(rest) != 1 {
+		t.Fatalf("v4: %+v %x %v", env, rest, err)
+	}
+	if _, _, err := SplitBody(Header{Version: V3, Flags: FlagCustomPayload}, body); err == nil ||
+		err.Error() != "Received frame with CUSTOM_PAYLOAD flag for native protocol version < 4" {
+		t.Fatalf("v3: %v", err)
 	}
 }
