@@ -66,6 +66,10 @@ type conn struct {
 	version    wire.Version
 	compressor wire.Compressor
 	state      connState
+	// throwOnOverload: the client asked in STARTUP (THROW_ON_OVERLOAD=1)
+	// to be told Overloaded when the server's in-flight bound is full,
+	// rather than not being read.
+	throwOnOverload bool
 
 	// events holds eventBit of each event type registered for.
 	events atomic.Uint32
@@ -150,6 +154,24 @@ func (c *conn) acquireServer() bool {
 	}
 }
 
+// tryAcquireServer takes a slot of the server's bound if one is free.
+func (c *conn) tryAcquireServer() bool {
+	select {
+	case c.s.inFlight <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+// overloaded is the error a THROW_ON_OVERLOAD client gets in place of
+// waiting, worded as Cassandra 4.1 words its bytes-in-flight overload, for
+// Sediment's bound on requests.
+func (c *conn) overloaded() *wire.Error {
+	n := cap(c.s.inFlight)
+	return wire.Errorf(wire.CodeOverloaded, "Request breached limit on requests in flight. (Global: %d/%d requests.) Server is currently in an overloaded state and cannot accept more requests.", n, n)
+}
+
 func (c *conn) release() {
 	<-c.s.inFlight
 	<-c.slots
@@ -181,7 +203,13 @@ func (c *conn) readLoop() {
 		}
 		f, err := wire.ReadFrame(c.br, c.s.cfg.MaxFrameSize)
 		if err == nil {
-			if !c.acquireServer() {
+			if c.throwOnOverload {
+				if !c.tryAcquireServer() {
+					<-c.slots
+					c.replyError(f.Header, c.overloaded())
+					continue
+				}
+			} else if !c.acquireServer() {
 				return
 			}
 			c.handle(f)
@@ -337,6 +365,7 @@ func (c *conn) startup(h wire.Header, m *wire.Startup) error {
 		}
 	}
 	c.sess.Options = opts
+	c.throwOnOverload = opts["THROW_ON_OVERLOAD"] == "1"
 	// The answer to STARTUP is never compressed; everything after is.
 	if c.s.cfg.Authenticator == "password" {
 		c.state = stateAuth

@@ -252,3 +252,48 @@ func TestEdgesTooLargeThenServes(t *testing.T) {
 		t.Fatalf("then answered %+v", m)
 	}
 }
+
+func TestThrowOnOverload(t *testing.T) {
+	cfg := testConfig()
+	cfg.MaxInFlight = 1
+	h := newTestHandler()
+	_, addr := startServer(t, cfg, h, nil)
+	busy, throw, wait := dial(t, addr), dial(t, addr), dial(t, addr)
+	busy.startup(nil)
+	throw.startup(map[string]string{"THROW_ON_OVERLOAD": "1"})
+	wait.startup(map[string]string{"THROW_ON_OVERLOAD": "0"})
+	busy.send(1, query("WAIT x"))
+	<-h.started
+	// The server's one slot is taken: the client that asked is told so at
+	// once, on its stream, and its connection goes on.
+	h2, _, m := throw.recv2(7, query("ECHO"))
+	if h2.Stream != 7 {
+		t.Fatalf("answer on stream %d", h2.Stream)
+	}
+	wantError(t, m, wire.CodeOverloaded, "Request breached limit on requests in flight. (Global: 1/1 requests.) Server is currently in an overloaded state and cannot accept more requests.")
+	// The others wait for the slot.
+	wait.send(2, query("ECHO"))
+	wait.nc.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+	var b [1]byte
+	if n, err := wait.nc.Read(b[:]); n != 0 || err == nil {
+		t.Fatalf("a client that did not ask was answered while the server is full (%d bytes, %v)", n, err)
+	}
+	h.release("x")
+	busy.recv()
+	if hd, _, m := wait.recv(); hd.Stream != 2 || m.Opcode() != wire.OpResult {
+		t.Fatalf("waiting client answered %+v %+v", hd, m)
+	}
+	// The slot is given back just after the answer is queued: the client
+	// that asked may be told Overloaded until then, and served after.
+	for i := 0; ; i++ {
+		m := throw.roundTrip(8, query("ECHO"))
+		if m.Opcode() == wire.OpResult {
+			break
+		}
+		wantError(t, m, wire.CodeOverloaded, "Request breached limit")
+		if i == 500 {
+			t.Fatal("still overloaded with no statement running")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
