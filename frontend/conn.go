@@ -45,6 +45,12 @@ const (
 	// maxPendingEvents is the most unwritten bytes past which an event
 	// is dropped for a connection rather than queued.
 	maxPendingEvents = 4 << 20
+	// maxPendingReplies is the most unwritten bytes past which the reader
+	// stops reading until the writer catches up: answers the reader
+	// writes itself (OPTIONS, errors, Overloaded) take no in-flight slot,
+	// so a client that sends without reading would otherwise grow them
+	// without bound.
+	maxPendingReplies = 4 << 20
 	// drainTimeout bounds the last write to a connection being closed
 	// after an error that ends it.
 	drainTimeout = 5 * time.Second
@@ -84,8 +90,12 @@ type conn struct {
 	// one write. draining asks writeLoop to close once out is written.
 	mu       sync.Mutex
 	out      []byte
+	writing  int // bytes of the write in progress
 	draining bool
 	kick     chan struct{}
+	// wrote is signalled after each write, for a reader waiting on
+	// maxPendingReplies.
+	wrote chan struct{}
 
 	once sync.Once
 	done chan struct{}
@@ -102,6 +112,7 @@ func (s *Server) newConn(nc net.Conn) *conn {
 		cancel: cancel,
 		slots:  make(chan struct{}, s.cfg.MaxInFlightPerConn),
 		kick:   make(chan struct{}, 1),
+		wrote:  make(chan struct{}, 1),
 		done:   make(chan struct{}),
 	}
 }
@@ -172,6 +183,26 @@ func (c *conn) overloaded() *wire.Error {
 	return wire.Errorf(wire.CodeOverloaded, "Request breached limit on requests in flight. (Global: %d/%d requests.) Server is currently in an overloaded state and cannot accept more requests.", n, n)
 }
 
+// pending returns the bytes queued or being written.
+func (c *conn) pending() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.out) + c.writing
+}
+
+// waitForWriter waits while more than maxPendingReplies bytes are
+// unwritten; false when the connection closed.
+func (c *conn) waitForWriter() bool {
+	for c.pending() > c.s.maxPendingReplies {
+		select {
+		case <-c.wrote:
+		case <-c.done:
+			return false
+		}
+	}
+	return true
+}
+
 func (c *conn) release() {
 	<-c.s.inFlight
 	<-c.slots
@@ -191,6 +222,9 @@ func (c *conn) readLoop() {
 		c.s.wg.Done()
 	}()
 	for {
+		if !c.waitForWriter() {
+			return
+		}
 		if !c.acquire() {
 			return
 		}
@@ -656,11 +690,19 @@ func (c *conn) writeLoop() {
 		c.mu.Lock()
 		buf, draining := c.out, c.draining
 		c.out = spare[:0]
+		c.writing = len(buf)
 		c.mu.Unlock()
 		if len(buf) > 0 {
 			if _, err := c.nc.Write(buf); err != nil {
 				c.close()
 				return
+			}
+			c.mu.Lock()
+			c.writing = 0
+			c.mu.Unlock()
+			select {
+			case c.wrote <- struct{}{}:
+			default:
 			}
 		}
 		if draining {

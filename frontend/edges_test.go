@@ -1,6 +1,9 @@
 package frontend
 
 import (
+	"bytes"
+	"log/slog"
+	"net"
 	"testing"
 	"time"
 
@@ -295,5 +298,53 @@ func TestThrowOnOverload(t *testing.T) {
 			t.Fatal("still overloaded with no statement running")
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestRepliesBoundWhenClientDoesNotRead checks that a client sending
+// requests the reader answers itself, without reading the answers, is
+// stopped being read rather than growing the server's queue of answers.
+func TestRepliesBoundWhenClientDoesNotRead(t *testing.T) {
+	s, err := New(testConfig(), newTestHandler(), Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const limit = 64 << 10
+	s.maxPendingReplies = limit
+	ln, err := s.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ln) }()
+	defer func() {
+		s.Close()
+		<-done
+	}()
+	c := dial(t, ln.Addr().String())
+	c.nc.(*net.TCPConn).SetReadBuffer(4 << 10)
+	c.startup(nil)
+	s.mu.Lock()
+	var sc *conn
+	for x := range s.conns {
+		sc = x
+	}
+	s.mu.Unlock()
+	sc.nc.(*net.TCPConn).SetWriteBuffer(4 << 10)
+
+	// 1 MiB of OPTIONS asks for about 10 MiB of SUPPORTED.
+	opts := rawFrame(4, 0, 1, wire.OpOptions, nil)
+	flood := bytes.Repeat(opts, (1<<20)/len(opts))
+	go c.nc.Write(flood) // blocks once the server stops reading; ends when the test closes the connection
+	answer := len(wire.AppendHeader(nil, wire.Header{})) + 200
+	most := 0
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		most = max(most, sc.pending())
+	}
+	if most > limit+answer {
+		t.Fatalf("%d bytes of answers queued, bound %d", most, limit)
+	}
+	if most < limit/2 {
+		t.Fatalf("only %d bytes of answers queued: the client was not flooding", most)
 	}
 }

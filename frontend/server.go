@@ -41,8 +41,10 @@ type Server struct {
 	cancel context.CancelFunc
 	// inFlight holds a token per statement executing on the server.
 	inFlight chan struct{}
-	workers  *workers
-	nextID   atomic.Uint64
+	// maxPendingReplies is maxPendingReplies, lowered by tests.
+	maxPendingReplies int
+	workers           *workers
+	nextID            atomic.Uint64
 
 	closeOnce sync.Once
 	mu        sync.Mutex
@@ -70,18 +72,19 @@ func New(cfg Config, h Handler, o Options) (*Server, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Server{
-		cfg:      cfg,
-		h:        h,
-		auth:     o.Authenticator,
-		tls:      tc,
-		log:      log.With("component", "frontend"),
-		m:        newMetrics(o.Registerer),
-		ctx:      ctx,
-		cancel:   cancel,
-		inFlight: make(chan struct{}, cfg.MaxInFlight),
-		workers:  newWorkers(time.Second),
-		lns:      make(map[net.Listener]struct{}),
-		conns:    make(map[*conn]struct{}),
+		cfg:               cfg,
+		h:                 h,
+		auth:              o.Authenticator,
+		tls:               tc,
+		log:               log.With("component", "frontend"),
+		m:                 newMetrics(o.Registerer),
+		ctx:               ctx,
+		cancel:            cancel,
+		inFlight:          make(chan struct{}, cfg.MaxInFlight),
+		maxPendingReplies: maxPendingReplies,
+		workers:           newWorkers(time.Second),
+		lns:               make(map[net.Listener]struct{}),
+		conns:             make(map[*conn]struct{}),
 	}, nil
 }
 
