@@ -90,9 +90,11 @@ type conn struct {
 	// one write. draining asks writeLoop to close once out is written.
 	mu       sync.Mutex
 	out      []byte
-	writing  int // bytes of the write in progress
 	draining bool
-	kick     chan struct{}
+	// unwritten counts the bytes queued or being written, read by the
+	// reader without the lock.
+	unwritten atomic.Int64
+	kick      chan struct{}
 	// wrote is signalled after each write, for a reader waiting on
 	// maxPendingReplies.
 	wrote chan struct{}
@@ -184,11 +186,7 @@ func (c *conn) overloaded() *wire.Error {
 }
 
 // pending returns the bytes queued or being written.
-func (c *conn) pending() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.out) + c.writing
-}
+func (c *conn) pending() int { return int(c.unwritten.Load()) }
 
 // waitForWriter waits while more than maxPendingReplies bytes are
 // unwritten; false when the connection closed.
@@ -652,6 +650,7 @@ func (c *conn) reply(v wire.Version, stream int16, warnings []string, m wire.Mes
 	c.mu.Lock()
 	c.out = append(c.out, out...)
 	c.mu.Unlock()
+	c.unwritten.Add(int64(len(out)))
 	c.wake()
 }
 
@@ -668,6 +667,9 @@ func (c *conn) push(ev *wire.Event) {
 		c.out = append(c.out, out...)
 	}
 	c.mu.Unlock()
+	if !full {
+		c.unwritten.Add(int64(len(out)))
+	}
 	if full {
 		c.s.sampler.log(c.s.log, "event dropped: client not reading", "conn", c.sess.ID)
 		return
@@ -690,16 +692,13 @@ func (c *conn) writeLoop() {
 		c.mu.Lock()
 		buf, draining := c.out, c.draining
 		c.out = spare[:0]
-		c.writing = len(buf)
 		c.mu.Unlock()
 		if len(buf) > 0 {
 			if _, err := c.nc.Write(buf); err != nil {
 				c.close()
 				return
 			}
-			c.mu.Lock()
-			c.writing = 0
-			c.mu.Unlock()
+			c.unwritten.Add(-int64(len(buf)))
 			select {
 			case c.wrote <- struct{}{}:
 			default:
