@@ -13,7 +13,8 @@
 // slot of the connection's in-flight bound, and handles it only with one
 // of the server's (taken after the read, so that idle connections hold
 // none): when either is full it stops reading, and TCP pushes back on the
-// client. The writer sends, in one write, every answer queued while its
+// client. It also stops while more than 4 MiB of answers are unwritten,
+// since the answers it writes itself take no slot. The writer sends, in one write, every answer queued while its
 // previous write was in progress.
 //
 // The handshake follows Cassandra 4 (its InitialConnectionHandler and
