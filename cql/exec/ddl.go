@@ -118,7 +118,7 @@ func propString(p ast.Property) (string, error) {
 	case *ast.Ident:
 		return v.Name, nil
 	}
-	return "", syntaxf("Invalid value for property '%s'", p.Name)
+	return "", syntaxf("Invalid value for property '%s'. It should be a string", p.Name)
 }
 
 // propMap returns a map property's entries as text.
@@ -161,7 +161,7 @@ func propBool(p ast.Property) (bool, error) {
 	case "false", "0", "no":
 		return false, nil
 	}
-	return false, syntaxf("Invalid boolean value %s for '%s'. Valid values are 'true' and 'false'.", s, p.Name)
+	return false, syntaxf("Invalid boolean value %s for '%s'. Positive values can be '1', 'true' or 'yes'. Negative values can be '0', 'false' or 'no'.", s, p.Name)
 }
 
 func propInt(p ast.Property) (int64, error) {
@@ -210,11 +210,13 @@ const (
 
 // keyspaceProps are the validated options of CREATE or ALTER KEYSPACE.
 type keyspaceProps struct {
-	replication   map[string]string // nil when not given
+	replication   map[string]string // as given, nil when not given
 	durableWrites *bool
 }
 
-func parseKeyspaceProps(keyspace string, props []ast.Property) (keyspaceProps, error) {
+// parseKeyspaceProps checks a keyspace's options; dc is the data center
+// a NetworkTopologyStrategy replication_factor expands to.
+func parseKeyspaceProps(keyspace, dc string, props []ast.Property) (keyspaceProps, error) {
 	var kp keyspaceProps
 	if err := checkDuplicates(props); err != nil {
 		return kp, err
@@ -226,9 +228,10 @@ func parseKeyspaceProps(keyspace string, props []ast.Property) (keyspaceProps, e
 			if err != nil {
 				return kp, err
 			}
-			if kp.replication, err = validReplication(keyspace, m); err != nil {
+			if _, err := validReplication(keyspace, m, nil, dc); err != nil {
 				return kp, err
 			}
+			kp.replication = m
 		case "durable_writes":
 			b, err := propBool(p)
 			if err != nil {
@@ -242,22 +245,25 @@ func parseKeyspaceProps(keyspace string, props []ast.Property) (keyspaceProps, e
 	return kp, nil
 }
 
-// validReplication checks a replication map as Cassandra's strategies do
-// and returns it with the class's full name.
-func validReplication(keyspace string, m map[string]string) (map[string]string, error) {
+// validReplication checks a replication map as Cassandra 4's strategies do
+// and returns it as Cassandra stores it: the class's full name and, for
+// NetworkTopologyStrategy, replication_factor expanded to the data center
+// dc (keeping the factors of previous, the keyspace's replication before an
+// ALTER) and data centers of factor 0 left out.
+func validReplication(keyspace string, m, previous map[string]string, dc string) (map[string]string, error) {
 	class, ok := m["class"]
 	if !ok {
 		return nil, configf("Missing replication strategy class")
 	}
 	out := maps.Clone(m)
-	switch strings.TrimPrefix(class, "org.apache.cassandra.locator.") {
+	switch short := strings.TrimPrefix(class, "org.apache.cassandra.locator."); short {
 	case "SimpleStrategy":
 		out["class"] = simpleStrategy
 		rf, ok := m["replication_factor"]
 		if !ok {
 			return nil, configf("SimpleStrategy requires a replication_factor strategy option.")
 		}
-		if err := validRF(rf); err != nil {
+		if _, err := validRF(rf); err != nil {
 			return nil, err
 		}
 		for k := range m {
@@ -266,35 +272,74 @@ func validReplication(keyspace string, m map[string]string) (map[string]string, 
 			}
 		}
 	case "NetworkTopologyStrategy":
-		out["class"] = networkStrategy
-		for k, v := range m {
-			if k == "class" {
+		delete(out, "class")
+		rf, ok := out["replication_factor"]
+		delete(out, "replication_factor")
+		switch {
+		case !ok && len(out) == 0:
+			// ALTER from SimpleStrategy keeps its factor.
+			rf, ok = previous["replication_factor"]
+		case ok:
+			// An expanding ALTER leaves the data centers it had alone.
+			for k, v := range previous {
+				if _, set := out[k]; !set && k != "class" && k != "replication_factor" {
+					out[k] = v
+				}
+			}
+		}
+		if ok {
+			norm, err := validRF(rf)
+			if err != nil {
+				return nil, err
+			}
+			if _, set := out[dc]; !set {
+				out[dc] = norm
+			}
+		}
+		for k, v := range out {
+			if v == "0" {
+				delete(out, k)
 				continue
 			}
-			if err := validRF(v); err != nil {
+			if _, err := validRF(v); err != nil {
 				return nil, err
 			}
 		}
+		out["class"] = networkStrategy
+	case "LocalStrategy":
+		return nil, configf("Unable to use given strategy class: LocalStrategy is reserved for internal use.")
 	default:
+		if !strings.Contains(class, ".") {
+			class = "org.apache.cassandra.locator." + short
+		}
 		return nil, configf("Unable to find replication strategy class '%s'", class)
 	}
 	return out, nil
 }
 
-// validRF checks a replication factor: a count, or "total/transient".
-func validRF(s string) error {
-	all, _, transient := strings.Cut(s, "/")
-	n, err := strconv.Atoi(all)
-	if err != nil {
-		return configf("Replication factor must be numeric; found %s", s)
+// validRF checks a replication factor as Cassandra's ReplicationFactor
+// parses it, a count or "total/transient", and returns it in its
+// parseable form.
+func validRF(s string) (string, error) {
+	all, trans, transient := strings.Cut(s, "/")
+	if transient && (all == "" || trans == "" || strings.Contains(trans, "/")) {
+		return "", configf("Replication factor format is <replicas> or <replicas>/<transient>")
 	}
-	if n < 0 {
-		return configf("Replication factor must be non-negative; found %s", s)
+	n, err := strconv.ParseInt(all, 10, 32)
+	if err != nil {
+		return "", configf("For input string: \"%s\"", all) // Java's NumberFormatException
 	}
 	if transient {
-		return configf("Transient replication is not supported by Sediment")
+		if _, err := strconv.ParseInt(trans, 10, 32); err != nil {
+			return "", configf("For input string: \"%s\"", trans)
+		}
+		// Cassandra's default: transient replication is off.
+		return "", configf("Transient replication is not enabled on this node")
 	}
-	return nil
+	if n < 0 {
+		return "", configf("Replication factor must be non-negative, found %d", n)
+	}
+	return strconv.FormatInt(n, 10), nil
 }
 
 func (e *Executor) planCreateKeyspace(st *ast.CreateKeyspace) (plan, error) {
@@ -304,17 +349,30 @@ func (e *Executor) planCreateKeyspace(st *ast.CreateKeyspace) (plan, error) {
 	if isSystemKeyspace(st.Name) {
 		return nil, invalidf("Keyspace %s is a system keyspace", st.Name)
 	}
-	kp, err := parseKeyspaceProps(st.Name, st.Properties)
+	kp, err := parseKeyspaceProps(st.Name, e.cfg.Local.DataCenter, st.Properties)
 	if err != nil {
 		return nil, err
 	}
 	if kp.replication == nil {
 		return nil, configf("Missing mandatory option 'replication'")
 	}
+	replication, err := validReplication(st.Name, kp.replication, nil, e.cfg.Local.DataCenter)
+	if err != nil {
+		return nil, err
+	}
+	if replicatedSystemKeyspace(st.Name) {
+		// They exist in Cassandra, so creating one is creating it again.
+		if st.IfNotExists {
+			return &ddlPlan{keyspace: st.Name, change: func(context.Context, *execCtx) (SchemaChange, bool, error) {
+				return SchemaChange{}, false, nil
+			}}, nil
+		}
+		return nil, alreadyExists(st.Name, "")
+	}
 	durable := kp.durableWrites == nil || *kp.durableWrites
 	return &ddlPlan{keyspace: st.Name, change: func(ctx context.Context, x *execCtx) (SchemaChange, bool, error) {
 		sc := SchemaChange{Change: ChangeCreated, Target: TargetKeyspace, Keyspace: st.Name}
-		err := x.e.manifest.CreateKeyspace(ctx, st.Name, kp.replication, durable)
+		err := x.e.manifest.CreateKeyspace(ctx, st.Name, replication, durable)
 		if errors.Is(err, manifest.ErrExists) {
 			if st.IfNotExists {
 				return sc, false, nil
@@ -329,12 +387,23 @@ func (e *Executor) planCreateKeyspace(st *ast.CreateKeyspace) (plan, error) {
 }
 
 func (e *Executor) planAlterKeyspace(st *ast.AlterKeyspace) (plan, error) {
-	if isSystemKeyspace(st.Name) {
-		return nil, unauthorizedf("%s keyspace is not user-modifiable", st.Name)
+	replicated := replicatedSystemKeyspace(st.Name)
+	if isSystemKeyspace(st.Name) && !replicated {
+		return nil, unauthorizedf("%s keyspace is not user-modifiable.", st.Name)
 	}
-	kp, err := parseKeyspaceProps(st.Name, st.Properties)
+	dc := e.cfg.Local.DataCenter
+	kp, err := parseKeyspaceProps(st.Name, dc, st.Properties)
 	if err != nil {
 		return nil, err
+	}
+	if replicated {
+		// Cassandra lets operators set the replication of its replicated
+		// system keyspaces, and setup scripts do. Sediment keeps roles in the
+		// manifest, which object storage replicates, and has no tracing or
+		// repair history: the options are checked and change nothing.
+		return &ddlPlan{keyspace: st.Name, change: func(context.Context, *execCtx) (SchemaChange, bool, error) {
+			return SchemaChange{}, false, nil
+		}}, nil
 	}
 	return &ddlPlan{keyspace: st.Name, change: func(ctx context.Context, x *execCtx) (SchemaChange, bool, error) {
 		sc := SchemaChange{Change: ChangeUpdated, Target: TargetKeyspace, Keyspace: st.Name}
@@ -347,7 +416,10 @@ func (e *Executor) planAlterKeyspace(st *ast.AlterKeyspace) (plan, error) {
 		}
 		repl, durable := cur.Replication, cur.DurableWrites
 		if kp.replication != nil {
-			repl = kp.replication
+			var err error
+			if repl, err = validReplication(st.Name, kp.replication, cur.Replication, dc); err != nil {
+				return sc, false, err
+			}
 		}
 		if kp.durableWrites != nil {
 			durable = *kp.durableWrites
@@ -367,8 +439,12 @@ func (e *Executor) planAlterKeyspace(st *ast.AlterKeyspace) (plan, error) {
 }
 
 func (e *Executor) planDropKeyspace(st *ast.DropKeyspace) (plan, error) {
-	if isSystemKeyspace(st.Name) {
-		return nil, unauthorizedf("%s keyspace is not user-modifiable", st.Name)
+	switch {
+	case replicatedSystemKeyspace(st.Name):
+		// Cassandra's ClientState words it with the DataResource.
+		return nil, unauthorizedf("Cannot DROP <keyspace %s>", st.Name)
+	case isSystemKeyspace(st.Name):
+		return nil, unauthorizedf("%s keyspace is not user-modifiable.", st.Name)
 	}
 	return &ddlPlan{keyspace: st.Name, change: func(ctx context.Context, x *execCtx) (SchemaChange, bool, error) {
 		sc := SchemaChange{Change: ChangeDropped, Target: TargetKeyspace, Keyspace: st.Name}
@@ -394,6 +470,17 @@ func (e *Executor) planDropKeyspace(st *ast.DropKeyspace) (plan, error) {
 		}
 		return sc, true, nil
 	}}, nil
+}
+
+// replicatedSystemKeyspace reports whether ks is one of Cassandra's
+// replicated system keyspaces, whose replication operators may alter but
+// which nobody may drop.
+func replicatedSystemKeyspace(ks string) bool {
+	switch ks {
+	case ksSystemAuth, "system_distributed", "system_traces":
+		return true
+	}
+	return false
 }
 
 // truncate drops a table's data from memtables and SSTables.

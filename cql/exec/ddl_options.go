@@ -31,14 +31,10 @@ const maxTTL = 630720000
 // BloomCalculations.minSupportedBloomFilterFpChance().
 const minBloomFilterFPChance = 6.71e-05
 
-// Compaction strategies (Cassandra 4's, and 5's Unified one) and
-// compressors, by short name. Whatever the class, Sediment compacts with its
-// own leveled strategy, which reads the options it knows (compaction.ParseStrategy).
-var (
-	compactionClasses = []string{"SizeTieredCompactionStrategy", "LeveledCompactionStrategy", "TimeWindowCompactionStrategy", "UnifiedCompactionStrategy"}
-	compressorClasses = []string{"LZ4Compressor", "SnappyCompressor", "DeflateCompressor", "ZstdCompressor", "NoopCompressor"}
-)
-
+// The packages of compaction strategies and compressors, which Cassandra
+// adds to a short class name. Sediment stores classes by short name.
+// Whatever the class, Sediment compacts with its own leveled strategy,
+// which reads the options it knows (compaction.ParseStrategy).
 const (
 	compactionPackage  = "org.apache.cassandra.db.compaction."
 	compressionPackage = "org.apache.cassandra.io.compress."
@@ -346,69 +342,244 @@ func javaDouble(f float64) string {
 	return s
 }
 
-// validCompaction checks a compaction map and stores its class by short
-// name.
+// Compaction sub-options each strategy's validateOptions understands in
+// Cassandra 4 (UCS: 5). Every class also takes the common ones and
+// Sediment's own planner keys (compaction.ParseStrategy).
+var (
+	commonCompactionOptions = []string{
+		"enabled", "min_threshold", "max_threshold", "provide_overlapping_tombstones",
+		"tombstone_threshold", "tombstone_compaction_interval", "unchecked_tombstone_compaction",
+		"log_all", "only_purge_repaired_tombstones",
+		"l0_compaction_threshold", "l0_limit", "base_level_size", "max_compaction_bytes",
+	}
+	stcsOptions              = []string{"min_sstable_size", "bucket_low", "bucket_high"}
+	strategyCompactionOption = map[string][]string{
+		"SizeTieredCompactionStrategy": stcsOptions,
+		"LeveledCompactionStrategy":    append([]string{"sstable_size_in_mb", "fanout_size", "single_sstable_uplevel"}, stcsOptions...),
+		"TimeWindowCompactionStrategy": append([]string{"compaction_window_unit", "compaction_window_size", "timestamp_resolution",
+			"expired_sstable_check_frequency_seconds", "unsafe_aggressive_sstable_expiration"}, stcsOptions...),
+		"UnifiedCompactionStrategy": {"scaling_parameters", "target_sstable_size", "base_shard_count", "min_sstable_size",
+			"flush_size_override", "max_sstables_to_compact", "expired_sstable_check_frequency_seconds",
+			"unsafe_aggressive_sstable_expiration", "overlap_inclusion_method", "sstable_growth"},
+	}
+)
+
+// validCompaction checks a compaction map as Cassandra's CompactionParams
+// does and returns it with the class by short name (shown with its
+// package). Cassandra's asMap also adds min_threshold and max_threshold
+// with their defaults (4 and 32) to the strategies that take them; Sediment
+// shows only the options given (see docs/cql.md).
 func validCompaction(m map[string]string) (map[string]string, error) {
 	class, ok := m["class"]
 	if !ok {
-		return nil, configf("Missing sub-option 'class' for the 'compaction' option.")
+		return nil, configf("Missing sub-option 'class' for the 'compaction' option")
 	}
 	short := strings.TrimPrefix(class, compactionPackage)
-	if !slices.Contains(compactionClasses, short) {
+	known, ok := strategyCompactionOption[short]
+	if !ok {
+		if !strings.Contains(class, ".") {
+			class = compactionPackage + class
+		}
 		return nil, configf("Unable to find compaction strategy class '%s'", class)
+	}
+	out := maps.Clone(m)
+	delete(out, "class")
+	var unknown []string
+	for _, k := range slices.Sorted(maps.Keys(out)) {
+		if !slices.Contains(known, k) && !slices.Contains(commonCompactionOptions, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		return nil, configf("Properties specified [%s] are not understood by %s", strings.Join(unknown, ", "), short)
+	}
+	if short != "UnifiedCompactionStrategy" {
+		thresholds := map[string]int64{"min_threshold": 4, "max_threshold": 32}
+		for _, k := range []string{"min_threshold", "max_threshold"} {
+			v, ok := out[k]
+			if !ok {
+				continue
+			}
+			// StringUtils.isNumeric: digits only, no sign.
+			n, err := strconv.ParseInt(v, 10, 32)
+			if err != nil || strings.TrimLeft(v, "0123456789") != "" {
+				return nil, configf("Invalid value %s for '%s' compaction sub-option - must be an integer", v, k)
+			}
+			thresholds[k] = n
+		}
+		switch lo, hi := thresholds["min_threshold"], thresholds["max_threshold"]; {
+		case lo <= 0 || hi <= 0:
+			return nil, configf("Disabling compaction by setting compaction thresholds to 0 has been removed, set the compaction option 'enabled' to false instead.")
+		case lo <= 1:
+			return nil, configf("Min compaction threshold cannot be less than 2 (got %d)", lo)
+		case lo > hi:
+			return nil, configf("Min compaction threshold (got %d) cannot be greater than max compaction threshold (got %d)", lo, hi)
+		}
 	}
 	if _, err := compaction.ParseStrategy(m); err != nil {
 		return nil, configf("Invalid compaction options: %v", err)
 	}
-	out := maps.Clone(m)
 	out["class"] = short
 	return out, nil
 }
 
-// validCompression checks a compression map and stores its class by short
-// name.
+// compressorOptions are the options each compressor accepts besides the
+// common ones (its supportedOptions in Cassandra).
+var compressorOptions = map[string][]string{
+	"LZ4Compressor":     {"lz4_compressor_type", "lz4_high_compressor_level"},
+	"ZstdCompressor":    {"compression_level"},
+	"SnappyCompressor":  nil,
+	"DeflateCompressor": nil,
+	"NoopCompressor":    nil,
+}
+
+// zstdMinLevel and zstdMaxLevel bound ZstdCompressor's compression_level:
+// zstd's minimum (negative, fastest) and maximum levels.
+const (
+	zstdMinLevel = -131072
+	zstdMaxLevel = 22
+)
+
+// validCompression checks a compression map as Cassandra 4's
+// CompressionParams.fromMap does and returns it as its asMap shows it: the
+// class by short name (shown with its package), chunk_length_in_kb always
+// present, or only enabled: false when compression is off.
 func validCompression(m map[string]string) (map[string]string, error) {
-	out := maps.Clone(m)
-	if c, ok := out["sstable_compression"]; ok {
-		delete(out, "sstable_compression")
-		out["class"] = c
+	opts := maps.Clone(m)
+	enabled := true
+	if v, ok := opts["enabled"]; ok {
+		enabled = strings.EqualFold(v, "true") // Java's Boolean.parseBoolean
+		delete(opts, "enabled")
 	}
-	if kb, ok := out["chunk_length_kb"]; ok {
-		delete(out, "chunk_length_kb")
-		out["chunk_length_in_kb"] = kb
-	}
-	if en, ok := out["enabled"]; ok {
-		if strings.EqualFold(en, "false") {
-			return map[string]string{"enabled": "false"}, nil
-		}
-		delete(out, "enabled")
-	}
-	class, ok := out["class"]
-	if !ok {
+	_, hasClass := opts["class"]
+	_, hasOldClass := opts["sstable_compression"]
+	if len(m) > 0 && enabled && !hasClass && !hasOldClass {
 		return nil, configf("Missing sub-option 'class' for the 'compression' option.")
 	}
+	disabled := map[string]string{"enabled": "false"}
+	if !enabled {
+		if len(opts) > 0 {
+			return nil, configf("If the 'enabled' option is set to false no other options must be specified")
+		}
+		return disabled, nil
+	}
+	class := opts["sstable_compression"]
+	if hasClass {
+		if hasOldClass {
+			return nil, configf("The 'sstable_compression' option must not be used if the compression algorithm is already specified by the 'class' option")
+		}
+		if class = opts["class"]; class == "" {
+			return nil, configf("The 'class' option must not be empty. To disable compression use 'enabled' : false")
+		}
+	}
+	delete(opts, "class")
+	delete(opts, "sstable_compression")
+
+	chunk := "16"
+	if _, ok := opts["chunk_length_in_kb"]; ok {
+		if _, old := opts["chunk_length_kb"]; old {
+			return nil, configf("The 'chunk_length_kb' option must not be used if the chunk length is already specified by the 'chunk_length_in_kb' option")
+		}
+	} else if v, ok := opts["chunk_length_kb"]; ok {
+		opts["chunk_length_in_kb"] = v
+	}
+	delete(opts, "chunk_length_kb")
+	var chunkKB int64
+	v, chunkGiven := opts["chunk_length_in_kb"]
+	if chunkGiven {
+		n, err := strconv.ParseInt(v, 10, 32)
+		if err != nil {
+			return nil, configf("Invalid value for chunk_length_in_kb")
+		}
+		if n > math.MaxInt32/1024 {
+			return nil, configf("Value of chunk_length_in_kb is too large (%d)", n)
+		}
+		chunkKB, chunk = n, strconv.FormatInt(n, 10)
+		delete(opts, "chunk_length_in_kb")
+	}
+	var ratio string
+	if v, ok := opts["min_compress_ratio"]; ok {
+		// Cassandra fails with a server error on a ratio that is not a
+		// number; a clear message serves better.
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return nil, configf("min_compress_ratio must be a number (got %s)", v)
+		}
+		if f != 0 && f < 1 {
+			return nil, configf("min_compress_ratio can either be 0 or greater than or equal to 1")
+		}
+		delete(opts, "min_compress_ratio")
+		if f != 0 { // asMap shows it only when not the default, 0
+			ratio = javaDouble(f)
+		}
+	}
+	if class == "" {
+		// No class at all (compression = {}) turns compression off.
+		if len(opts) > 0 {
+			return nil, configf("Unknown compression options ([%s]) since no compression class found", strings.Join(slices.Sorted(maps.Keys(opts)), ", "))
+		}
+		return disabled, nil
+	}
 	short := strings.TrimPrefix(class, compressionPackage)
-	if !slices.Contains(compressorClasses, short) {
+	supported, ok := compressorOptions[short]
+	if !ok {
+		if !strings.Contains(class, ".") {
+			class = compressionPackage + class
+		}
 		return nil, configf("Could not create Compression for type %s", class)
 	}
-	out["class"] = short
-	for k, v := range out {
-		switch k {
-		case "class":
-		case "chunk_length_in_kb":
-			n, err := strconv.Atoi(v)
-			if err != nil || n <= 0 {
-				return nil, configf("Invalid negative or null chunk_length_in_kb")
-			}
-			if n&(n-1) != 0 {
-				return nil, configf("chunk_length_in_kb must be a power of 2")
-			}
-		case "min_compress_ratio", "crc_check_chance", "compression_level":
+	if err := compressorOption(short, opts); err != nil {
+		return nil, err
+	}
+	for _, k := range slices.Sorted(maps.Keys(opts)) {
+		switch {
+		case k == "crc_check_chance", slices.Contains(supported, k):
 		default:
 			return nil, configf("Unknown compression options %s", k)
 		}
 	}
-	return out, nil
+	if chunkGiven {
+		// CompressionParams.validate, after the compressor is made.
+		switch {
+		case chunkKB <= 0:
+			return nil, configf("Invalid negative or null chunk_length_in_kb")
+		case chunkKB&(chunkKB-1) != 0:
+			return nil, configf("chunk_length_in_kb must be a power of 2")
+		}
+	}
+	opts["class"] = short
+	opts["chunk_length_in_kb"] = chunk
+	if ratio != "" {
+		opts["min_compress_ratio"] = ratio
+	}
+	return opts, nil
+}
+
+// compressorOption checks the values of a compressor's own options, as the
+// compressor's create does.
+func compressorOption(class string, opts map[string]string) error {
+	switch class {
+	case "LZ4Compressor":
+		if t, ok := opts["lz4_compressor_type"]; ok && t != "fast" && t != "high" {
+			return configf("Invalid compressor type '%s' specified for LZ4 parameter 'lz4_compressor_type'. Valid options are [high, fast].", t)
+		}
+		if l, ok := opts["lz4_high_compressor_level"]; ok {
+			if n, err := strconv.ParseInt(l, 10, 32); err != nil || n < 1 || n > 17 {
+				return configf("Invalid value [%s] for parameter 'lz4_high_compressor_level'. Value must be between 1 and 17.", l)
+			}
+		}
+	case "ZstdCompressor":
+		if l, ok := opts["compression_level"]; ok {
+			n, err := strconv.ParseInt(l, 10, 32)
+			if err != nil {
+				return configf("ZstdCompressor.create() threw an error: java.lang.NumberFormatException For input string: \"%s\"", l)
+			}
+			if n < zstdMinLevel || n > zstdMaxLevel {
+				return configf("ZstdCompressor.create() threw an error: java.lang.IllegalArgumentException compression_level=%d is invalid", n)
+			}
+		}
+	}
+	return nil
 }
 
 // optionsCQL are a table's options as DESCRIBE writes them, in Cassandra

@@ -3,7 +3,6 @@ package exec
 import (
 	"context"
 	"errors"
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -62,7 +61,7 @@ func tableSpec(ks *manifest.Keyspace, st *ast.CreateTable) (manifest.TableSpec, 
 	counters := 0
 	for _, c := range st.Columns {
 		if _, dup := types[c.Name]; dup {
-			return spec, invalidf("Duplicate column '%s' declaration for table '%s'", c.Name, st.Table.Name)
+			return spec, invalidf("Duplicate column '%s' declaration for table '%s'", c.Name, tableNameAsWritten(st.Table))
 		}
 		t, err := cqltype.Parse(c.Type, resolve)
 		if err != nil {
@@ -75,34 +74,29 @@ func tableSpec(ks *manifest.Keyspace, st *ast.CreateTable) (manifest.TableSpec, 
 		}
 		spec.Columns = append(spec.Columns, manifest.ColumnSpec{Name: c.Name, Type: t.String(), Static: c.Static})
 	}
-	inKey := map[string]bool{}
-	keyColumn := func(name string) error {
-		t, ok := types[name]
-		if !ok {
-			return invalidf("Unknown definition %s referenced in PRIMARY KEY", name)
-		}
-		if inKey[name] {
-			return invalidf("Multiple definition of identifier %s", name)
-		}
-		inKey[name] = true
-		if static[name] {
-			return invalidf("Static column %s cannot be part of the PRIMARY KEY", name)
-		}
-		return keyType(name, t)
-	}
-	for _, name := range st.PartitionKey {
-		if err := keyColumn(name); err != nil {
-			return spec, err
-		}
-	}
-	for _, name := range st.Clustering {
-		if err := keyColumn(name); err != nil {
-			return spec, err
-		}
-	}
 	spec.PartitionKey = slices.Clone(st.PartitionKey)
 	if len(spec.PartitionKey) == 0 {
-		return spec, invalidf("No PRIMARY KEY specifed for table '%s' (exactly one required)", st.Table.Name)
+		return spec, invalidf("No PRIMARY KEY specifed for table '%s' (exactly one required)", tableNameAsWritten(st.Table))
+	}
+	// Cassandra 4's CreateTableStatement checks each key column in this
+	// order: known, not repeated, frozen, not a counter, no duration, not
+	// static.
+	inKey := map[string]bool{}
+	for _, name := range slices.Concat(st.PartitionKey, st.Clustering) {
+		t, ok := types[name]
+		if !ok {
+			return spec, invalidf("Unknown column '%s' referenced in PRIMARY KEY for table '%s'", name, st.Table.Name)
+		}
+		if inKey[name] {
+			return spec, invalidf("Duplicate column '%s' in PRIMARY KEY clause for table '%s'", name, st.Table.Name)
+		}
+		inKey[name] = true
+		if err := keyType(name, t); err != nil {
+			return spec, err
+		}
+		if static[name] {
+			return spec, invalidf("Static column '%s' cannot be part of the PRIMARY KEY", name)
+		}
 	}
 	desc, err := clusteringOrder(st)
 	if err != nil {
@@ -124,6 +118,11 @@ func tableSpec(ks *manifest.Keyspace, st *ast.CreateTable) (manifest.TableSpec, 
 	if counters > 0 && counters != regular {
 		return spec, invalidf("Cannot mix counter and non counter columns in the same table")
 	}
+	if slices.ContainsFunc(st.Properties, func(p ast.Property) bool { return p.Name == "id" }) {
+		// Cassandra creates the table with the given id (to restore a
+		// backup's SSTables); Sediment's manifest assigns every id itself.
+		return spec, configf("The 'id' option is not supported: Sediment assigns table ids")
+	}
 	opts := manifest.DefaultTableOptions()
 	if err := applyTableProps(&opts, st.Properties, counters > 0); err != nil {
 		return spec, err
@@ -132,22 +131,26 @@ func tableSpec(ks *manifest.Keyspace, st *ast.CreateTable) (manifest.TableSpec, 
 	return spec, nil
 }
 
-// typeError words a cqltype.Parse error for the client.
+// typeError words a cqltype.Parse error for the client, capitalized as
+// Cassandra's CQL3Type messages are (but for its lower-case frozen<> one).
 func typeError(err error) string {
-	return strings.TrimPrefix(strings.TrimPrefix(err.Error(), "cqltype: syntax error: "), "cqltype: ")
+	msg := strings.TrimPrefix(strings.TrimPrefix(err.Error(), "cqltype: syntax error: "), "cqltype: ")
+	if msg != "" && !strings.HasPrefix(msg, "frozen<>") {
+		msg = strings.ToUpper(msg[:1]) + msg[1:]
+	}
+	return msg
 }
 
-// keyType checks that a primary key column's type can be part of a key.
+// keyType checks that a primary key column's type can be part of a key,
+// with Cassandra 4's messages.
 func keyType(name string, t *cqltype.Type) error {
 	switch {
+	case t.IsCollection() && !t.Frozen:
+		return invalidf("Invalid non-frozen collection type %s for PRIMARY KEY column '%s'", t, name)
+	case t.Kind == cqltype.UDT && !t.Frozen:
+		return invalidf("Invalid non-frozen user-defined type %s for PRIMARY KEY column '%s'", t, name)
 	case t.Kind == cqltype.Counter:
 		return invalidf("counter type is not supported for PRIMARY KEY column '%s'", name)
-	case t.Kind == cqltype.Duration:
-		return invalidf("duration type is not supported for PRIMARY KEY column '%s'", name)
-	case t.IsCollection() && !t.Frozen:
-		return invalidf("Invalid non-frozen collection type %s for PRIMARY KEY component %s", t, name)
-	case t.Kind == cqltype.UDT && !t.Frozen:
-		return invalidf("Invalid non-frozen user-defined type \"%s\" for PRIMARY KEY column '%s'", t, name)
 	case containsDuration(t):
 		return invalidf("duration type is not supported for PRIMARY KEY column '%s'", name)
 	}
@@ -166,30 +169,42 @@ func containsDuration(t *cqltype.Type) bool {
 	return false
 }
 
-// clusteringOrder checks CLUSTERING ORDER BY and returns whether each
-// clustering column is DESC.
+// clusteringOrder checks CLUSTERING ORDER BY as Cassandra 4 does and
+// returns whether each clustering column is DESC. The directive may name a
+// prefix of the clustering columns, in their order; the others are ASC.
 func clusteringOrder(st *ast.CreateTable) ([]bool, error) {
 	desc := make([]bool, len(st.Clustering))
-	if len(st.ClusteringOrder) == 0 {
-		return desc, nil
+	named := map[string]bool{}
+	for _, o := range st.ClusteringOrder {
+		if named[o.Column] {
+			return nil, invalidf("Duplicate column '%s' in CLUSTERING ORDER BY clause for table '%s'", o.Column, tableNameAsWritten(st.Table))
+		}
+		named[o.Column] = true
+	}
+	if len(st.ClusteringOrder) > len(st.Clustering) {
+		return nil, invalidf("Only clustering columns can be defined in CLUSTERING ORDER directive")
 	}
 	for i, o := range st.ClusteringOrder {
-		j := slices.Index(st.Clustering, o.Column)
-		if j < 0 {
-			return nil, invalidf("Only clustering key columns can be defined in CLUSTERING ORDER directive: %s is not a clustering column", o.Column)
-		}
-		if j != i {
-			if i < len(st.Clustering) && j > i {
-				return nil, invalidf("The order of columns in the CLUSTERING ORDER directive must match that of the clustering columns (%s must appear before %s)", st.Clustering[i], o.Column)
+		c := st.Clustering[i]
+		if o.Column != c {
+			if named[c] {
+				return nil, invalidf("The order of columns in the CLUSTERING ORDER directive must match that of the clustering columns (%s must appear before %s)", c, o.Column)
 			}
-			return nil, invalidf("Multiple definition of identifier %s in CLUSTERING ORDER", o.Column)
+			return nil, invalidf("Missing CLUSTERING ORDER for column %s", c)
 		}
-		desc[j] = o.Desc
-	}
-	if len(st.ClusteringOrder) < len(st.Clustering) {
-		return nil, invalidf("Missing CLUSTERING ORDER for column %s", st.Clustering[len(st.ClusteringOrder)])
+		desc[i] = o.Desc
 	}
 	return desc, nil
+}
+
+// tableNameAsWritten is a table's name as the statement wrote it, which
+// Cassandra's parse-time messages show: keyspace-qualified only when the
+// statement qualified it.
+func tableNameAsWritten(t ast.TableName) string {
+	if t.Keyspace == "" {
+		return ast.QuoteName(t.Name)
+	}
+	return t.Keyspace + "." + ast.QuoteName(t.Name)
 }
 
 // ---- ALTER TABLE --------------------------------------------------------
@@ -248,34 +263,45 @@ func (e *Executor) planAlterTable(s *Session, st *ast.AlterTable) (plan, error) 
 // changed (IF [NOT] EXISTS on columns may make it a no-op).
 func alterTable(ks *manifest.Keyspace, t *manifest.Table, st *ast.AlterTable, dropAt int64) (bool, error) {
 	counter := tableHasCounters(t)
+	// Cassandra's messages name the table by its TableMetadata: ks.table.
+	ref := ast.QuoteName(ks.Name) + "." + ast.QuoteName(t.Name)
 	switch st.Kind {
 	case ast.AlterAdd:
 		changed := false
 		for _, c := range st.Add {
+			// Cassandra resolves the type before looking for the name.
+			typ, err := cqltype.Parse(c.Type, udtResolver(ks))
+			if err != nil {
+				return false, invalidf("%s", typeError(err))
+			}
 			if _, ok := t.Column(c.Name); ok {
 				if st.AddIfNotExists {
 					continue
 				}
 				return false, invalidf("Column with name '%s' already exists", c.Name)
 			}
-			typ, err := cqltype.Parse(c.Type, udtResolver(ks))
-			if err != nil {
-				return false, invalidf("%s", typeError(err))
-			}
 			if c.Static && len(t.Clustering) == 0 {
 				return false, invalidf("Static columns are only useful (and thus allowed) if the table has at least one clustering column")
 			}
+			for _, d := range t.Dropped {
+				if d.Name != c.Name {
+					continue
+				}
+				if d.Type != typ.String() {
+					return false, invalidf("Cannot re-add previously dropped column '%s' of type %s, incompatible with previous type %s", c.Name, typ, d.Type)
+				}
+				if counter {
+					return false, invalidf("Cannot re-add previously dropped counter column %s", c.Name)
+				}
+			}
+			// TableMetadata.validate refuses the mix, with a
+			// ConfigurationException prefixed by the table.
 			isCounter := typ.Kind == cqltype.Counter
 			switch {
 			case isCounter && !counter:
-				return false, invalidf("Cannot add a counter column (%s) in a non counter table", c.Name)
+				return false, configf("%s: Cannot have a counter column (\"%s\") in a non counter table", ks.Name+"."+t.Name, c.Name)
 			case !isCounter && counter:
-				return false, invalidf("Cannot add a non counter column (%s) in a counter table", c.Name)
-			}
-			for _, d := range t.Dropped {
-				if d.Name == c.Name && d.Type != typ.String() {
-					return false, invalidf("Cannot re-add previously dropped column '%s' of type %s, incompatible with previous type %s", c.Name, typ, d.Type)
-				}
+				return false, configf("%s: Cannot have a non counter column (\"%s\") in a counter table", ks.Name+"."+t.Name, c.Name)
 			}
 			if err := t.AddColumn(c.Name, typ.String(), c.Static); err != nil {
 				return false, manifestError(err)
@@ -285,16 +311,22 @@ func alterTable(ks *manifest.Keyspace, t *manifest.Table, st *ast.AlterTable, dr
 		return changed, nil
 	case ast.AlterDrop:
 		changed := false
-		for _, name := range st.Drop {
+		for i, name := range st.Drop {
 			c, ok := t.Column(name)
 			if !ok {
-				if st.DropIfExists {
+				if st.DropIfExists || slices.Contains(st.Drop[:i], name) {
+					// Cassandra drops a column named twice once.
 					continue
 				}
-				return false, invalidf("Column %s was not found in table %s", name, t.Name)
+				return false, invalidf("Column %s was not found in table '%s'", name, ref)
 			}
 			if c.Kind == manifest.KindPartitionKey || c.Kind == manifest.KindClustering {
 				return false, invalidf("Cannot drop PRIMARY KEY column %s", name)
+			}
+			// A non-frozen UDT cannot be recorded in dropped_columns as the
+			// frozen tuple Cassandra records dropped UDTs as.
+			if typ, err := cqltype.Parse(c.Type, udtResolver(ks)); err == nil && typ.Kind == cqltype.UDT && !typ.Frozen {
+				return false, invalidf("Cannot drop non-frozen column %s of user type %s", name, typ)
 			}
 			if err := t.DropColumn(name, dropAt); err != nil {
 				return false, manifestError(err)
@@ -303,20 +335,25 @@ func alterTable(ks *manifest.Keyspace, t *manifest.Table, st *ast.AlterTable, dr
 		}
 		return changed, nil
 	case ast.AlterRename:
+		changed := false
 		for _, r := range st.Renames {
 			i := slices.IndexFunc(t.Columns, func(c manifest.Column) bool { return c.Name == r.From })
 			if i < 0 {
-				return false, invalidf("Column %s was not found in table %s", r.From, t.Name)
+				if st.RenameIfExists {
+					continue
+				}
+				return false, invalidf("Column %s was not found in table %s", r.From, ref)
 			}
 			if k := t.Columns[i].Kind; k != manifest.KindPartitionKey && k != manifest.KindClustering {
 				return false, invalidf("Cannot rename non PRIMARY KEY column %s", r.From)
 			}
 			if _, ok := t.Column(r.To); ok {
-				return false, invalidf("Cannot rename column %s to %s in table '%s'; another column with that name already exists", r.From, r.To, t.Name)
+				return false, invalidf("Cannot rename column %s to %s in table '%s'; another column with that name already exists", r.From, r.To, ref)
 			}
 			t.Columns[i].Name = r.To
+			changed = true
 		}
-		return len(st.Renames) > 0, nil
+		return changed, nil
 	case ast.AlterWith:
 		if err := applyTableProps(&t.Options, st.Properties, counter); err != nil {
 			return false, err
@@ -426,19 +463,25 @@ func (e *Executor) planCreateType(s *Session, st *ast.CreateType) (plan, error) 
 	if nativeTypeName(st.Name.Name) {
 		return nil, invalidf("User defined type name %s is reserved", st.Name.Name)
 	}
+	// Cassandra 4's CreateTypeStatement: names first, then counters and
+	// non-frozen UDTs as written, then the types resolved.
 	u := manifest.UserType{Name: st.Name.Name}
 	seen := map[string]bool{}
 	for _, f := range st.Fields {
 		if seen[f.Name] {
-			return nil, invalidf("Duplicate field name %s in type %s", f.Name, st.Name.Name)
+			return nil, invalidf("Duplicate field name '%s' in type '%s'", f.Name, st.Name.Name)
 		}
 		seen[f.Name] = true
+	}
+	for _, f := range st.Fields {
+		if err := fieldTypeAsWritten(f.Type); err != nil {
+			return nil, err
+		}
+	}
+	for _, f := range st.Fields {
 		t, err := cqltype.Parse(f.Type, udtResolver(ks))
 		if err != nil {
 			return nil, invalidf("%s", typeError(err))
-		}
-		if t.Kind == cqltype.Counter {
-			return nil, invalidf("A user type cannot contain counters")
 		}
 		u.Fields = append(u.Fields, manifest.Field{Name: f.Name, Type: cqltype.Freeze(t).String()})
 	}
@@ -458,6 +501,24 @@ func (e *Executor) planCreateType(s *Session, st *ast.CreateType) (plan, error) 
 		}
 		return sc, true, nil
 	}}, nil
+}
+
+// fieldTypeAsWritten refuses a field type a user type cannot hold as
+// written: a counter, or a user type not declared frozen (Cassandra checks
+// the type before resolving it, so an unknown name is refused too).
+func fieldTypeAsWritten(typ string) error {
+	t, err := cqltype.Parse(typ, func(name string) (*cqltype.Type, error) {
+		return &cqltype.Type{Kind: cqltype.UDT, Name: name}, nil
+	})
+	switch {
+	case err != nil:
+		return nil // resolving the type reports it
+	case t.Kind == cqltype.Counter:
+		return invalidf("A user type cannot contain counters")
+	case t.Kind == cqltype.UDT && !t.Frozen:
+		return invalidf("A user type cannot contain non-frozen UDTs")
+	}
+	return nil
 }
 
 // nativeTypeName reports whether name is a native type's name, which a
@@ -539,6 +600,9 @@ func alterType(ks *manifest.Keyspace, u *manifest.UserType, st *ast.AlterType) (
 		return changed, nil
 	}
 	f := st.Add
+	if err := fieldTypeAsWritten(f.Type); err != nil {
+		return false, err
+	}
 	if field(f.Name) >= 0 {
 		if st.AddIfNotExists {
 			return false, nil
@@ -552,9 +616,6 @@ func alterType(ks *manifest.Keyspace, u *manifest.UserType, st *ast.AlterType) (
 	}
 	if usesType(typ, u.Name) {
 		return false, invalidf("Cannot add new field %s of type %s to user type %s as it would create a circular reference", f.Name, f.Type, cqlName)
-	}
-	if typ.Kind == cqltype.Counter {
-		return false, invalidf("A user type cannot contain counters")
 	}
 	var inKey []string
 	for _, tn := range slices.Sorted(maps.Keys(ks.Tables)) {
@@ -584,8 +645,8 @@ func (e *Executor) planDropType(s *Session, st *ast.DropType) (plan, error) {
 	sc := SchemaChange{Change: ChangeDropped, Target: TargetType, Keyspace: ksName, Name: name}
 	return &ddlPlan{keyspace: ksName, change: func(ctx context.Context, x *execCtx) (SchemaChange, bool, error) {
 		if ks := x.e.view.Keyspace(ksName); ks != nil && ks.Types[name] != nil {
-			if user := typeUser(ks, name); user != "" {
-				return sc, false, invalidf("Cannot drop user type '%s.%s' as it is still used by %s", ksName, name, user)
+			if users := typeUsers(ks, name); users != "" {
+				return sc, false, invalidf("Cannot drop user type '%s.%s' as it is still used by %s", ksName, name, users)
 			}
 		}
 		err := x.e.manifest.DropType(ctx, ksName, name)
@@ -602,28 +663,30 @@ func (e *Executor) planDropType(s *Session, st *ast.DropType) (plan, error) {
 	}}, nil
 }
 
-// typeUser names a table or type of ks that uses type name, or "".
-func typeUser(ks *manifest.Keyspace, name string) string {
+// typeUsers names what in ks uses type name, as Cassandra's
+// DropTypeStatement does: the user types if any ("user types a, b"), else
+// the tables ("tables t, u"); "" when nothing does.
+func typeUsers(ks *manifest.Keyspace, name string) string {
 	uses := func(typ string) bool {
 		t, err := cqltype.Parse(typ, udtResolver(ks))
 		return err == nil && usesType(t, name)
 	}
-	for _, tn := range slices.Sorted(maps.Keys(ks.Tables)) {
-		for _, c := range ks.Tables[tn].Columns {
-			if uses(c.Type) {
-				return fmt.Sprintf("table %s.%s", ks.Name, tn)
-			}
+	var types, tables []string
+	for _, un := range slices.Sorted(maps.Keys(ks.Types)) {
+		if un != name && slices.ContainsFunc(ks.Types[un].Fields, func(f manifest.Field) bool { return uses(f.Type) }) {
+			types = append(types, un)
 		}
 	}
-	for _, un := range slices.Sorted(maps.Keys(ks.Types)) {
-		if un == name {
-			continue
+	for _, tn := range slices.Sorted(maps.Keys(ks.Tables)) {
+		if slices.ContainsFunc(ks.Tables[tn].Columns, func(c manifest.Column) bool { return uses(c.Type) }) {
+			tables = append(tables, tn)
 		}
-		for _, f := range ks.Types[un].Fields {
-			if uses(f.Type) {
-				return fmt.Sprintf("user type %s.%s", ks.Name, un)
-			}
-		}
+	}
+	switch {
+	case len(types) > 0:
+		return "user types " + strings.Join(types, ", ")
+	case len(tables) > 0:
+		return "tables " + strings.Join(tables, ", ")
 	}
 	return ""
 }
