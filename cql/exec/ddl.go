@@ -100,11 +100,13 @@ var nameRE = regexp.MustCompile(`^\w+$`)
 // maxNameLength is Cassandra's SchemaConstants.NAME_LENGTH.
 const maxNameLength = 48
 
-func validName(what, name string) error {
+// badName is Cassandra's message for a keyspace, table or type name it
+// refuses, "" for a valid one.
+func badName(what, name string) string {
 	if name == "" || len(name) > maxNameLength || !nameRE.MatchString(name) {
-		return invalidf("%s name must not be empty, more than %d characters long, or contain non-alphanumeric-underscore characters (got \"%s\")", what, maxNameLength, name)
+		return fmt.Sprintf("%s name must not be empty, more than %d characters long, or contain non-alphanumeric-underscore characters (got \"%s\")", what, maxNameLength, name)
 	}
-	return nil
+	return ""
 }
 
 // ---- Properties ---------------------------------------------------------
@@ -343,9 +345,6 @@ func validRF(s string) (string, error) {
 }
 
 func (e *Executor) planCreateKeyspace(st *ast.CreateKeyspace) (plan, error) {
-	if err := validName("Keyspace", st.Name); err != nil {
-		return nil, err
-	}
 	if isSystemKeyspace(st.Name) {
 		return nil, invalidf("Keyspace %s is a system keyspace", st.Name)
 	}
@@ -359,6 +358,11 @@ func (e *Executor) planCreateKeyspace(st *ast.CreateKeyspace) (plan, error) {
 	replication, err := validReplication(st.Name, kp.replication, nil, e.cfg.Local.DataCenter)
 	if err != nil {
 		return nil, err
+	}
+	// KeyspaceMetadata.validate checks the name last, as a
+	// ConfigurationException.
+	if msg := badName("Keyspace", st.Name); msg != "" {
+		return nil, configf("%s", msg)
 	}
 	if replicatedSystemKeyspace(st.Name) {
 		// They exist in Cassandra, so creating one is creating it again.

@@ -62,6 +62,10 @@ func TestAuditKeyspaces(t *testing.T) {
 		code int
 		msg  string
 	}{
+		// KeyspaceMetadata.validate: the name last, as a
+		// ConfigurationException.
+		`CREATE KEYSPACE "a-b" WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}`:                      {codeConfig, `Keyspace name must not be empty, more than 48 characters long, or contain non-alphanumeric-underscore characters (got "a-b")`},
+		`CREATE KEYSPACE "a-b" WITH replication = {'class': 'Nope'}`:                                                         {codeConfig, "Unable to find replication strategy class"},
 		"CREATE KEYSPACE k WITH replication = {'class': 'Nope'}":                                                             {codeConfig, "Unable to find replication strategy class 'org.apache.cassandra.locator.Nope'"},
 		"CREATE KEYSPACE k WITH replication = {'class': 'LocalStrategy'}":                                                    {codeConfig, "Unable to use given strategy class: LocalStrategy is reserved for internal use."},
 		"CREATE KEYSPACE k WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': 'x'}":                              {codeConfig, `For input string: "x"`},

@@ -36,6 +36,11 @@ func TestAuditCreateTableErrors(t *testing.T) {
 		"CREATE TABLE x (k int, c int, d int, PRIMARY KEY (k, c, d)) WITH CLUSTERING ORDER BY (v ASC)":        {codeInvalid, "Missing CLUSTERING ORDER for column c"},
 		"CREATE TABLE x (k int, c int, d int, PRIMARY KEY (k, c, d)) WITH CLUSTERING ORDER BY (d ASC)":        {codeInvalid, "Missing CLUSTERING ORDER for column c"},
 		"CREATE TABLE x (k int, c int, d int, PRIMARY KEY (k, c, d)) WITH CLUSTERING ORDER BY (c ASC, c ASC)": {codeInvalid, "Duplicate column 'c' in CLUSTERING ORDER BY clause for table 'x'"},
+		// TableMetadata.validate: the name after the definition, as a
+		// ConfigurationException naming the table.
+		`CREATE TABLE "My Table" (k int PRIMARY KEY)`:                                         {codeConfig, `ks.My Table: Table name must not be empty, more than 48 characters long, or contain non-alphanumeric-underscore characters (got "My Table")`},
+		"CREATE TABLE a123456789b123456789c123456789d123456789e123456789 (k int PRIMARY KEY)": {codeConfig, "Table name must not be empty, more than 48 characters long"},
+		`CREATE TABLE "My Table" (k int, PRIMARY KEY (z))`:                                    {codeInvalid, "Unknown column 'z' referenced in PRIMARY KEY for table 'My Table'"},
 		// Option values of the wrong kind.
 		"CREATE TABLE x (k int PRIMARY KEY) WITH comment = {'a': 'b'}":                                                                    {codeSyntax, "Invalid value for property 'comment'. It should be a string"},
 		"CREATE TABLE x (k int PRIMARY KEY) WITH cdc = 'maybe'":                                                                           {codeSyntax, "Invalid boolean value maybe for 'cdc'. Positive values can be '1', 'true' or 'yes'. Negative values can be '0', 'false' or 'no'."},
@@ -72,6 +77,19 @@ func TestAuditCreateTableErrors(t *testing.T) {
 	} {
 		wantErr(t, s, stmt, want.code, want.msg)
 	}
+}
+
+// TestAuditCreateTableIfNotExists: Cassandra looks for the table before it
+// reads the definition, so IF NOT EXISTS on an existing table succeeds
+// whatever the definition.
+func TestAuditCreateTableIfNotExists(t *testing.T) {
+	srv := cqltest.Start(t, cqltest.Options{})
+	s := srv.Session(t, "ks")
+	cqltest.Exec(t, s,
+		"CREATE TABLE t (k int PRIMARY KEY)",
+		"CREATE TABLE IF NOT EXISTS t (k int, PRIMARY KEY (nope))",
+	)
+	wantErr(t, s, "CREATE TABLE IF NOT EXISTS t2 (k int, PRIMARY KEY (nope))", codeInvalid, "Unknown column 'nope' referenced in PRIMARY KEY for table 't2'")
 }
 
 func TestAuditCreateTableStored(t *testing.T) {

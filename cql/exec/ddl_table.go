@@ -19,9 +19,6 @@ func (e *Executor) planCreateTable(s *Session, st *ast.CreateTable) (plan, error
 	if err != nil {
 		return nil, err
 	}
-	if err := validName("Table", st.Table.Name); err != nil {
-		return nil, err
-	}
 	if st.CompactStorage {
 		return nil, invalidf("Compact tables are not allowed in Cassandra starting with 4.0 version.")
 	}
@@ -29,11 +26,22 @@ func (e *Executor) planCreateTable(s *Session, st *ast.CreateTable) (plan, error
 	if ks == nil {
 		return nil, invalidf("Keyspace '%s' doesn't exist", ksName)
 	}
+	sc := SchemaChange{Change: ChangeCreated, Target: TargetTable, Keyspace: ksName, Name: st.Table.Name}
+	if st.IfNotExists && ks.Tables[st.Table.Name] != nil {
+		// Cassandra looks for the table before it reads the definition.
+		return &ddlPlan{keyspace: ksName, change: func(context.Context, *execCtx) (SchemaChange, bool, error) {
+			return sc, false, nil
+		}}, nil
+	}
 	spec, err := tableSpec(ks, st)
 	if err != nil {
 		return nil, err
 	}
-	sc := SchemaChange{Change: ChangeCreated, Target: TargetTable, Keyspace: ksName, Name: st.Table.Name}
+	// TableMetadata.validate checks the name after the definition, as a
+	// ConfigurationException naming the table.
+	if msg := badName("Table", st.Table.Name); msg != "" {
+		return nil, configf("%s.%s: %s", ksName, st.Table.Name, msg)
+	}
 	return &ddlPlan{keyspace: ksName, change: func(ctx context.Context, x *execCtx) (SchemaChange, bool, error) {
 		_, err := x.e.manifest.CreateTable(ctx, spec)
 		switch {
@@ -453,8 +461,11 @@ func (e *Executor) planCreateType(s *Session, st *ast.CreateType) (plan, error) 
 	if err != nil {
 		return nil, err
 	}
-	if err := validName("Type", st.Name.Name); err != nil {
-		return nil, err
+	if msg := badName("Type", st.Name.Name); msg != "" {
+		// Cassandra 4's CreateTypeStatement does not check the name;
+		// Sediment keeps type names to the rules of table names (see
+		// docs/cql.md).
+		return nil, invalidf("%s", msg)
 	}
 	ks := e.view.Keyspace(ksName)
 	if ks == nil {

@@ -72,7 +72,7 @@ func TestKeyspaceDDL(t *testing.T) {
 	wantErr(t, s, "CREATE KEYSPACE k3 WITH durable_writes = true", codeConfig, "Missing mandatory option 'replication'")
 	wantErr(t, s, "CREATE KEYSPACE k3 WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1} AND foo = 1", codeSyntax, "Unknown property 'foo'")
 	wantErr(t, s, "CREATE KEYSPACE system_schema WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}", codeInvalid, "system keyspace")
-	wantErr(t, s, `CREATE KEYSPACE "a-b" WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}`, codeInvalid, "Keyspace name must not be empty, more than 48 characters long")
+	wantErr(t, s, `CREATE KEYSPACE "a-b" WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}`, codeConfig, "Keyspace name must not be empty, more than 48 characters long")
 
 	cqltest.Exec(t, s, "ALTER KEYSPACE k1 WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1} AND durable_writes = false")
 	if err := s.Query("SELECT replication, durable_writes FROM system_schema.keyspaces WHERE keyspace_name = 'k1'").Scan(&repl, &durable); err != nil {
