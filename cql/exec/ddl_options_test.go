@@ -86,3 +86,48 @@ func TestExtensionsOf(t *testing.T) {
 		t.Error("an empty extensions map is not stored as nil")
 	}
 }
+
+// FuzzTableOptionMaps: compaction, compression and replication maps from
+// clients are accepted or refused without a panic, and what is stored
+// reads back as itself (DESCRIBE's statement recreates the same options).
+func FuzzTableOptionMaps(f *testing.F) {
+	for _, seed := range [][5]string{
+		{"LZ4Compressor", "chunk_length_in_kb", "64", "lz4_compressor_type", "high"},
+		{"ZstdCompressor", "compression_level", "-5", "min_compress_ratio", "2"},
+		{"", "enabled", "false", "", ""},
+		{"SnappyCompressor", "chunk_length_kb", "032", "crc_check_chance", "0.5"},
+		{"LeveledCompactionStrategy", "sstable_size_in_mb", "160", "min_threshold", "6"},
+		{"SizeTieredCompactionStrategy", "max_threshold", "0", "bucket_high", "1.5"},
+		{"NetworkTopologyStrategy", "replication_factor", "3", "dc2", "0"},
+		{"SimpleStrategy", "replication_factor", "3/1", "", ""},
+	} {
+		f.Add(seed[0], seed[1], seed[2], seed[3], seed[4])
+	}
+	f.Fuzz(func(t *testing.T, class, k1, v1, k2, v2 string) {
+		m := map[string]string{}
+		if class != "" {
+			m["class"] = class
+		}
+		if k1 != "" {
+			m[k1] = v1
+		}
+		if k2 != "" {
+			m[k2] = v2
+		}
+		if out, err := validCompression(maps.Clone(m)); err == nil {
+			if again, err := validCompression(withPackage(out, compressionPackage)); err != nil || !maps.Equal(again, out) {
+				t.Fatalf("compression %v stored as %v, read back as %v, %v", m, out, again, err)
+			}
+		}
+		if out, err := validCompaction(maps.Clone(m)); err == nil {
+			if again, err := validCompaction(withPackage(out, compactionPackage)); err != nil || !maps.Equal(again, out) {
+				t.Fatalf("compaction %v stored as %v, read back as %v, %v", m, out, again, err)
+			}
+		}
+		if out, err := validReplication("ks", maps.Clone(m), nil, "datacenter1"); err == nil {
+			if again, err := validReplication("ks", out, nil, "datacenter1"); err != nil || !maps.Equal(again, out) {
+				t.Fatalf("replication %v stored as %v, read back as %v, %v", m, out, again, err)
+			}
+		}
+	})
+}
