@@ -179,6 +179,23 @@ func TestAuditAlterTable(t *testing.T) {
 	} {
 		wantErr(t, s, stmt, want.code, want.msg)
 	}
+	// A dropped column comes back with a type its last dropped one reads,
+	// as AbstractType.isValueCompatibleWith says.
+	cqltest.Exec(t, s,
+		"ALTER TABLE t ADD (b blob, tx text, vi varint, ts timestamp)",
+		"ALTER TABLE t DROP (b, tx, vi, ts)",
+		"ALTER TABLE t ADD (b map<int, text>, tx ascii, vi bigint, ts bigint)",
+		"ALTER TABLE t DROP (b, tx, vi, ts)",
+	)
+	for stmt, msg := range map[string]string{
+		"ALTER TABLE t ADD tx int":      "Cannot re-add previously dropped column 'tx' of type int, incompatible with previous type ascii",
+		"ALTER TABLE t ADD vi text":     "Cannot re-add previously dropped column 'vi' of type text, incompatible with previous type bigint",
+		"ALTER TABLE t ADD w list<int>": "Cannot re-add previously dropped column 'w' of type list<int>, incompatible with previous type int",
+		"ALTER TABLE t ADD ts timeuuid": "Cannot re-add previously dropped column 'ts' of type timeuuid, incompatible with previous type bigint",
+	} {
+		wantErr(t, s, stmt, codeInvalid, msg)
+	}
+
 	// A dropped counter column of a counter table cannot come back.
 	cqltest.Exec(t, s, "ALTER TABLE n ADD more counter", "ALTER TABLE n DROP hits")
 	wantErr(t, s, "ALTER TABLE n ADD hits counter", codeInvalid, "Cannot re-add previously dropped counter column hits")

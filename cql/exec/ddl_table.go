@@ -291,16 +291,19 @@ func alterTable(ks *manifest.Keyspace, t *manifest.Table, st *ast.AlterTable, dr
 			if c.Static && len(t.Clustering) == 0 {
 				return false, invalidf("Static columns are only useful (and thus allowed) if the table has at least one clustering column")
 			}
-			for _, d := range t.Dropped {
+			// Cassandra remembers the last drop of a name.
+			for i := len(t.Dropped) - 1; i >= 0; i-- {
+				d := t.Dropped[i]
 				if d.Name != c.Name {
 					continue
 				}
-				if d.Type != typ.String() {
+				if !readsAs(ks, d.Type, typ) {
 					return false, invalidf("Cannot re-add previously dropped column '%s' of type %s, incompatible with previous type %s", c.Name, typ, d.Type)
 				}
 				if counter {
 					return false, invalidf("Cannot re-add previously dropped counter column %s", c.Name)
 				}
+				break
 			}
 			// TableMetadata.validate refuses the mix, with a
 			// ConfigurationException prefixed by the table.
@@ -369,6 +372,37 @@ func alterTable(ks *manifest.Keyspace, t *manifest.Table, st *ast.AlterTable, dr
 		return true, nil
 	}
 	return false, invalidf("Unsupported ALTER TABLE")
+}
+
+// readsAs reports whether a column dropped with type dropped may come
+// back with type added: Cassandra 4 asks that the old type read values of
+// the new one (AbstractType.isValueCompatibleWith): the same type, or a
+// blob reading anything, text reading ascii, varint reading int, bigint and
+// timestamp, bigint reading timestamp, timestamp and time reading bigint, uuid reading
+// timeuuid.
+func readsAs(ks *manifest.Keyspace, dropped string, added *cqltype.Type) bool {
+	if dropped == added.String() {
+		return true
+	}
+	old, err := cqltype.Parse(dropped, udtResolver(ks))
+	if err != nil {
+		return false
+	}
+	switch k := added.Kind; old.Kind {
+	case cqltype.Blob:
+		return true
+	case cqltype.Text:
+		return k == cqltype.Ascii
+	case cqltype.Varint:
+		return k == cqltype.Int || k == cqltype.Bigint || k == cqltype.Timestamp
+	case cqltype.Bigint:
+		return k == cqltype.Timestamp
+	case cqltype.Timestamp, cqltype.Time:
+		return k == cqltype.Bigint
+	case cqltype.UUID:
+		return k == cqltype.Timeuuid
+	}
+	return old.Equal(added)
 }
 
 func tableHasCounters(t *manifest.Table) bool {
