@@ -127,8 +127,19 @@ const auditIdentifiersPy = `
 import sys
 from cassandra.cluster import Cluster
 
+from cassandra import InvalidRequest
+
 cluster = Cluster([sys.argv[1]], port=int(sys.argv[2]), connect_timeout=20, control_connection_timeout=20)
-cluster.connect()
+session = cluster.connect()
+session.execute('USE "Mixed_Case"')
+assert session.keyspace == "Mixed_Case", session.keyspace
+for name in ['"a b"', "a" * 49, "mixed_case"]:
+    try:
+        session.execute("USE " + name)
+        raise AssertionError("USE %s succeeded" % name)
+    except InvalidRequest as e:
+        want = "Keyspace '%s' does not exist" % name.strip('"')
+        assert want in str(e), (want, str(e))
 ks = cluster.metadata.keyspaces["Mixed_Case"]
 table = ks.tables["EventsLog"]
 assert list(table.columns) == ["Key Col", "UPPER", "lower"], list(table.columns)
