@@ -50,6 +50,14 @@ func TestAuditCreateTableErrors(t *testing.T) {
 		"CREATE TABLE x (k int PRIMARY KEY) WITH compaction = {'class': 'com.example.Nope'}":                                              {codeConfig, "Unable to find compaction strategy class 'com.example.Nope'"},
 		"CREATE TABLE x (k int PRIMARY KEY) WITH compaction = {'class': 'LeveledCompactionStrategy', 'foo': 'bar'}":                       {codeConfig, "Properties specified [foo] are not understood by LeveledCompactionStrategy"},
 		"CREATE TABLE x (k int PRIMARY KEY) WITH compaction = {'class': 'SizeTieredCompactionStrategy', 'sstable_size_in_mb': '160'}":     {codeConfig, "Properties specified [sstable_size_in_mb] are not understood by SizeTieredCompactionStrategy"},
+		"CREATE TABLE x (k int PRIMARY KEY) WITH compaction = {'class': 'LeveledCompactionStrategy', 'sstable_size_in_mb': 'big'}":        {codeConfig, "big is not a parsable int (base10) for sstable_size_in_mb"},
+		"CREATE TABLE x (k int PRIMARY KEY) WITH compaction = {'class': 'LeveledCompactionStrategy', 'sstable_size_in_mb': 0}":            {codeConfig, "sstable_size_in_mb must be larger than 0, but was 0"},
+		"CREATE TABLE x (k int PRIMARY KEY) WITH compaction = {'class': 'LeveledCompactionStrategy', 'fanout_size': 'x'}":                 {codeConfig, "1 is not a parsable int (base10) for fanout_size"},
+		"CREATE TABLE x (k int PRIMARY KEY) WITH compaction = {'class': 'LeveledCompactionStrategy', 'fanout_size': -2, 'foo': 1}":        {codeConfig, "fanout_size must be larger than 0, but was -2"},
+		"CREATE TABLE x (k int PRIMARY KEY) WITH compaction = {'class': 'SizeTieredCompactionStrategy', 'min_sstable_size': 'x'}":         {codeConfig, "x is not a parsable int (base10) for min_sstable_size"},
+		"CREATE TABLE x (k int PRIMARY KEY) WITH compaction = {'class': 'TimeWindowCompactionStrategy', 'min_sstable_size': -1}":          {codeConfig, "min_sstable_size must be non negative: -1"},
+		"CREATE TABLE x (k int PRIMARY KEY) WITH compaction = {'class': 'SizeTieredCompactionStrategy', 'bucket_low': 'x'}":               {codeConfig, "x is not a parsable float for bucket_low"},
+		"CREATE TABLE x (k int PRIMARY KEY) WITH compaction = {'class': 'LeveledCompactionStrategy', 'bucket_high': 0.5}":                 {codeConfig, "bucket_high value (0.5) is less than or equal to the bucket_low value (0.5)"},
 		"CREATE TABLE x (k int PRIMARY KEY) WITH compaction = {'class': 'SizeTieredCompactionStrategy', 'min_threshold': 'x'}":            {codeConfig, "Invalid value x for 'min_threshold' compaction sub-option - must be an integer"},
 		"CREATE TABLE x (k int PRIMARY KEY) WITH compaction = {'class': 'SizeTieredCompactionStrategy', 'max_threshold': '-3'}":           {codeConfig, "Invalid value -3 for 'max_threshold' compaction sub-option - must be an integer"},
 		"CREATE TABLE x (k int PRIMARY KEY) WITH compaction = {'class': 'SizeTieredCompactionStrategy', 'min_threshold': 1}":              {codeConfig, "Min compaction threshold cannot be less than 2 (got 1)"},
@@ -175,7 +183,7 @@ func TestAuditAlterTable(t *testing.T) {
 		"ALTER TABLE n ADD t text":                {codeConfig, `ks.n: Cannot have a non counter column ("t") in a counter table`},
 		"ALTER TABLE t WITH cdc = 'x'":            {codeSyntax, "Invalid boolean value x for 'cdc'. Positive values can be '1', 'true' or 'yes'. Negative values can be '0', 'false' or 'no'."},
 		"ALTER TABLE t WITH comment = {'a': 'b'}": {codeSyntax, "Invalid value for property 'comment'. It should be a string"},
-		"ALTER TABLE t WITH compaction = {'class': 'LeveledCompactionStrategy', 'bucket_high': 'x', 'foo': '1', 'bar': '2'}": {codeConfig, "Properties specified [bar, foo] are not understood by LeveledCompactionStrategy"},
+		"ALTER TABLE t WITH compaction = {'class': 'LeveledCompactionStrategy', 'bucket_high': '2', 'foo': '1', 'bar': '2'}": {codeConfig, "Properties specified [bar, foo] are not understood by LeveledCompactionStrategy"},
 	} {
 		wantErr(t, s, stmt, want.code, want.msg)
 	}

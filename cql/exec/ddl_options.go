@@ -382,6 +382,9 @@ func validCompaction(m map[string]string) (map[string]string, error) {
 		}
 		return nil, configf("Unable to find compaction strategy class '%s'", class)
 	}
+	if err := compactionValues(short, m); err != nil {
+		return nil, err
+	}
 	out := maps.Clone(m)
 	delete(out, "class")
 	var unknown []string
@@ -421,6 +424,71 @@ func validCompaction(m map[string]string) (map[string]string, error) {
 	}
 	out["class"] = short
 	return out, nil
+}
+
+// compactionValues checks the values of the sub-options Cassandra 4's
+// LeveledCompactionStrategy and SizeTieredCompactionStrategyOptions
+// validate (the latter for the size-tiered, leveled and time-window
+// strategies), with their messages.
+func compactionValues(class string, m map[string]string) error {
+	if class == "LeveledCompactionStrategy" {
+		size, ok := m["sstable_size_in_mb"]
+		if !ok {
+			size = "1"
+		}
+		n, err := strconv.ParseInt(size, 10, 32)
+		if err != nil {
+			return configf("%s is not a parsable int (base10) for sstable_size_in_mb", size)
+		}
+		if n < 1 {
+			return configf("sstable_size_in_mb must be larger than 0, but was %d", n)
+		}
+		if v, ok := m["fanout_size"]; ok {
+			n, err := strconv.ParseInt(v, 10, 32)
+			if err != nil {
+				// Cassandra names the sstable size's text here.
+				return configf("%s is not a parsable int (base10) for fanout_size", size)
+			}
+			if n < 1 {
+				return configf("fanout_size must be larger than 0, but was %d", n)
+			}
+		}
+	}
+	if class == "UnifiedCompactionStrategy" {
+		return nil
+	}
+	if v, ok := m["min_sstable_size"]; ok {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return configf("%s is not a parsable int (base10) for min_sstable_size", v)
+		}
+		if n < 0 {
+			return configf("min_sstable_size must be non negative: %d", n)
+		}
+	}
+	bucket := func(key string, def float64) (float64, error) {
+		v, ok := m[key]
+		if !ok {
+			return def, nil
+		}
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil {
+			return 0, configf("%s is not a parsable float for %s", v, key)
+		}
+		return f, nil
+	}
+	low, err := bucket("bucket_low", 0.5)
+	if err != nil {
+		return err
+	}
+	high, err := bucket("bucket_high", 1.5)
+	if err != nil {
+		return err
+	}
+	if high <= low {
+		return configf("bucket_high value (%s) is less than or equal to the bucket_low value (%s)", javaDouble(high), javaDouble(low))
+	}
+	return nil
 }
 
 // compressorOptions are the options each compressor accepts besides the
