@@ -16,14 +16,27 @@ import (
 // and a message containing msg.
 func wantErr(t *testing.T, s *gocql.Session, stmt string, code int, msg string) {
 	t.Helper()
+	checkErr(t, s, stmt, code, msg, strings.Contains)
+}
+
+// wantExactErr runs stmt and wants the error code and exactly the message.
+func wantExactErr(t *testing.T, s *gocql.Session, stmt string, code int, msg string) {
+	t.Helper()
+	checkErr(t, s, stmt, code, msg, func(got, want string) bool { return got == want })
+}
+
+// checkErr runs stmt and wants the error code and a message that match
+// accepts.
+func checkErr(t *testing.T, s *gocql.Session, stmt string, code int, msg string, match func(got, want string) bool) {
+	t.Helper()
 	err := s.Query(stmt).Exec()
 	var re gocql.RequestError
 	if !errors.As(err, &re) {
 		t.Errorf("%s: got %v, want error %#x %q", stmt, err, code, msg)
 		return
 	}
-	if re.Code() != code || !strings.Contains(re.Message(), msg) {
-		t.Errorf("%s: got error %#x %q, want %#x containing %q", stmt, re.Code(), re.Message(), code, msg)
+	if re.Code() != code || !match(re.Message(), msg) {
+		t.Errorf("%s:\n got %#x %q\nwant %#x %q", stmt, re.Code(), re.Message(), code, msg)
 	}
 }
 

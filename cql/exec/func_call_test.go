@@ -2,7 +2,6 @@ package exec_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 
 	"github.com/gocql/gocql"
@@ -11,20 +10,6 @@ import (
 	"github.com/sedimentdb/sediment/cqltype"
 	"github.com/sedimentdb/sediment/internal/cqltest"
 )
-
-// wantExactErr runs stmt and wants the error code and exactly the message.
-func wantExactErr(t *testing.T, s *gocql.Session, stmt string, code int, msg string) {
-	t.Helper()
-	err := s.Query(stmt).Exec()
-	var re gocql.RequestError
-	if !errors.As(err, &re) {
-		t.Errorf("%s: got %v, want error %#x %q", stmt, err, code, msg)
-		return
-	}
-	if re.Code() != code || re.Message() != msg {
-		t.Errorf("%s:\n got %#x %q\nwant %#x %q", stmt, re.Code(), re.Message(), code, msg)
-	}
-}
 
 // funcEnv is selectEnv with table ft (k int key; b blob, i int, tx text,
 // ts timestamp) for writes.
