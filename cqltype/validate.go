@@ -90,11 +90,13 @@ func Validate(t *Type, v []byte) error {
 			return marshalErrorf("UUID should be 16 or 0 bytes (%d)", n)
 		}
 	case Timeuuid:
+		// TimeUUIDSerializer checks the length as UUIDSerializer does,
+		// in its words, before the version.
 		if n != 16 && n != 0 {
-			return marshalErrorf("TimeUUID should be 16 or 0 bytes (%d)", n)
+			return marshalErrorf("UUID should be 16 or 0 bytes (%d)", n)
 		}
 		if n == 16 && v[6]&0xf0 != 0x10 {
-			return marshalErrorf("Unsupported UUID version (%d)", v[6]>>4)
+			return marshalErrorf("Invalid version for TimeUUID type.")
 		}
 	case Inet:
 		if n != 0 && n != 4 && n != 16 {

@@ -39,7 +39,7 @@ func TestValidate(t *testing.T) {
 		{"text", []byte{0xc3}, "String didn't validate."},
 		{"text", []byte{0xed, 0xa0, 0x80}, "String didn't validate."}, // surrogate
 		{"uuid", make([]byte, 15), "UUID should be 16 or 0 bytes (15)"},
-		{"timeuuid", hx("00000000000040000000000000000000"), "Unsupported UUID version (4)"},
+		{"timeuuid", hx("00000000000040000000000000000000"), "Invalid version for TimeUUID type."},
 		{"timeuuid", hx("00000000000010000000000000000000"), ""},
 		{"inet", []byte{127, 0, 0, 1}, ""},
 		{"inet", []byte{127, 0, 0}, "Expected 4 or 16 byte inetaddress; got 7f0000"},
