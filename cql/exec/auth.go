@@ -393,3 +393,13 @@ func (p *principal) ensure(perm permission, r resource) error {
 	}
 	return unauthorizedf("User %s has no %s permission on %s or any of its parents", p.name, perm, r)
 }
+
+// ensureForRoles is ensure for the role statements (CREATE, ALTER and
+// DROP ROLE, GRANT and REVOKE of roles), whose refusal Cassandra's
+// AuthenticationStatement.checkPermission words without the permission.
+func (p *principal) ensureForRoles(perm permission, r resource) error {
+	if p.has(perm, r) {
+		return nil
+	}
+	return unauthorizedf("User %s does not have sufficient privileges to perform the requested operation", p.name)
+}

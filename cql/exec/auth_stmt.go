@@ -196,11 +196,13 @@ func (e *Executor) permissionTarget(s *Session, name string, res ast.Resource) (
 		return "", 0, err
 	}
 	if !r.applicable().has(p) {
+		// Cassandra 4's parser filters the permissions by the resource
+		// (filterPermissions) and refuses an empty rest as a syntax error.
 		kind := "DataResource"
 		if r.isRoles() {
 			kind = "RoleResource"
 		}
-		return "", 0, invalidf("Resource type %s does not support the requested permissions: %s", kind, p)
+		return "", 0, syntaxf("Resource type %s does not support any of the requested permissions", kind)
 	}
 	return r, setOf(p), nil
 }
@@ -239,7 +241,7 @@ func roleOptions(m *ast.Map) (map[string]string, error) {
 }
 
 func (a *Auth) createRole(ctx context.Context, p *principal, name string, ifNotExists bool, o ast.RoleOptions) (*Result, error) {
-	if err := p.ensure(permCreate, resRoles); err != nil {
+	if err := p.ensureForRoles(permCreate, resRoles); err != nil {
 		return nil, err
 	}
 	if o.Superuser != nil && *o.Superuser && !p.super {
@@ -303,7 +305,7 @@ func (a *Auth) alterRole(ctx context.Context, p *principal, name string, ifExist
 			case o.Options != nil:
 				return nil, unauthorizedf("You aren't allowed to alter OPTIONS")
 			}
-		} else if err := p.ensure(permAlter, roleResource(name)); err != nil {
+		} else if err := p.ensureForRoles(permAlter, roleResource(name)); err != nil {
 			return nil, err
 		}
 	}
@@ -354,7 +356,7 @@ func (a *Auth) alterRole(ctx context.Context, p *principal, name string, ifExist
 }
 
 func (a *Auth) dropRole(ctx context.Context, p *principal, name string, ifExists bool) (*Result, error) {
-	if err := p.ensure(permDrop, roleResource(name)); err != nil {
+	if err := p.ensureForRoles(permDrop, roleResource(name)); err != nil {
 		return nil, err
 	}
 	if a.view.Role(name) != nil && a.principal(name).super && !p.super {
@@ -402,7 +404,7 @@ func (a *Auth) dropRole(ctx context.Context, p *principal, name string, ifExists
 
 // grantRole runs GRANT role TO grantee, or REVOKE role FROM grantee.
 func (a *Auth) grantRole(ctx context.Context, p *principal, role, grantee string, grant bool) (*Result, error) {
-	if err := p.ensure(permAuthorize, roleResource(role)); err != nil {
+	if err := p.ensureForRoles(permAuthorize, roleResource(role)); err != nil {
 		return nil, err
 	}
 	for _, r := range []string{role, grantee} {
@@ -440,13 +442,9 @@ func (a *Auth) grantRole(ctx context.Context, p *principal, role, grantee string
 
 // grantPermissions runs GRANT perms ON r TO role, or REVOKE ... FROM.
 func (a *Auth) grantPermissions(ctx context.Context, p *principal, perms permSet, r resource, role string, grant bool) (*Result, error) {
-	if a.view.Role(role) == nil {
-		return nil, invalidf("Role %s doesn't exist", role)
-	}
-	if !a.exists(r) {
-		return nil, invalidf("Resource %s doesn't exist", r)
-	}
-	// One may grant only what one holds, and only with AUTHORIZE.
+	// One may grant only what one holds, and only with AUTHORIZE. As in
+	// Cassandra, this is checked first (authorize before validate), so
+	// one without AUTHORIZE learns nothing of what exists.
 	if err := p.ensure(permAuthorize, r); err != nil {
 		return nil, err
 	}
@@ -456,6 +454,12 @@ func (a *Auth) grantPermissions(ctx context.Context, p *principal, perms permSet
 				return nil, err
 			}
 		}
+	}
+	if a.view.Role(role) == nil {
+		return nil, invalidf("Role %s doesn't exist", role)
+	}
+	if !a.exists(r) {
+		return nil, invalidf("Resource %s doesn't exist", r)
 	}
 	err := a.m.AlterRole(ctx, role, func(x *manifest.Role) error {
 		if grant {
