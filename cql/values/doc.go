@@ -27,7 +27,9 @@
 //
 //	type       accepted text
 //	---------  ---------------------------------------------------------------
-//	date       [-]yyyy-m[m]-d[d], or the raw unsigned day number (2^31 = epoch)
+//	date       yyyy-mm-dd as ISO_LOCAL_DATE reads it strictly (-yyyy and
+//	           +yyyyy.. for other years), or the raw unsigned day number
+//	           (2^31 = epoch)
 //	time       hh:mm:ss[.f{1,9}], or nanoseconds since midnight
 //	timestamp  yyyy-mm-dd[( |T)hh:mm[:ss[.SSS]]][zone], ms since the epoch,
 //	           or now; zone is Z, +hh, +hhmm or +hh:mm (also -), or after a

@@ -116,7 +116,7 @@ func TestEncodeNative(t *testing.T) {
 		{"date", num("0"), "00000000", false},
 		{"date", num("4294967296"), "Unable to make unsigned int (for date) from: '4294967296'", true},
 		{"date", str("2023-02-29"), "Unable to coerce '2023-02-29' to a formatted date (long)", true},
-		{"date", str("2024-2-9"), "80004d32", false},
+		{"date", str("2024-2-9"), "Unable to coerce '2024-2-9' to a formatted date (long)", true},
 		{"date", str("2024-001-01"), "Unable to coerce '2024-001-01' to a formatted date (long)", true},
 		{"date", str("2024-01-01x"), "Unable to coerce '2024-01-01x' to a formatted date (long)", true},
 		{"date", str(""), "Unable to coerce '' to a formatted date (long)", true},

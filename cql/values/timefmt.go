@@ -15,7 +15,10 @@ const (
 	dateEpoch = 1 << 31
 )
 
-// parseDate parses [-]yyyy-mm-dd or a raw unsigned day number.
+// parseDate parses a date as Cassandra 4's SimpleDateSerializer does: a
+// raw unsigned day number, or an ISO local date (DateTimeFormatter's
+// ISO_LOCAL_DATE, strict): a year of four digits, or of five to ten after
+// '+', or of four to ten after '-', then two-digit month and day.
 func parseDate(s string) (uint32, error) {
 	bad := func() error { return errorf(fmt.Sprintf("Unable to coerce '%s' to a formatted date (long)", s)) }
 	if allDigits(strings.TrimPrefix(s, "-")) {
@@ -25,23 +28,75 @@ func parseDate(s string) (uint32, error) {
 		}
 		return uint32(n), nil
 	}
-	y, m, d, rest, ok := splitDate(s)
-	if !ok || rest != "" {
-		return 0, bad()
-	}
-	days, ok := civilDays(y, m, d)
+	y, m, d, ok := splitISODate(s)
 	if !ok {
 		return 0, bad()
 	}
-	days += dateEpoch
-	if days < 0 || days > math.MaxUint32 {
-		return 0, errorf(fmt.Sprintf("Input date %s is out of the supported range", s))
+	days, ok := civilDays(y, m, d)
+	// Java computes the date's milliseconds and fails on overflow.
+	if !ok || days > math.MaxInt64/msPerDay || days < math.MinInt64/msPerDay {
+		return 0, bad()
 	}
-	return uint32(days), nil
+	switch {
+	case days < math.MinInt32:
+		return 0, errorf(fmt.Sprintf("Input date %s is less than min supported date %s", s, minDateText))
+	case days > math.MaxInt32:
+		return 0, errorf(fmt.Sprintf("Input date %s is greater than max supported date %s", s, maxDateText))
+	}
+	return uint32(days + dateEpoch), nil
+}
+
+const (
+	msPerDay = 24 * 60 * 60 * 1000
+	// minDateText and maxDateText are the first and last dates, as Java's
+	// ZonedDateTime prints them in the out of range messages.
+	minDateText = "-5877641-06-23T00:00Z"
+	maxDateText = "+5881580-07-11T00:00Z"
+)
+
+// splitISODate reads the whole of s as an ISO local date. Java's year field
+// holds up to nine digits' worth (±999999999), which ten digits may exceed.
+func splitISODate(s string) (y, m, d int64, ok bool) {
+	sign := byte(0)
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		sign, s = s[0], s[1:]
+	}
+	n := 0
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	switch {
+	case n > 10,
+		sign == 0 && n != 4,
+		sign == '+' && n <= 4,
+		sign == '-' && n < 4:
+		return 0, 0, 0, false
+	}
+	y, err := strconv.ParseInt(s[:n], 10, 64)
+	if err != nil || y > 999999999 {
+		return 0, 0, 0, false
+	}
+	if sign == '-' {
+		y = -y
+	}
+	rest := s[n:]
+	if len(rest) != 6 || rest[0] != '-' || rest[3] != '-' {
+		return 0, 0, 0, false
+	}
+	m, ok1 := twoDigits(rest[1:3])
+	d, ok2 := twoDigits(rest[4:6])
+	return y, m, d, ok1 && ok2
+}
+
+func twoDigits(s string) (int64, bool) {
+	if s[0] < '0' || s[0] > '9' || s[1] < '0' || s[1] > '9' {
+		return 0, false
+	}
+	return int64(s[0]-'0')*10 + int64(s[1]-'0'), true
 }
 
 // splitDate reads [-]y+-m-d from the start of s, with one or two digits
-// for month and day as Joda's and Java's date parsers allow.
+// for month and day as SimpleDateFormat's yyyy-MM-dd allows (timestamps).
 func splitDate(s string) (y, m, d int64, rest string, ok bool) {
 	neg := strings.HasPrefix(s, "-")
 	if neg {
@@ -295,10 +350,15 @@ func parseZone(s string) (int64, bool) {
 	return sign * int64(h*3600+m*60), true
 }
 
-// formatDate writes a serialized day number as [-]yyyy-mm-dd, or the raw
-// number when the year does not fit four to nine digits.
+// formatDate writes a serialized day number as ISO_LOCAL_DATE prints it:
+// yyyy-mm-dd, with '-' before negative years and '+' before years past
+// 9999.
 func formatDate(days uint32) string {
 	t := time.Unix((int64(days)-dateEpoch)*86400, 0).UTC()
+	if t.Year() > 9999 {
+		// ISO_LOCAL_DATE signs years of more than four digits.
+		return "+" + formatYMD(t)
+	}
 	return formatYMD(t)
 }
 

@@ -1,0 +1,122 @@
+package values
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/sedimentdb/sediment/cql/ast"
+	"github.com/sedimentdb/sediment/cqltype"
+)
+
+// TestAuditDateLiterals checks date strings against Cassandra 4's
+// SimpleDateSerializer, which reads them with java.time's ISO_LOCAL_DATE
+// in strict mode: four-digit years (more only after '+'), two-digit months
+// and days, and the supported range named in its own messages.
+func TestAuditDateLiterals(t *testing.T) {
+	date := cqltype.MustParse("date")
+	coerce := func(s string) string { return "Unable to coerce '" + s + "' to a formatted date (long)" }
+	tests := []struct {
+		in   string
+		want string // hex, or the message when err
+		err  bool
+	}{
+		{"2024-02-29", "80004d46", false},
+		{"1969-12-31", "7fffffff", false},
+		{"0000-01-01", "7ff50558", false},
+		{"-0001-01-01", "7ff503eb", false},
+		{"+10000-01-01", "802cc0a1", false},
+		{"-5877641-06-23", "00000000", false}, // the first date
+		{"+5881580-07-11", "ffffffff", false}, // the last date
+
+		{"2024-2-9", coerce("2024-2-9"), true},
+		{"2024-02-9", coerce("2024-02-9"), true},
+		{"24-02-09", coerce("24-02-09"), true},
+		{"10000-01-01", coerce("10000-01-01"), true}, // five digits need '+'
+		{"+2024-01-01", coerce("+2024-01-01"), true}, // '+' only past four digits
+		{"-001-01-01", coerce("-001-01-01"), true},   // four digits at least
+		{" 2024-01-01", coerce(" 2024-01-01"), true}, // no spaces
+		{"2024-01-01 ", coerce("2024-01-01 "), true}, //
+		{"2024-01-01T00:00", coerce("2024-01-01T00:00"), true},
+		{"2023-02-29", coerce("2023-02-29"), true},
+		{"2024-04-31", coerce("2024-04-31"), true},
+		{"2024-00-10", coerce("2024-00-10"), true},
+		{"+1000000000-01-01", coerce("+1000000000-01-01"), true}, // past Java's year field
+		{"+300000000-01-01", coerce("+300000000-01-01"), true},   // its milliseconds overflow a long
+		{"+5881580-07-12", "Input date +5881580-07-12 is greater than max supported date +5881580-07-11T00:00Z", true},
+		{"+100000000-01-01", "Input date +100000000-01-01 is greater than max supported date +5881580-07-11T00:00Z", true},
+		{"+999999999-12-31", coerce("+999999999-12-31"), true},
+		{"-5877641-06-22", "Input date -5877641-06-22 is less than min supported date -5877641-06-23T00:00Z", true},
+		{"-4294967296", "Unable to make unsigned int (for date) from: '-4294967296'", true},
+	}
+	for _, tc := range tests {
+		got, err := Encode(date, str(tc.in), nil)
+		switch {
+		case tc.err && err == nil:
+			t.Errorf("%q: got %x, want error %q", tc.in, got, tc.want)
+		case tc.err && message(err) != tc.want:
+			t.Errorf("%q: error %q, want %q", tc.in, message(err), tc.want)
+		case !tc.err && err != nil:
+			t.Errorf("%q: %v", tc.in, err)
+		case !tc.err && err == nil && !bytes.Equal(got, unhex(tc.want)):
+			t.Errorf("%q: got %x, want %s", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestAuditDateText checks that a date prints as ISO_LOCAL_DATE does
+// (in CAST to text and in JSON), so that the text reads back.
+func TestAuditDateText(t *testing.T) {
+	date := cqltype.MustParse("date")
+	for _, tc := range []struct{ hex, text string }{
+		{"80000000", "1970-01-01"},
+		{"7ff503eb", "-0001-01-01"},
+		{"80004d46", "2024-02-29"},
+		{"802cc0a0", "9999-12-31"},
+		{"802cc0a1", "+10000-01-01"},
+		{"ffffffff", "+5881580-07-11"},
+		{"00000000", "-5877641-06-23"},
+	} {
+		v := unhex(tc.hex)
+		if got := Text(date, v); got != tc.text {
+			t.Errorf("Text(%s) = %q, want %q", tc.hex, got, tc.text)
+		}
+		if j, err := ToJSON(date, v); err != nil || string(j) != `"`+tc.text+`"` {
+			t.Errorf("ToJSON(%s) = %s, %v; want %q", tc.hex, j, err, `"`+tc.text+`"`)
+		}
+		back, err := Parse(date, tc.text)
+		if err != nil || !bytes.Equal(back, v) {
+			t.Errorf("Parse(%q) = %x, %v; want %s", tc.text, back, err, tc.hex)
+		}
+	}
+}
+
+// TestAuditTimeuuidValues checks bound timeuuid values, validated as
+// Cassandra 4's TimeUUIDSerializer does, and literals, read as
+// TimeUUIDType.fromString does.
+func TestAuditTimeuuidValues(t *testing.T) {
+	tu := cqltype.MustParse("timeuuid")
+	for _, tc := range []struct {
+		v    []byte
+		want string
+	}{
+		{unhex("550e8400e29b41d4a716446655440000"), "Invalid version for TimeUUID type."},
+		{unhex("550e8400e29b"), "UUID should be 16 or 0 bytes (6)"},
+		{unhex("d2177dd0eaa211dea572001b779c76e3"), ""},
+		{[]byte{}, ""},
+	} {
+		err := cqltype.Validate(tu, tc.v)
+		got := ""
+		if me, ok := err.(*cqltype.MarshalError); ok {
+			got = me.Msg
+		} else if err != nil {
+			got = err.Error()
+		}
+		if got != tc.want {
+			t.Errorf("Validate(timeuuid, %x) = %q, want %q", tc.v, got, tc.want)
+		}
+	}
+	_, err := Encode(tu, lit(ast.LitUUID, "550e8400-e29b-41d4-a716-446655440000"), nil)
+	if msg := message(err); msg != "TimeUUID supports only version 1 UUIDs" {
+		t.Errorf("v4 uuid literal for timeuuid: %q", msg)
+	}
+}
