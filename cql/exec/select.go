@@ -1,6 +1,8 @@
 package exec
 
 import (
+	"slices"
+
 	"github.com/sedimentdb/sediment/cql/ast"
 	"github.com/sedimentdb/sediment/cqltype"
 )
@@ -27,6 +29,9 @@ type selectPlan struct {
 	clusteringRestricted bool
 
 	filters []*restriction // checked on each assembled row
+	// scanFilters: a scan restricts clustering columns without ALLOW
+	// FILTERING, refused once the rest of the statement is checked.
+	scanFilters bool
 
 	sel               *selection
 	reverse           bool // ORDER BY against the clustering order
@@ -72,14 +77,35 @@ func (e *Executor) planSelect(s *Session, st *ast.Select) (plan, error) {
 	if err := p.planWhere(st); err != nil {
 		return nil, err
 	}
-	if p.sel, err = p.planSelection(st); err != nil {
+	// Cassandra's order of checks (SelectStatement.RawStatement.prepare):
+	// the selection, DISTINCT, GROUP BY, PER PARTITION LIMIT, ORDER BY and
+	// last whether a scan filters.
+	if st.Distinct && st.PerPartitionLimit != nil {
+		return nil, invalidf("PER PARTITION LIMIT is not allowed with SELECT DISTINCT queries")
+	}
+	if st.Distinct && p.restrictsRows() {
+		return nil, invalidf("SELECT DISTINCT with WHERE clause only supports restriction by partition key and/or static columns.")
+	}
+	groupBy, groupErr := p.groupColumns(st)
+	withGroups := *st // the selection groups by the whole key prefix
+	withGroups.GroupBy = groupBy
+	if p.sel, err = p.planSelection(&withGroups); err != nil {
 		return nil, err
+	}
+	if groupErr != nil {
+		return nil, groupErr
+	}
+	if p.sel.aggregate && len(st.GroupBy) == 0 && st.PerPartitionLimit != nil {
+		return nil, invalidf("PER PARTITION LIMIT is not allowed with aggregate queries.")
 	}
 	if err := p.planOrder(st); err != nil {
 		return nil, err
 	}
 	if err := p.planLimits(st); err != nil {
 		return nil, err
+	}
+	if p.scanFilters {
+		return nil, invalidf(filteringMessage)
 	}
 	for i, sp := range p.specs {
 		if sp.Type == nil {
@@ -136,4 +162,66 @@ func (p *selectPlan) receive(term ast.Term, name string, typ *cqltype.Type) {
 			p.receive(term.Term, name, ht)
 		}
 	}
+}
+
+// restrictsRows reports whether the WHERE clause restricts a clustering or
+// regular column, which SELECT DISTINCT refuses (static columns are
+// allowed).
+func (p *selectPlan) restrictsRows() bool {
+	if p.clusteringRestricted {
+		return true
+	}
+	for _, r := range p.filters {
+		if r.cols[0].kind == kindRegular || r.cols[0].kind == kindClustering {
+			return true
+		}
+	}
+	return false
+}
+
+// groupColumns checks GROUP BY as Cassandra's getAggregationSpecification
+// does and returns the primary key prefix it groups by: the columns named,
+// in key order, with the columns restricted by = between them (they hold
+// one value, so grouping by them changes nothing), and never part of the
+// partition key only.
+func (p *selectPlan) groupColumns(st *ast.Select) ([]string, error) {
+	if len(st.GroupBy) == 0 {
+		return nil, nil
+	}
+	pkey := append(slices.Clone(p.t.partition), p.t.clustering...)
+	const orderMsg = "Group by currently only support groups of columns following their declared order in the PRIMARY KEY"
+	next := 0
+	for _, name := range st.GroupBy {
+		c := p.t.column(name)
+		if c == nil {
+			return nil, invalidf("Undefined column name %s in table %s.%s", name, p.t.keyspace, p.t.name())
+		}
+		if c.kind != kindPartition && c.kind != kindClustering {
+			return nil, invalidf("Group by is currently only supported on the columns of the PRIMARY KEY, got %s", c.name)
+		}
+		for {
+			if next >= len(pkey) {
+				return nil, invalidf(orderMsg)
+			}
+			pc := pkey[next]
+			next++
+			if pc == c {
+				break
+			}
+			if !p.restrictedByEq(pc) {
+				return nil, invalidf(orderMsg)
+			}
+		}
+	}
+	if next < len(p.t.partition) {
+		return nil, invalidf("Group by is not supported on only a part of the partition key")
+	}
+	if next > len(p.t.partition) && st.Distinct {
+		return nil, invalidf("Grouping on clustering columns is not allowed for SELECT DISTINCT queries")
+	}
+	names := make([]string, next)
+	for i, c := range pkey[:next] {
+		names[i] = c.name
+	}
+	return names, nil
 }

@@ -19,28 +19,42 @@ func (p *selectPlan) planOrder(st *ast.Select) error {
 	if len(st.OrderBy) == 0 {
 		return nil
 	}
+	cols := make([]*column, len(st.OrderBy))
 	for i, o := range st.OrderBy {
-		c := p.t.column(o.Column)
-		if c == nil {
+		if cols[i] = p.t.column(o.Column); cols[i] == nil {
 			return invalidf("Undefined column name %s", o.Column)
 		}
+	}
+	// Cassandra's order: the partition restriction first, then the
+	// columns (SelectStatement.verifyOrderingIsAllowed, isReversed).
+	if p.keys == nil {
+		return invalidf("ORDER BY is only supported when the partition key is restricted by an EQ or an IN.")
+	}
+	next := 0 // the clustering position the next ordering may name
+	for i, c := range cols {
 		if c.kind != kindClustering {
 			return invalidf("Order by is currently only supported on the clustered columns of the PRIMARY KEY, got %s", c.name)
 		}
-		if c.pos != i {
+		// Columns restricted by = may be left out: their one value
+		// orders nothing.
+		for ; next < c.pos; next++ {
+			if !p.restrictedByEq(p.t.clustering[next]) {
+				return invalidf("Order by currently only supports the ordering of columns following their declared order in the PRIMARY KEY")
+			}
+		}
+		if next != c.pos {
 			return invalidf("Order by currently only supports the ordering of columns following their declared order in the PRIMARY KEY")
 		}
-		rev := o.Desc != c.desc
+		next++
+		rev := st.OrderBy[i].Desc != c.desc
 		if i > 0 && rev != p.reverse {
 			return invalidf("Unsupported order by relation")
 		}
 		p.reverse = rev
 	}
-	if p.keys == nil {
-		return invalidf("ORDER BY is only supported when the partition key is restricted by an EQ or an IN.")
-	}
 	for _, r := range p.keys {
-		if r.op == ast.OpIn {
+		// An IN of one value is an EQ in Cassandra; IN ? stays an IN.
+		if r.op == ast.OpIn && (r.in == nil || len(r.in) > 1) {
 			p.orderAcross = true
 		}
 	}
@@ -52,10 +66,24 @@ func (p *selectPlan) planLimits(st *ast.Select) error {
 	p.limit, p.perPartLim = st.Limit, st.PerPartitionLimit
 	p.receive(st.Limit, "[limit]", cqltype.IntType)
 	p.receive(st.PerPartitionLimit, "[per_partition_limit]", cqltype.IntType)
-	if p.perPartLim != nil && p.distinct {
-		return invalidf("PER PARTITION LIMIT is not allowed with SELECT DISTINCT queries")
-	}
 	return nil
+}
+
+// restrictedByEq reports whether a relation restricts c to one value: =,
+// an IN of one value, or a multi-column = (StatementRestrictions'
+// isColumnRestrictedByEq).
+func (p *selectPlan) restrictedByEq(c *column) bool {
+	for _, rs := range [][]*restriction{p.keys, p.prefix, p.filters} {
+		for _, r := range rs {
+			if r == nil || r.mapKey != nil || !slices.Contains(r.cols, c) {
+				continue
+			}
+			if r.op == ast.OpEq || (r.op == ast.OpIn && len(r.in) == 1) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // evalLimit evaluates a limit term: 0 when absent, otherwise > 0.
@@ -136,6 +164,13 @@ func (p *selectPlan) execute(ctx context.Context, x *execCtx) (*Result, error) {
 	}
 	if p.sel.aggregate {
 		rd.groups = &grouper{sel: p.sel, n: p.groupBy}
+		if p.groupBy > 0 {
+			// The limits count groups, not rows.
+			rd.groups.limit = rd.remaining
+			if !p.distinct {
+				rd.groups.perPart, rd.perPart = rd.perPart, 0
+			}
+		}
 	} else if x.params.PageSize > 0 {
 		rd.pageSize = x.params.PageSize
 	}
@@ -537,7 +572,10 @@ func (rd *reader) readKeys(ctx context.Context, st *pagingState) error {
 	if err != nil {
 		return err
 	}
-	if rd.p.orderAcross && len(pks) > 1 && rd.pageSize > 0 {
+	// Cassandra pages only when the page is smaller than the LIMIT
+	// (SelectStatement.execute), and refuses to page rows it sorts.
+	paged := rd.pageSize > 0 && !(rd.limited && rd.remaining <= rd.pageSize)
+	if rd.p.orderAcross && paged {
 		return invalidf("Cannot page queries with both ORDER BY and a IN restriction on the partition key; you must either remove the ORDER BY or the IN and sort client side, or disable paging for this query")
 	}
 	rd.sortAcross = rd.p.orderAcross && len(pks) > 1

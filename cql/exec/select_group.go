@@ -17,6 +17,11 @@ type grouper struct {
 	key  [][]byte
 	accs []accumulator
 	rows [][][]byte
+	// With GROUP BY, LIMIT counts groups and PER PARTITION LIMIT groups of
+	// a partition, as Cassandra's group-by DataLimits (0: none).
+	limit, perPart int
+	part           string   // the partition of the current group
+	parts          []string // the partition of each row of rows
 }
 
 func (g *grouper) add(x *execCtx, r *rowCtx) error {
@@ -35,6 +40,7 @@ func (g *grouper) add(x *execCtx, r *rowCtx) error {
 			return err
 		}
 		g.key = key
+		g.part = partitionOf(r)
 		g.accs = make([]accumulator, len(g.sel.items))
 		for i, it := range g.sel.items {
 			g.accs[i] = it.(aggSelector).start()
@@ -71,8 +77,18 @@ func (g *grouper) flush() error {
 		row[i] = v
 	}
 	g.rows = append(g.rows, row)
+	g.parts = append(g.parts, g.part)
 	g.accs = nil
 	return nil
+}
+
+// partitionOf identifies a row's partition by its key values.
+func partitionOf(r *rowCtx) string {
+	var b []byte
+	for _, v := range r.pk {
+		b = appendBytes(b, v)
+	}
+	return string(b)
 }
 
 // finish returns a row per group. Without GROUP BY, an aggregate over no
@@ -87,7 +103,20 @@ func (g *grouper) finish() ([][][]byte, error) {
 	if err := g.flush(); err != nil {
 		return nil, err
 	}
-	return g.rows, nil
+	rows := g.rows
+	if g.perPart > 0 {
+		rows = rows[:0]
+		seen := map[string]int{}
+		for i, row := range g.rows {
+			if seen[g.parts[i]]++; seen[g.parts[i]] <= g.perPart {
+				rows = append(rows, row)
+			}
+		}
+	}
+	if g.limit > 0 && len(rows) > g.limit {
+		rows = rows[:g.limit]
+	}
+	return rows, nil
 }
 
 // toJSON turns a computed row into SELECT JSON's one column: an object of

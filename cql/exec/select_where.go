@@ -15,10 +15,17 @@ const filteringMessage = "Cannot execute this query as it might involve data fil
 // which shapes need ALLOW FILTERING.
 func (p *selectPlan) planWhere(st *ast.Select) error {
 	pk := make([]*restriction, len(p.t.partition))
+	var pkSlices []*restriction
 	ck := make([][]*restriction, len(p.t.clustering)) // by first column
 	var others []*restriction
+	m := merger{}
 	for i := range st.Where {
 		rel := &st.Where[i]
+		if rel.Op == ast.OpNe {
+			// Relation.toRestriction refuses != before it looks at the
+			// column, whatever the column and ALLOW FILTERING.
+			return invalidf("Unsupported \"!=\" relation: %s", relationText(rel))
+		}
 		if rel.Token {
 			if err := p.token.add(rel, p.t.keyColumns(), p.receive); err != nil {
 				return err
@@ -29,11 +36,20 @@ func (p *selectPlan) planWhere(st *ast.Select) error {
 		if err != nil {
 			return err
 		}
+		if err := m.add(r); err != nil {
+			return err
+		}
 		c := r.cols[0]
 		switch {
 		case c.kind == kindPartition && !rel.Multi:
+			if isSlice(r.op) {
+				// Cassandra 4 filters on a partition key slice, with
+				// ALLOW FILTERING, as on a partial partition key.
+				pkSlices = append(pkSlices, r)
+				continue
+			}
 			if r.op != ast.OpEq && r.op != ast.OpIn {
-				if r.op == ast.OpContains || r.op == ast.OpContainsKey || r.op == ast.OpLike || r.op == ast.OpNe {
+				if r.op == ast.OpContains || r.op == ast.OpContainsKey || r.op == ast.OpLike {
 					return invalidf("%s restriction is not supported on partition key column %s", r.op, c.name)
 				}
 				return invalidf("Only EQ and IN relation are supported on the partition key (unless you use the token() function)")
@@ -52,7 +68,7 @@ func (p *selectPlan) planWhere(st *ast.Select) error {
 			others = append(others, r)
 		}
 	}
-	if err := p.planPartition(st, pk, &others); err != nil {
+	if err := p.planPartition(st, pk, pkSlices, &others); err != nil {
 		return err
 	}
 	if err := p.planClustering(st, ck, &others); err != nil {
@@ -63,15 +79,78 @@ func (p *selectPlan) planWhere(st *ast.Select) error {
 		if r.op == ast.OpLike {
 			return invalidf("LIKE restriction is only supported on properly indexed columns. %s LIKE %s is not valid.", r.cols[0].name, values.TermText(r.value))
 		}
-		if r.op == ast.OpNe {
-			return invalidf("Unsupported \"!=\" relation: %s != %s", r.cols[0].name, values.TermText(r.value))
-		}
 	}
 	if len(others) > 0 && !st.AllowFiltering {
 		return invalidf(filteringMessage)
 	}
 	p.filters = others
+	// A scan that restricts clustering columns filters every partition
+	// (StatementRestrictions.needFiltering); Cassandra checks this last,
+	// after ORDER BY.
+	p.scanFilters = p.keys == nil && p.clusteringRestricted && !st.AllowFiltering
 	return nil
+}
+
+func isSlice(op ast.Operator) bool {
+	return op == ast.OpGt || op == ast.OpGte || op == ast.OpLt || op == ast.OpLte
+}
+
+// relationText writes a relation as Cassandra's Relation.toString does.
+func relationText(rel *ast.Relation) string {
+	lhs := strings.Join(rel.Columns, ", ")
+	if rel.Multi {
+		lhs = "(" + lhs + ")"
+	} else if rel.Token {
+		lhs = "token(" + lhs + ")"
+	}
+	return lhs + " " + rel.Op.String() + " " + values.TermText(rel.Value)
+}
+
+// merger checks relations on the same column as Cassandra's restriction
+// sets merge them, in WHERE order: the first relation on a column decides
+// the message.
+type merger struct {
+	single map[*column]*restriction // the first =, IN or slice
+	multi  map[*column]bool         // covered by a multi-column relation
+	any    map[*column]bool         // restricted by a single-column relation
+}
+
+func (m *merger) add(r *restriction) error {
+	if m.single == nil {
+		m.single, m.multi, m.any = map[*column]*restriction{}, map[*column]bool{}, map[*column]bool{}
+	}
+	if r.multi {
+		for _, c := range r.cols {
+			if m.any[c] {
+				return invalidf("Mixing single column relations and multi column relations on clustering columns is not allowed")
+			}
+			m.multi[c] = true
+		}
+		return nil
+	}
+	c := r.cols[0]
+	if c.kind == kindClustering && m.multi[c] {
+		return invalidf("Mixing single column relations and multi column relations on clustering columns is not allowed")
+	}
+	m.any[c] = true
+	if r.mapKey != nil || (r.op != ast.OpEq && r.op != ast.OpIn && !isSlice(r.op)) {
+		return nil // CONTAINS, CONTAINS KEY, m[k] = v, LIKE combine
+	}
+	prev := m.single[c]
+	if prev == nil {
+		m.single[c] = r
+		return nil
+	}
+	switch {
+	case prev.op == ast.OpEq || (prev.op == ast.OpIn && len(prev.in) == 1):
+		// IN of one value is an EQ restriction in Cassandra.
+		return invalidf("%s cannot be restricted by more than one relation if it includes an Equal", c.name)
+	case prev.op == ast.OpIn:
+		return invalidf("%s cannot be restricted by more than one relation if it includes a IN", c.name)
+	case !isSlice(r.op):
+		return invalidf("Column \"%s\" cannot be restricted by both an equality and an inequality relation", c.name)
+	}
+	return nil // two slices: planSlice or the filters check their bounds
 }
 
 // bindRelation resolves a relation's columns and records the receivers of
@@ -148,7 +227,7 @@ func (p *selectPlan) bindRelation(rel *ast.Relation) (*restriction, error) {
 // planPartition decides how partitions are found: by key when every
 // partition key column has = or IN, by token range, or by a scan of the
 // ring. A partial key restriction becomes a filter (ALLOW FILTERING).
-func (p *selectPlan) planPartition(st *ast.Select, pk []*restriction, others *[]*restriction) error {
+func (p *selectPlan) planPartition(st *ast.Select, pk, slices []*restriction, others *[]*restriction) error {
 	n := 0
 	for _, r := range pk {
 		if r != nil {
@@ -156,6 +235,18 @@ func (p *selectPlan) planPartition(st *ast.Select, pk []*restriction, others *[]
 		}
 	}
 	switch {
+	case len(slices) > 0 && p.token.restricted():
+		return invalidf("Only EQ and IN relation are supported on the partition key (unless you use the token() function)")
+	case len(slices) > 0:
+		if !st.AllowFiltering {
+			return invalidf(filteringMessage)
+		}
+		for _, r := range pk {
+			if r != nil {
+				*others = append(*others, r)
+			}
+		}
+		*others = append(*others, slices...)
 	case n == len(pk) && p.token.restricted():
 		return invalidf("Columns %s cannot be restricted by both a normal relation and a token relation", tokenText(p.t.keyColumns()))
 	case n == len(pk):
