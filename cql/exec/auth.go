@@ -16,6 +16,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/sedimentdb/sediment/frontend"
+	"github.com/sedimentdb/sediment/frontend/wire"
 	"github.com/sedimentdb/sediment/manifest"
 )
 
@@ -105,28 +106,45 @@ func (a *Auth) Setup(ctx context.Context) error {
 }
 
 // CheckPassword implements frontend.Authenticator: the role must exist,
-// be allowed to log in and have this password.
+// have this password and be allowed to log in. As in Cassandra, the
+// password is checked first (PasswordAuthenticator), then LOGIN
+// (ClientState.login): a role without LOGIN given its right password is
+// refused with a Bad credentials error of its own, which the frontend
+// sends as it is.
 func (a *Auth) CheckPassword(_ context.Context, role, password string) (bool, error) {
 	r := a.view.Role(role)
-	if r == nil || !r.Login || r.SaltedHash == "" {
+	if r == nil || r.SaltedHash == "" {
 		return false, nil
 	}
+	ok, err := a.verify(role, r.SaltedHash, password)
+	if !ok || err != nil {
+		return false, err
+	}
+	if !r.Login {
+		return false, wire.Errorf(wire.CodeBadCredentials, "%s is not permitted to log in", role)
+	}
+	return true, nil
+}
+
+// verify checks password against the role's salted hash, remembering a
+// match so that a pool of connections costs one bcrypt comparison.
+func (a *Auth) verify(role, hash, password string) (bool, error) {
 	mac := hmac.New(sha256.New, a.macKey[:])
 	mac.Write([]byte(password))
 	sum := mac.Sum(nil)
 	if v, ok := a.verified.Load(role); ok {
-		if v := v.(verifiedPassword); v.hash == r.SaltedHash && hmac.Equal(v.mac, sum) {
+		if v := v.(verifiedPassword); v.hash == hash && hmac.Equal(v.mac, sum) {
 			return true, nil
 		}
 	}
-	err := bcrypt.CompareHashAndPassword([]byte(r.SaltedHash), []byte(password))
+	err := bcrypt.CompareHashAndPassword([]byte(hash), []byte(password))
 	if errors.Is(err, bcrypt.ErrMismatchedHashAndPassword) {
 		return false, nil
 	}
 	if err != nil {
 		return false, fmt.Errorf("exec: password hash of role %q: %w", role, err)
 	}
-	a.verified.Store(role, verifiedPassword{hash: r.SaltedHash, mac: sum})
+	a.verified.Store(role, verifiedPassword{hash: hash, mac: sum})
 	return true, nil
 }
 

@@ -1,6 +1,7 @@
 package exec_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/sedimentdb/sediment/internal/cqltest"
@@ -95,4 +96,28 @@ func TestAuthAuditGrantPermissions(t *testing.T) {
 	wantExactErr(t, alice, "GRANT SELECT ON ks.nope TO nobody", codeInvalid, "Role nobody doesn't exist")
 	wantExactErr(t, alice, "GRANT SELECT ON ks.nope TO writer", codeInvalid, "Resource <table ks.nope> doesn't exist")
 	cqltest.Exec(t, alice, "GRANT SELECT ON ks.t TO alice")
+}
+
+// TestAuthAuditLogin checks logging in as Cassandra 4 answers it: the
+// password first (PasswordAuthenticator), then LOGIN (ClientState.login).
+// CREATE ROLE accepts a password with LOGIN false, as Cassandra does.
+func TestAuthAuditLogin(t *testing.T) {
+	srv, admin := startAuth(t)
+	cqltest.Exec(t, admin,
+		"CREATE ROLE quiet WITH PASSWORD = 'pw' AND LOGIN = false",
+		"CREATE ROLE nopw WITH LOGIN = true",
+	)
+	for _, tc := range []struct{ user, password, want string }{
+		{"quiet", "pw", "quiet is not permitted to log in"},
+		{"quiet", "wrong", "Provided username quiet and/or password are incorrect"},
+		{"nopw", "x", "Provided username nopw and/or password are incorrect"},
+		{"nobody", "pw", "Provided username nobody and/or password are incorrect"},
+	} {
+		_, err := loginErr(srv, tc.user, tc.password)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("login %s/%s: %v, want %q", tc.user, tc.password, err, tc.want)
+		}
+	}
+	cqltest.Exec(t, admin, "ALTER ROLE quiet WITH LOGIN = true")
+	login(t, srv, "quiet", "pw")
 }

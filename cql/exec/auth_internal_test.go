@@ -127,7 +127,10 @@ func TestCheckPassword(t *testing.T) {
 	if err := a.sync(ctx); err != nil {
 		t.Fatal(err)
 	}
-	check("cassandra", "new", false)
+	check("cassandra", "wrong", false)
+	if ok, err := a.CheckPassword(ctx, "cassandra", "new"); ok || err == nil || err.Error() != "cassandra is not permitted to log in" {
+		t.Fatalf("CheckPassword of a role without LOGIN = %v, %v; want the error \"cassandra is not permitted to log in\"", ok, err)
+	}
 
 	// A stored hash that is not bcrypt is an error, not a wrong password.
 	if err := m.CreateRole(ctx, manifest.Role{Name: "odd", Login: true, SaltedHash: "plain"}); err != nil {
