@@ -78,7 +78,7 @@ func TestSelectAuditRefusals(t *testing.T) {
 		// LIMIT and PER PARTITION LIMIT.
 		{`SELECT * FROM t2 WHERE a = 1 AND b = 1 LIMIT 0`, "LIMIT must be strictly positive"},
 		{`SELECT * FROM t2 WHERE a = 1 AND b = 1 LIMIT -1`, "LIMIT must be strictly positive"},
-		{`SELECT * FROM t2 PER PARTITION LIMIT 0`, "PER PARTITION LIMIT must be strictly positive"},
+		{`SELECT * FROM t2 PER PARTITION LIMIT 0`, "LIMIT must be strictly positive"}, // getLimit's words in 4.0 and 4.1
 		{`SELECT DISTINCT a, b FROM t2 PER PARTITION LIMIT 1`, "PER PARTITION LIMIT is not allowed with SELECT DISTINCT queries"},
 		{`SELECT count(*) FROM t2 PER PARTITION LIMIT 1`, "PER PARTITION LIMIT is not allowed with aggregate queries."},
 		// GROUP BY.
@@ -177,4 +177,76 @@ func TestSelectAuditEmptyAggregates(t *testing.T) {
 		`INSERT INTO e (k, c, i, big) VALUES (1, 2, 1, 1)`)
 	wantRows(t, rowsOf(t, s, 0, `SELECT sum(i), avg(i), sum(big), avg(big) FROM e`),
 		"-2147483648|1073741824|-9223372036854775808|4611686018427387904")
+}
+
+// TestSelectAuditLimitMarkers checks bound limits as Cassandra 4.0's
+// getLimit: null refused, unset no limit, 0 refused with LIMIT's words.
+func TestSelectAuditLimitMarkers(t *testing.T) {
+	s := auditEnv(t)
+	const q = `SELECT c, d FROM t2 WHERE a = 1 AND b = 1 AND c = 1`
+	for _, c := range []struct {
+		stmt string
+		arg  any
+		msg  string
+	}{
+		{q + ` LIMIT ?`, nil, "Invalid null value of limit"},
+		{q + ` PER PARTITION LIMIT ?`, nil, "Invalid null value of limit"},
+		{q + ` LIMIT ?`, 0, "LIMIT must be strictly positive"},
+		{q + ` PER PARTITION LIMIT ?`, -1, "LIMIT must be strictly positive"},
+	} {
+		err := s.Query(c.stmt, c.arg).Exec()
+		if err == nil || !strings.Contains(err.Error(), c.msg) {
+			t.Fatalf("%s with %v: %v, want %q", c.stmt, c.arg, err, c.msg)
+		}
+	}
+	wantRows(t, rowsOf(t, s, 0, q+` LIMIT ?`, gocql.UnsetValue), "1|1", "1|2")
+	wantRows(t, rowsOf(t, s, 0, q+` PER PARTITION LIMIT ?`, gocql.UnsetValue), "1|1", "1|2")
+	wantRows(t, rowsOf(t, s, 0, q+` LIMIT ?`, 1), "1|1")
+}
+
+// TestSelectAuditPagingReversed checks that paging with ORDER BY DESC over
+// clustering IN and slices, and over filtered scans, returns every row once
+// in order whatever the page size.
+func TestSelectAuditPagingReversed(t *testing.T) {
+	s := auditEnv(t)
+	for _, c := range []struct {
+		q    string
+		want []string
+	}{
+		{`SELECT c, d FROM t2 WHERE a = 1 AND b = 1 AND c IN (1, 3) ORDER BY c DESC, d DESC`, []string{"3|2", "3|1", "1|2", "1|1"}},
+		{`SELECT c, d FROM t2 WHERE a = 1 AND b = 1 AND c >= 2 ORDER BY c DESC`, []string{"3|2", "3|1", "2|2", "2|1"}},
+		{`SELECT c, d FROM t2 WHERE a = 1 AND b = 1 AND (c, d) < (3, 1) ORDER BY c DESC LIMIT 3`, []string{"2|2", "2|1", "1|2"}},
+		{`SELECT c, d FROM t2 WHERE a = 1 AND b = 1 AND c = 2 ORDER BY d DESC`, []string{"2|2", "2|1"}},
+		{`SELECT c, d FROM t2 WHERE a >= 2 AND d = 2 ALLOW FILTERING`, []string{"1|2", "2|2", "3|2"}},
+	} {
+		for _, size := range []int{1, 2, 3, 100} {
+			wantRows(t, rowsOf(t, s, size, c.q), c.want...)
+		}
+	}
+}
+
+// TestSelectAuditTokenAndKeys checks a token restriction together with =
+// or IN on the whole partition key: Cassandra 4 reads the keys and keeps
+// those in the token range; a partial key with a token is refused.
+func TestSelectAuditTokenAndKeys(t *testing.T) {
+	s := auditEnv(t)
+	var toks []int64
+	var parts []string
+	it := s.Query(`SELECT DISTINCT a, token(a, b) FROM t2`).Iter()
+	var a int
+	var tok int64
+	for it.Scan(&a, &tok) {
+		parts, toks = append(parts, fmt.Sprint(a)), append(toks, tok)
+	}
+	if err := it.Close(); err != nil || len(toks) != 2 {
+		t.Fatalf("tokens %v %v: %v", parts, toks, err)
+	}
+	const q = `SELECT DISTINCT a, b FROM t2 WHERE a IN (1, 2) AND b = 1 AND `
+	wantRows(t, rowsOf(t, s, 0, q+`token(a, b) > ?`, toks[0]), parts[1]+"|1")
+	wantRows(t, rowsOf(t, s, 0, q+`token(a, b) >= ? AND token(a, b) <= ?`, toks[0], toks[0]), parts[0]+"|1")
+	wantRows(t, rowsOf(t, s, 0, q+`token(a, b) > ?`, toks[1]))
+	wantRows(t, rowsOf(t, s, 1, `SELECT a, c, d FROM t2 WHERE token(a, b) < ? AND a = `+parts[1]+` AND b = 1 AND c = 3`, toks[1]))
+	wantRows(t, rowsOf(t, s, 1, `SELECT a, c, d FROM t2 WHERE token(a, b) <= ? AND a = `+parts[1]+` AND b = 1 AND c = 3`, toks[1]),
+		parts[1]+"|3|1", parts[1]+"|3|2")
+	wantError(t, s, `SELECT * FROM t2 WHERE token(a, b) > 0 AND a = 1`, "Partition key parts: b must be restricted as other parts are")
 }

@@ -86,7 +86,9 @@ func (p *selectPlan) restrictedByEq(c *column) bool {
 	return false
 }
 
-// evalLimit evaluates a limit term: 0 when absent, otherwise > 0.
+// evalLimit evaluates a limit term: 0 when absent or unset, otherwise > 0.
+// Cassandra 4.0 and 4.1 check LIMIT and PER PARTITION LIMIT with the same
+// getLimit, so both answer with LIMIT's words.
 func (x *execCtx) evalLimit(t ast.Term, name string) (int, error) {
 	if t == nil {
 		return 0, nil
@@ -95,18 +97,18 @@ func (x *execCtx) evalLimit(t ast.Term, name string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if unset || v == nil {
-		return 0, invalidf("Invalid null value of %s", name)
+	if unset {
+		return 0, nil // an unset limit is no limit
+	}
+	if v == nil {
+		return 0, invalidf("Invalid null value of limit")
 	}
 	if len(v) != 4 {
-		return 0, invalidf("Invalid %s value", name)
+		return 0, invalidf("Invalid limit value")
 	}
 	n := int32(binary.BigEndian.Uint32(v))
 	if n <= 0 {
-		if name == "[limit]" {
-			return 0, invalidf("LIMIT must be strictly positive")
-		}
-		return 0, invalidf("PER PARTITION LIMIT must be strictly positive")
+		return 0, invalidf("LIMIT must be strictly positive")
 	}
 	return int(n), nil
 }
@@ -571,6 +573,13 @@ func (rd *reader) readKeys(ctx context.Context, st *pagingState) error {
 	pks, err := rd.partitionKeys()
 	if err != nil {
 		return err
+	}
+	if rd.p.token.restricted() {
+		first, last, err := rd.p.token.eval(rd.x, rd.p.t.keyColumns())
+		if err != nil {
+			return err
+		}
+		pks = slices.DeleteFunc(pks, func(k partKey) bool { return k.token < first || k.token > last })
 	}
 	// Cassandra pages only when the page is smaller than the LIMIT
 	// (SelectStatement.execute), and refuses to page rows it sorts.

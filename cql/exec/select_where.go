@@ -247,9 +247,17 @@ func (p *selectPlan) planPartition(st *ast.Select, pk, slices []*restriction, ot
 			}
 		}
 		*others = append(*others, slices...)
-	case n == len(pk) && p.token.restricted():
-		return invalidf("Columns %s cannot be restricted by both a normal relation and a token relation", tokenText(p.t.keyColumns()))
+	case n > 0 && n < len(pk) && p.token.restricted():
+		var missing []string
+		for i, r := range pk {
+			if r == nil {
+				missing = append(missing, p.t.partition[i].name)
+			}
+		}
+		return invalidf("Partition key parts: %s must be restricted as other parts are", strings.Join(missing, ", "))
 	case n == len(pk):
+		// With a token restriction too, the keys are read and those
+		// outside the token range dropped, as Cassandra 4's TokenFilter.
 		p.keys = pk
 	case n > 0:
 		if !st.AllowFiltering {
