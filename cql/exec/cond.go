@@ -39,11 +39,9 @@ type condition struct {
 	valueType *cqltype.Type
 }
 
-// planConditions plans IF EXISTS and IF conditions of UPDATE and DELETE.
+// planConditions plans IF EXISTS and IF conditions of UPDATE and DELETE;
+// checkConditional checks them once the clustering is checked.
 func (p *modPlan) planConditions(ifExists bool, conds []ast.Condition) error {
-	if !ifExists && len(conds) == 0 {
-		return nil
-	}
 	p.ifExists = ifExists
 	for i := range conds {
 		c, err := p.condition(&conds[i])
@@ -52,11 +50,14 @@ func (p *modPlan) planConditions(ifExists bool, conds []ast.Condition) error {
 		}
 		p.conds = append(p.conds, c)
 	}
-	return p.checkConditional()
+	return nil
 }
 
 // checkConditional enforces Cassandra's limits on conditional statements.
 func (p *modPlan) checkConditional() error {
+	if !p.conditional() {
+		return nil
+	}
 	what := "updates"
 	if p.kind == writeDelete {
 		what = "deletions"
@@ -77,13 +78,21 @@ func (p *modPlan) checkConditional() error {
 			return invalidf("IN on the clustering key columns is not supported with conditional %s", what)
 		}
 	}
-	if p.kind == writeDelete && !p.static && (p.hasRange() || len(p.ck) < len(p.layout.clustering)) {
-		staticConds := !p.ifExists && len(p.conds) > 0
-		for _, c := range p.conds {
-			staticConds = staticConds && c.col.kind == kindStatic
+	if p.kind == writeDelete && (p.hasRange() || len(p.ck) < len(p.layout.clustering)) {
+		// As DeleteStatement.prepareInternal: without a full primary key
+		// only static columns may be deleted (a DELETE without columns
+		// deletes rows) and only static columns may be conditions.
+		regularOps := len(p.ops) == 0
+		for _, o := range p.ops {
+			regularOps = regularOps || o.col.kind == kindRegular
 		}
-		if p.hasRange() || !staticConds {
-			return invalidf("DELETE statements must restrict all PRIMARY KEY columns with equality relations in order to use IF conditions")
+		if regularOps {
+			return invalidf("DELETE statements must restrict all PRIMARY KEY columns with equality relations in order to delete non static columns")
+		}
+		for _, c := range p.conds {
+			if c.col.kind == kindRegular {
+				return invalidf("DELETE statements must restrict all PRIMARY KEY columns with equality relations in order to use IF condition on non static columns")
+			}
 		}
 	}
 	return nil
@@ -184,13 +193,14 @@ func (c *condition) bind(eval termEval) (*boundCondition, error) {
 		if unset {
 			return nil, invalidf("Invalid 'unset' value in condition")
 		}
-		if v != nil {
-			elems, err := splitCollection(v, false)
-			if err != nil {
-				return nil, err
-			}
-			b.values = elems
+		if v == nil {
+			return nil, invalidf("Invalid null list in IN condition")
 		}
+		elems, err := splitCollection(v, false)
+		if err != nil {
+			return nil, err
+		}
+		b.values = elems
 		return b, nil
 	}
 	for _, t := range c.values {
@@ -199,6 +209,11 @@ func (c *condition) bind(eval termEval) (*boundCondition, error) {
 			return nil, err
 		}
 		if unset {
+			if c.op == ast.OpIn {
+				// IN's unset alternatives are left out, as Cassandra's
+				// ColumnCondition filters them.
+				continue
+			}
 			return nil, invalidf("Invalid 'unset' value in condition")
 		}
 		if v == nil && c.op != ast.OpEq && c.op != ast.OpNe && c.op != ast.OpIn {
@@ -396,11 +411,15 @@ type casRequest struct {
 	batch   bool
 }
 
-// addColumns records the columns of conds for the answer, in order, once.
+// addColumns records the columns of one statement's conds for the answer,
+// once each: those of regular columns in IF order, then those of static
+// columns, as Cassandra's ColumnConditions.getColumns lists them.
 func (r *casRequest) addColumns(conds []*condition) {
-	for _, c := range conds {
-		if !slices.Contains(r.columns, c.col) {
-			r.columns = append(r.columns, c.col)
+	for _, static := range []bool{false, true} {
+		for _, c := range conds {
+			if (c.col.kind == kindStatic) == static && !slices.Contains(r.columns, c.col) {
+				r.columns = append(r.columns, c.col)
+			}
 		}
 	}
 }

@@ -560,15 +560,24 @@ func addSliceBound(m map[*column]*clusteringSlice, b *sliceBound, op ast.Operato
 func (p *modPlan) hasRange() bool { return p.lower != nil || p.upper != nil }
 
 // checkClustering enforces Cassandra's rules on the clustering of a write,
-// once the operations are known.
+// once the operations and conditions are known. As in Cassandra
+// (ModificationStatement.appliesOnlyToStaticColumns), a statement is on the
+// static row alone when neither its operations nor its conditions touch a
+// regular column and one of them touches a static column; a DELETE without
+// columns deletes rows, so it touches regular columns.
 func (p *modPlan) checkClustering() error {
 	n := len(p.layout.clustering)
-	staticOnly := len(p.ops) > 0
+	regular := p.kind == writeDelete && len(p.ops) == 0
+	static := false
 	for _, o := range p.ops {
-		if o.col.kind != kindStatic {
-			staticOnly = false
-		}
+		regular = regular || o.col.kind == kindRegular
+		static = static || o.col.kind == kindStatic
 	}
+	for _, c := range p.conds {
+		regular = regular || c.col.kind == kindRegular
+		static = static || c.col.kind == kindStatic
+	}
+	staticOnly := static && !regular
 	restricted := len(p.ck) > 0 || p.hasRange()
 	switch {
 	case staticOnly && !restricted:
@@ -578,12 +587,15 @@ func (p *modPlan) checkClustering() error {
 	case p.kind == writeDelete && len(p.ops) == 0:
 		// Rows, ranges or the whole partition.
 	case p.kind == writeDelete && (p.hasRange() || len(p.ck) < n):
-		if p.hasRange() {
-			return invalidf("Range deletions are not supported for specific columns")
+		// Columns of a range of rows, or of the whole partition: Cassandra
+		// refuses them when it writes (DeleteStatement.addUpdateForKey), so
+		// a conditional DELETE's own refusal comes first.
+		if p.conditional() {
+			return nil
 		}
 		for _, o := range p.ops {
 			if o.col.kind == kindRegular {
-				return invalidf("Primary key column '%s' must be specified in order to delete column '%s'", p.layout.clustering[len(p.ck)].name, o.col.name)
+				return invalidf("Range deletions are not supported for specific columns")
 			}
 		}
 	case len(p.ck) < n:

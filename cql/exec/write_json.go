@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"errors"
 	"sort"
 
 	"github.com/sedimentdb/sediment/cql/ast"
@@ -62,7 +63,7 @@ func (p *modPlan) jsonEval(eval termEval) (termEval, error) {
 		c := p.layout.column(name)
 		v, err := values.FromJSON(c.typ, raw)
 		if err != nil {
-			return nil, termError(err, c.name)
+			return nil, jsonValueError(termError(err, c.name), c.name)
 		}
 		decoded[name] = v
 	}
@@ -77,4 +78,14 @@ func (p *modPlan) jsonEval(eval termEval) (termEval, error) {
 		}
 		return v, false, nil
 	}, nil
+}
+
+// jsonValueError names the column whose JSON value could not be decoded,
+// as Cassandra's Json.Prepared does with the type's MarshalException.
+func jsonValueError(err error, column string) error {
+	var e *Error
+	if errors.As(err, &e) && e.Code == CodeInvalid {
+		return &Error{Code: CodeInvalid, Message: "Error decoding JSON value for " + column + ": " + e.Message, Cause: e.Cause}
+	}
+	return err
 }

@@ -3,6 +3,7 @@ package exec
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -42,6 +43,10 @@ type operation struct {
 	valueType *cqltype.Type
 	// negate subtracts a counter's operand (c = c - n).
 	negate bool
+	// literalErr replaces the error of a literal operand that is not the
+	// value the operation takes: Cassandra words m = m + x and m = m - x
+	// that way when x does not prepare.
+	literalErr string
 }
 
 // termEval evaluates a term as a value of type typ for the receiver named
@@ -61,6 +66,15 @@ func (o *operation) needsRead() bool {
 	return false
 }
 
+// operandError words an error of the operand's evaluation.
+func (o *operation) operandError(err error) error {
+	var e *Error
+	if err != nil && o.literalErr != "" && errors.As(err, &e) && e.Code == CodeInvalid {
+		return &Error{Code: CodeInvalid, Message: o.literalErr, Cause: err}
+	}
+	return err
+}
+
 // apply writes the operation into dst, the row (or static row) being built.
 // cur is the live view of the same row before the write, for operations that
 // need it (nil when none was read or the row does not exist).
@@ -76,13 +90,13 @@ func (o *operation) apply(eval termEval, w writeTimes, dst *model.Row, cur *mode
 	case opAppend, opPrepend:
 		v, unset, err := eval(o.value, o.valueType, col.name)
 		if err != nil || unset || v == nil {
-			return err
+			return o.operandError(err)
 		}
 		return addElements(dst, w, col, v, o.kind == opPrepend)
 	case opDiscard:
 		v, unset, err := eval(o.value, o.valueType, col.name)
 		if err != nil || unset || v == nil {
-			return err
+			return o.operandError(err)
 		}
 		return discardElements(dst, w, col, v, cur)
 	case opSetElem, opDeleteElem:

@@ -148,7 +148,7 @@ func TestDeleteMultiColumnErrors(t *testing.T) {
 		{"DELETE FROM t WHERE k = 0 AND (a, b) > (1, 2, 3)", "Expected 2 elements in value tuple, but got 3: (1, 2, 3)"},
 		{"DELETE v FROM t WHERE k = 0 AND (a, b) > (1, 2)", "Range deletions are not supported for specific columns"},
 		{"UPDATE t SET v = 1 WHERE k = 0 AND (a, b, c) > (1, 2, 3)", "Slice restrictions are not supported on the clustering columns in UPDATE statements"},
-		{"DELETE FROM t WHERE k = 0 AND (a, b) > (1, 2) IF v = 1", "DELETE statements must restrict all PRIMARY KEY columns with equality relations in order to use IF conditions"},
+		{"DELETE FROM t WHERE k = 0 AND (a, b) > (1, 2) IF v = 1", "DELETE statements must restrict all PRIMARY KEY columns with equality relations in order to delete non static columns"},
 	} {
 		wantError(t, s, tc.stmt, tc.msg)
 	}

@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/sedimentdb/sediment/cql/ast"
 	"github.com/sedimentdb/sediment/cql/values"
@@ -88,10 +89,13 @@ func (e *Executor) planUpdate(s *Session, st *ast.Update, nbinds int) (*modPlan,
 	if err := p.where(st.Where); err != nil {
 		return nil, err
 	}
+	if err := p.planConditions(st.IfExists, st.If); err != nil {
+		return nil, err
+	}
 	if err := p.checkClustering(); err != nil {
 		return nil, err
 	}
-	if err := p.planConditions(st.IfExists, st.If); err != nil {
+	if err := p.checkConditional(); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -115,10 +119,13 @@ func (e *Executor) planDelete(s *Session, st *ast.Delete, nbinds int) (*modPlan,
 	if err := p.where(st.Where); err != nil {
 		return nil, err
 	}
+	if err := p.planConditions(st.IfExists, st.If); err != nil {
+		return nil, err
+	}
 	if err := p.checkClustering(); err != nil {
 		return nil, err
 	}
-	if err := p.planConditions(st.IfExists, st.If); err != nil {
+	if err := p.checkConditional(); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -156,10 +163,16 @@ func (p *modPlan) assignment(a *ast.Assignment) error {
 			return invalidf("Invalid operation (%s) for frozen collection column %s", assignText(a), c.name)
 		case a.Kind == ast.AssignAdd:
 			op.kind = opAppend
+			if t.Kind == cqltype.Map && !isBind(a.Value) {
+				op.literalErr = fmt.Sprintf("Value for a map addition has to be a map, but was: '%s'", values.TermText(a.Value))
+			}
 		default:
 			op.kind = opDiscard
 			if t.Kind == cqltype.Map {
 				op.valueType = cqltype.SetOf(t.Elems[0], false)
+				if !isBind(a.Value) {
+					op.literalErr = fmt.Sprintf("Value for a map substraction has to be a set, but was: '%s'", values.TermText(a.Value))
+				}
 			}
 		}
 	case ast.AssignPrepend:
@@ -167,15 +180,17 @@ func (p *modPlan) assignment(a *ast.Assignment) error {
 			return invalidf("Invalid operation (%s) for non list column %s", assignText(a), c.name)
 		}
 		if !t.MultiCell() {
-			return invalidf("Invalid operation (%s) for frozen collection column %s", assignText(a), c.name)
+			return invalidf("Invalid operation (%s) for frozen list column %s", assignText(a), c.name)
 		}
 		op.kind = opPrepend
 	case ast.AssignElem:
 		switch {
-		case t.Kind != cqltype.List && t.Kind != cqltype.Map:
-			return invalidf("Invalid operation (%s) for non list/map column %s", assignText(a), c.name)
+		case !t.IsCollection():
+			return invalidf("Invalid operation (%s) for non collection column %s", assignText(a), c.name)
 		case !t.MultiCell():
 			return invalidf("Invalid operation (%s) for frozen collection column %s", assignText(a), c.name)
+		case t.Kind == cqltype.Set:
+			return invalidf("Invalid operation (%s) for set column %s", assignText(a), c.name)
 		case t.Kind == cqltype.List:
 			op.kind, op.key, op.keyType, op.valueType = opSetElem, a.Key, cqltype.IntType, t.Elems[0]
 			p.recv(a.Key, "idx("+c.name+")", cqltype.IntType)
@@ -210,6 +225,13 @@ func (p *modPlan) assignment(a *ast.Assignment) error {
 	p.recv(a.Value, c.name, op.valueType)
 	p.ops = append(p.ops, op)
 	return nil
+}
+
+// isBind reports whether t is a bind marker, whose value Cassandra checks
+// when it is bound rather than when the statement is prepared.
+func isBind(t ast.Term) bool {
+	_, ok := t.(*ast.Bind)
+	return ok
 }
 
 // field returns the index of a field of the user-type column c.

@@ -327,7 +327,7 @@ func testWriteValidation(t *testing.T, e *writeEnv) {
 		{"INSERT INTO v (a, b, c, d, e) VALUES (1, 1, 1, 1)", "Unmatched column names/values"},
 		{"INSERT INTO v (a, b, c, d, d) VALUES (1, 1, 1, 1, 1)", "The column names contains duplicates"},
 		{"INSERT INTO v (a, b, c, d) VALUES (1, null, 1, 1)", "Invalid null value in condition for column b"},
-		{"DELETE e FROM v WHERE a = 1 AND b = 1 AND c = 1", "Primary key column 'd' must be specified in order to delete column 'e'"},
+		{"DELETE e FROM v WHERE a = 1 AND b = 1 AND c = 1", "Range deletions are not supported for specific columns"},
 		{"DELETE e FROM v WHERE a = 1 AND b = 1 AND c = 1 AND d > 1", "Range deletions are not supported for specific columns"},
 		{"DELETE FROM v WHERE a = 1 AND b = 1 AND d = 1", "PRIMARY KEY column \"d\" cannot be restricted as preceding column \"c\" is not restricted"},
 		{"INSERT INTO cnt (k, n) VALUES (1, 1)", "INSERT statements are not allowed on counter tables, use UPDATE instead"},
