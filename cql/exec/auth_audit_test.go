@@ -121,3 +121,33 @@ func TestAuthAuditLogin(t *testing.T) {
 	cqltest.Exec(t, admin, "ALTER ROLE quiet WITH LOGIN = true")
 	login(t, srv, "quiet", "pw")
 }
+
+// TestAuthAuditAnonymous checks CREATE and ALTER ROLE without an
+// authenticator, where Cassandra 4's checks that come before it finds the
+// user anonymous answer first: the superuser checks of authorize, then
+// CassandraRoleManager's options, which have no PASSWORD without
+// PasswordAuthenticator.
+func TestAuthAuditAnonymous(t *testing.T) {
+	srv := cqltest.Start(t, cqltest.Options{})
+	s := srv.Session(t, "ks")
+	const anonymous = "You have to be logged in and not anonymous to perform this request"
+	for _, tc := range []struct {
+		stmt string
+		code int
+		msg  string
+	}{
+		{"CREATE ROLE r WITH SUPERUSER = true", codeUnauth, "Only superusers can create a role with superuser status"},
+		{"CREATE USER r WITH PASSWORD 'x' SUPERUSER", codeUnauth, "Only superusers can create a role with superuser status"},
+		{"ALTER ROLE r WITH SUPERUSER = false", codeUnauth, "Only superusers are allowed to alter superuser status"},
+		{"CREATE ROLE r WITH PASSWORD = 'x' AND LOGIN = true", codeInvalid, "org.apache.cassandra.auth.CassandraRoleManager doesn't support PASSWORD"},
+		{"CREATE USER r WITH PASSWORD 'x'", codeInvalid, "org.apache.cassandra.auth.CassandraRoleManager doesn't support PASSWORD"},
+		{"ALTER USER r WITH PASSWORD 'x'", codeInvalid, "org.apache.cassandra.auth.CassandraRoleManager doesn't support PASSWORD"},
+		{"CREATE ROLE ''", codeInvalid, "Role name can't be an empty string"},
+		{"CREATE ROLE r WITH LOGIN = true AND SUPERUSER = false", codeUnauth, anonymous},
+		{"CREATE USER r", codeUnauth, anonymous},
+		{"ALTER ROLE r WITH LOGIN = true", codeUnauth, anonymous},
+		{"DROP ROLE r", codeUnauth, anonymous},
+	} {
+		wantExactErr(t, s, tc.stmt, tc.code, tc.msg)
+	}
+}

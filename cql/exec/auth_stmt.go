@@ -17,6 +17,9 @@ import (
 type authPlan struct {
 	cols []ColumnSpec
 	run  func(ctx context.Context, a *Auth, p *principal) (*Result, error)
+	// anonymous, when set, is what Cassandra finds wrong with a CREATE or
+	// ALTER ROLE before it refuses the anonymous user (see anonymousRole).
+	anonymous func() error
 }
 
 func (authPlan) binds() []ColumnSpec    { return nil }
@@ -27,6 +30,11 @@ func (p authPlan) execute(ctx context.Context, x *execCtx) (*Result, error) {
 	if a == nil || user == "" {
 		// Without an authenticator the user is anonymous, and Cassandra
 		// refuses every role statement to anonymous users.
+		if p.anonymous != nil {
+			if err := p.anonymous(); err != nil {
+				return nil, err
+			}
+		}
 		return nil, unauthorizedf("You have to be logged in and not anonymous to perform this request")
 	}
 	return p.run(ctx, a, a.principal(user))
@@ -59,7 +67,7 @@ func (e *Executor) planAuth(s *Session, st ast.Statement) (plan, error) {
 	case *ast.CreateRole:
 		return authPlan{run: func(ctx context.Context, a *Auth, p *principal) (*Result, error) {
 			return a.createRole(ctx, p, st.Name, st.IfNotExists, st.Options)
-		}}, nil
+		}, anonymous: func() error { return anonymousRole(st.Name, st.Options, true) }}, nil
 	case *ast.CreateUser:
 		// CREATE USER is CREATE ROLE WITH LOGIN = true, and SUPERUSER
 		// false unless given.
@@ -70,16 +78,16 @@ func (e *Executor) planAuth(s *Session, st ast.Statement) (plan, error) {
 		o := ast.RoleOptions{Password: st.Password, Login: &login, Superuser: &super}
 		return authPlan{run: func(ctx context.Context, a *Auth, p *principal) (*Result, error) {
 			return a.createRole(ctx, p, st.Name, st.IfNotExists, o)
-		}}, nil
+		}, anonymous: func() error { return anonymousRole(st.Name, o, true) }}, nil
 	case *ast.AlterRole:
 		return authPlan{run: func(ctx context.Context, a *Auth, p *principal) (*Result, error) {
 			return a.alterRole(ctx, p, st.Name, st.IfExists, st.Options)
-		}}, nil
+		}, anonymous: func() error { return anonymousRole(st.Name, st.Options, false) }}, nil
 	case *ast.AlterUser:
 		o := ast.RoleOptions{Password: st.Password, Superuser: st.Superuser}
 		return authPlan{run: func(ctx context.Context, a *Auth, p *principal) (*Result, error) {
 			return a.alterRole(ctx, p, st.Name, st.IfExists, o)
-		}}, nil
+		}, anonymous: func() error { return anonymousRole(st.Name, o, false) }}, nil
 	case *ast.DropRole:
 		return authPlan{run: func(ctx context.Context, a *Auth, p *principal) (*Result, error) {
 			return a.dropRole(ctx, p, st.Name, st.IfExists)
@@ -143,6 +151,27 @@ func (e *Executor) planAuth(s *Session, st ast.Statement) (plan, error) {
 		}}, nil
 	}
 	return nil, invalidf("%s statements are not supported by Sediment yet", statementName(st))
+}
+
+// anonymousRole is what Cassandra 4 answers the anonymous user of
+// AllowAllAuthenticator before it finds it anonymous: the superuser checks
+// of CREATE and ALTER ROLE's authorize (the anonymous user is no
+// superuser), then RoleOptions.validate (CassandraRoleManager takes a
+// PASSWORD only with PasswordAuthenticator), then the name or the options.
+func anonymousRole(name string, o ast.RoleOptions, create bool) error {
+	switch {
+	case create && o.Superuser != nil && *o.Superuser:
+		return unauthorizedf("Only superusers can create a role with superuser status")
+	case !create && o.Superuser != nil:
+		return unauthorizedf("Only superusers are allowed to alter superuser status")
+	case o.Password != nil:
+		return invalidf("org.apache.cassandra.auth.CassandraRoleManager doesn't support PASSWORD")
+	case create && name == "":
+		return invalidf("Role name can't be an empty string")
+	case !create && o.Password == nil && o.Login == nil && o.Superuser == nil && o.Options == nil:
+		return invalidf("ALTER [ROLE|USER] can't be empty")
+	}
+	return nil
 }
 
 // allPerms is every permission.
