@@ -500,7 +500,14 @@ func (p *parser) assignment() ast.Assignment {
 	if p.isIdent(t) && p.literalWord(t) == "" && !p.isCallStart() {
 		// c = c + t or c = c - t
 		if name := p.ident(); name != a.Column {
-			p.failf(t, "Only expressions of the form X = X +/- <value> are supported.")
+			// Cassandra names the sign written: +<value>, -<value>, and
+			// "- <value>" when c = d -1 lexes as d, -1.
+			switch op := p.tok(); {
+			case p.isPunct(op, "+"), p.isPunct(op, "-"):
+				p.failf(t, "Only expressions of the form X = X %s<value> are supported.", op.text)
+			case op.kind == tInteger && strings.HasPrefix(op.text, "-"):
+				p.failf(t, "Only expressions of the form X = X - <value> are supported.")
+			}
 		}
 		a.Kind, a.Value = p.operation()
 		return a
