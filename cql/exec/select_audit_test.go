@@ -250,3 +250,29 @@ func TestSelectAuditTokenAndKeys(t *testing.T) {
 		parts[1]+"|3|1", parts[1]+"|3|2")
 	wantError(t, s, `SELECT * FROM t2 WHERE token(a, b) > 0 AND a = 1`, "Partition key parts: b must be restricted as other parts are")
 }
+
+// TestSelectAuditColumnTypes checks what Cassandra 4's SingleColumnRelation
+// refuses of an operator on a column's type.
+func TestSelectAuditColumnTypes(t *testing.T) {
+	s := auditEnv(t)
+	cqltest.Exec(t, s, `CREATE TYPE ut (x int)`,
+		`CREATE TABLE t3 (k int, c int, dur duration, ld list<duration>, fl frozen<list<int>>, fm frozen<map<text, int>>, u ut, PRIMARY KEY (k, c))`,
+		`INSERT INTO t3 (k, c, dur, fl) VALUES (1, 1, 1h, [1])`)
+	const af = ` ALLOW FILTERING`
+	for _, c := range []struct{ q, msg string }{
+		{`SELECT * FROM t3 WHERE k = 1 AND dur > 1h` + af, "Slice restrictions are not supported on duration columns"},
+		{`SELECT * FROM t3 WHERE k = 1 AND ld > [1h]` + af, "Slice restrictions are not supported on collections containing durations"},
+		{`SELECT * FROM t3 WHERE k = 1 AND fm['a'] = 1` + af, "Map-entry equality predicates on frozen map column fm are not supported"},
+		{`SELECT * FROM t3 WHERE k = 1 AND u = {x: 1}` + af, "Non-frozen UDT column 'u' (ut) cannot be restricted by any relation"},
+		{`SELECT * FROM t2 WHERE a = 1 AND b = 1 AND l > [1]` + af, "Collection column 'l' (list<int>) cannot be restricted by a '>' relation"},
+		{`SELECT * FROM t2 WHERE a = 1 AND b = 1 AND l = [1]` + af, "Collection column 'l' (list<int>) cannot be restricted by a '=' relation"},
+		{`SELECT * FROM t2 WHERE a = 1 AND b = 1 AND m['x'] > 1` + af, "Only EQ relations are supported on map entries"},
+		{`SELECT * FROM t2 WHERE a = 1 AND b = 1 AND l[0] = 1` + af, "Indexes on list entries (l[index] = value) are not currently supported."},
+		{`SELECT * FROM t2 WHERE a = 1 AND b = 1 AND v[0] = 1` + af, "Column v cannot be used as a map"},
+	} {
+		wantError(t, s, c.q, c.msg)
+	}
+	// What stays allowed: = on a duration, = on a frozen collection.
+	wantRows(t, rowsOf(t, s, 0, `SELECT c FROM t3 WHERE k = 1 AND dur = 1h`+af), "1")
+	wantRows(t, rowsOf(t, s, 0, `SELECT c FROM t3 WHERE k = 1 AND fl = [1]`+af), "1")
+}

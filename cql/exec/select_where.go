@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/sedimentdb/sediment/cql/ast"
@@ -168,6 +169,11 @@ func (p *selectPlan) bindRelation(rel *ast.Relation) (*restriction, error) {
 		return nil, invalidf("Relation without a column")
 	}
 	c := r.cols[0]
+	if !rel.Multi {
+		if err := checkColumnRelation(c, rel); err != nil {
+			return nil, err
+		}
+	}
 	typ, name := c.typ, c.name
 	if rel.Multi {
 		types := make([]*cqltype.Type, len(r.cols))
@@ -383,4 +389,57 @@ func columnNames(cols []*column) string {
 		names[i] = c.name
 	}
 	return strings.Join(names, ", ")
+}
+
+// checkColumnRelation refuses what Cassandra 4's SingleColumnRelation
+// refuses of a relation's operator on its column's type, in its order:
+// slices of durations (newSliceRestriction), then map entries, non-frozen
+// user types and whole non-frozen collections (toReceivers).
+func checkColumnRelation(c *column, rel *ast.Relation) error {
+	t := c.typ
+	if isSlice(rel.Op) && rel.MapKey == nil && referencesDuration(t) {
+		switch {
+		case t.IsCollection():
+			return invalidf("Slice restrictions are not supported on collections containing durations")
+		case t.Kind == cqltype.Tuple:
+			return invalidf("Slice restrictions are not supported on tuples containing durations")
+		case t.Kind == cqltype.UDT:
+			return invalidf("Slice restrictions are not supported on UDTs containing durations")
+		}
+		return invalidf("Slice restrictions are not supported on duration columns")
+	}
+	if rel.Op == ast.OpContainsKey && t.Kind != cqltype.Map {
+		return invalidf("Cannot use CONTAINS KEY on non-map column %s", c.name)
+	}
+	if rel.Op == ast.OpContains && !t.IsCollection() {
+		return invalidf("Cannot use CONTAINS on non-collection column %s", c.name)
+	}
+	if rel.MapKey != nil {
+		switch {
+		case t.Kind == cqltype.List:
+			return invalidf("Indexes on list entries (%s[index] = value) are not currently supported.", c.name)
+		case t.Kind != cqltype.Map:
+			return invalidf("Column %s cannot be used as a map", c.name)
+		case t.Frozen:
+			return invalidf("Map-entry equality predicates on frozen map column %s are not supported", c.name)
+		case rel.Op != ast.OpEq:
+			return invalidf("Only EQ relations are supported on map entries")
+		}
+		return nil
+	}
+	if t.Kind == cqltype.UDT && !t.Frozen {
+		return invalidf("Non-frozen UDT column '%s' (%s) cannot be restricted by any relation", c.name, t)
+	}
+	if t.IsCollection() && !t.Frozen && rel.Op != ast.OpContains && rel.Op != ast.OpContainsKey {
+		return invalidf("Collection column '%s' (%s) cannot be restricted by a '%s' relation", c.name, t, rel.Op)
+	}
+	return nil
+}
+
+// referencesDuration reports whether t is or holds a duration.
+func referencesDuration(t *cqltype.Type) bool {
+	if t.Kind == cqltype.Duration {
+		return true
+	}
+	return slices.ContainsFunc(t.Elems, referencesDuration)
 }
