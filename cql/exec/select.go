@@ -36,6 +36,7 @@ type selectPlan struct {
 	sel               *selection
 	reverse           bool // ORDER BY against the clustering order
 	orderAcross       bool // ORDER BY with IN on the partition key: sort rows
+	order             []orderKey
 	limit, perPartLim ast.Term
 	distinct          bool
 	// groupBy is the number of primary key columns GROUP BY names.

@@ -46,6 +46,7 @@ func (p *selectPlan) planOrder(st *ast.Select) error {
 			return invalidf("Order by currently only supports the ordering of columns following their declared order in the PRIMARY KEY")
 		}
 		next++
+		p.order = append(p.order, orderKey{pos: c.pos, typ: c.typ, desc: st.OrderBy[i].Desc})
 		rev := st.OrderBy[i].Desc != c.desc
 		if i > 0 && rev != p.reverse {
 			return invalidf("Unsupported order by relation")
@@ -67,6 +68,53 @@ func (p *selectPlan) planLimits(st *ast.Select) error {
 	p.receive(st.Limit, "[limit]", cqltype.IntType)
 	p.receive(st.PerPartitionLimit, "[per_partition_limit]", cqltype.IntType)
 	return nil
+}
+
+// orderKey is one ORDER BY column: its clustering position, type and
+// direction.
+type orderKey struct {
+	pos  int
+	typ  *cqltype.Type
+	desc bool
+}
+
+// compareOrder compares two rows' clustering values by the ORDER BY
+// columns only, as Cassandra's post-query ordering of rows from several
+// partitions does: rows equal on them keep their read order.
+func (p *selectPlan) compareOrder(a, b [][]byte) int {
+	for _, k := range p.order {
+		var x, y []byte
+		if k.pos < len(a) {
+			x = a[k.pos]
+		}
+		if k.pos < len(b) {
+			y = b[k.pos]
+		}
+		var c int
+		switch {
+		case x == nil || y == nil: // a static row alone: null sorts first
+			c = cmpBool(x != nil, y != nil)
+		default:
+			c = cqltype.Compare(k.typ, x, y)
+		}
+		if k.desc {
+			c = -c
+		}
+		if c != 0 {
+			return c
+		}
+	}
+	return 0
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 // restrictedByEq reports whether a relation restricts c to one value: =,
@@ -143,8 +191,8 @@ type reader struct {
 }
 
 type sortedRow struct {
-	clustering []byte
-	row        [][]byte
+	ck  [][]byte // the row's clustering values
+	row [][]byte
 }
 
 // execute runs the plan.
@@ -202,6 +250,9 @@ func (p *selectPlan) execute(ctx context.Context, x *execCtx) (*Result, error) {
 // across partitions, and the paging state of an incomplete page.
 func (rd *reader) finish() (*Result, error) {
 	if rd.groups != nil {
+		if rd.sortAcross {
+			rd.groups.order = rd.p.compareOrder
+		}
 		rows, err := rd.groups.finish()
 		if err != nil {
 			return nil, err
@@ -214,13 +265,7 @@ func (rd *reader) finish() (*Result, error) {
 		return rd.out, nil
 	}
 	if rd.sortAcross {
-		slices.SortStableFunc(rd.sorted, func(a, b sortedRow) int {
-			c := bytes.Compare(a.clustering, b.clustering)
-			if rd.p.reverse {
-				return -c
-			}
-			return c
-		})
+		slices.SortStableFunc(rd.sorted, func(a, b sortedRow) int { return rd.p.compareOrder(a.ck, b.ck) })
 		if rd.limited && len(rd.sorted) > rd.remaining {
 			rd.sorted = rd.sorted[:rd.remaining]
 		}
@@ -286,7 +331,7 @@ func (rd *reader) emit(r *rowCtx) (bool, error) {
 		row[i] = v
 	}
 	if rd.sortAcross {
-		rd.sorted = append(rd.sorted, sortedRow{clustering: clusteringPart(r.key), row: row})
+		rd.sorted = append(rd.sorted, sortedRow{ck: r.ck, row: row})
 		return false, nil
 	}
 	if err := rd.appendRow(row); err != nil {
@@ -303,15 +348,6 @@ func (rd *reader) emit(r *rowCtx) (bool, error) {
 		rd.full = true
 	}
 	return rd.full, nil
-}
-
-// clusteringPart returns what follows a row key's partition prefix.
-func clusteringPart(key []byte) []byte {
-	n, err := keys.PartitionPrefixLen(key)
-	if err != nil {
-		return key
-	}
-	return key[n:]
 }
 
 // want returns how many live rows a read should ask the engine for: what

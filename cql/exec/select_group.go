@@ -2,6 +2,7 @@ package exec
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 
 	"github.com/sedimentdb/sediment/cql/values"
@@ -22,6 +23,11 @@ type grouper struct {
 	limit, perPart int
 	part           string   // the partition of the current group
 	parts          []string // the partition of each row of rows
+	// order, when set, sorts the groups by their first rows' clustering
+	// values (ORDER BY over several partitions), before LIMIT.
+	order func(a, b [][]byte) int
+	ck    [][]byte   // the clustering values of the current group's first row
+	cks   [][][]byte // those of each row of rows
 }
 
 func (g *grouper) add(x *execCtx, r *rowCtx) error {
@@ -40,7 +46,7 @@ func (g *grouper) add(x *execCtx, r *rowCtx) error {
 			return err
 		}
 		g.key = key
-		g.part = partitionOf(r)
+		g.part, g.ck = partitionOf(r), r.ck
 		g.accs = make([]accumulator, len(g.sel.items))
 		for i, it := range g.sel.items {
 			g.accs[i] = it.(aggSelector).start()
@@ -78,6 +84,7 @@ func (g *grouper) flush() error {
 	}
 	g.rows = append(g.rows, row)
 	g.parts = append(g.parts, g.part)
+	g.cks = append(g.cks, g.ck)
 	g.accs = nil
 	return nil
 }
@@ -103,15 +110,19 @@ func (g *grouper) finish() ([][][]byte, error) {
 	if err := g.flush(); err != nil {
 		return nil, err
 	}
-	rows := g.rows
-	if g.perPart > 0 {
-		rows = rows[:0]
-		seen := map[string]int{}
-		for i, row := range g.rows {
-			if seen[g.parts[i]]++; seen[g.parts[i]] <= g.perPart {
-				rows = append(rows, row)
-			}
+	idx := make([]int, 0, len(g.rows))
+	seen := map[string]int{}
+	for i := range g.rows {
+		if seen[g.parts[i]]++; g.perPart == 0 || seen[g.parts[i]] <= g.perPart {
+			idx = append(idx, i)
 		}
+	}
+	if g.order != nil {
+		slices.SortStableFunc(idx, func(a, b int) int { return g.order(g.cks[a], g.cks[b]) })
+	}
+	rows := make([][][]byte, len(idx))
+	for i, j := range idx {
+		rows[i] = g.rows[j]
 	}
 	if g.limit > 0 && len(rows) > g.limit {
 		rows = rows[:g.limit]

@@ -213,7 +213,8 @@ func (p *selectPlan) bindRelation(rel *ast.Relation) (*restriction, error) {
 	if rel.Op == ast.OpIn {
 		switch v := rel.Value.(type) {
 		case *ast.Tuple:
-			r.in = v.Elems
+			// Non-nil even for IN (): nil marks IN ?.
+			r.in = append([]ast.Term{}, v.Elems...)
 			for _, e := range v.Elems {
 				p.receive(e, name, typ)
 			}
