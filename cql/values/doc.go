@@ -34,7 +34,8 @@
 //	timestamp  yyyy-mm-dd[( |T)hh:mm[:ss[.SSS]]][zone], ms since the epoch,
 //	           or now; zone is Z, +hh, +hhmm or +hh:mm (also -), or after a
 //	           space UTC, GMT or GMT+hh:mm; no zone means UTC; SSS counts
-//	           milliseconds as Java's SimpleDateFormat does (.5 is 5 ms)
+//	           milliseconds as Java's SimpleDateFormat does (.5 is 5 ms);
+//	           every number may have any count of digits (2024-1-2 3:4:5)
 //	duration   1y2mo3w4d5h6m7s8ms9us10ns (also µs), P1Y2M3DT4H5M6S, P2W,
 //	           P0001-02-03T04:05:06, each with an optional leading minus
 //	inet       IPv4 dotted quad or IPv6 (IPv4-mapped IPv6 becomes IPv4)

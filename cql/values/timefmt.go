@@ -95,8 +95,9 @@ func twoDigits(s string) (int64, bool) {
 	return int64(s[0]-'0')*10 + int64(s[1]-'0'), true
 }
 
-// splitDate reads [-]y+-m-d from the start of s, with one or two digits
-// for month and day as SimpleDateFormat's yyyy-MM-dd allows (timestamps).
+// splitDate reads [-]y+-m+-d+ from the start of a timestamp: commons-lang's
+// FastDateParser, which Cassandra's DateUtils.parseDateStrictly uses, reads
+// a number not followed by another number with any count of digits.
 func splitDate(s string) (y, m, d int64, rest string, ok bool) {
 	neg := strings.HasPrefix(s, "-")
 	if neg {
@@ -106,11 +107,11 @@ func splitDate(s string) (y, m, d int64, rest string, ok bool) {
 	if !ok || len(s) == 0 || s[0] != '-' {
 		return 0, 0, 0, "", false
 	}
-	m, s, ok = digits(s[1:], 2)
+	m, s, ok = digits(s[1:], 9)
 	if !ok || len(s) == 0 || s[0] != '-' {
 		return 0, 0, 0, "", false
 	}
-	d, s, ok = digits(s[1:], 2)
+	d, s, ok = digits(s[1:], 9)
 	if !ok {
 		return 0, 0, 0, "", false
 	}
@@ -202,35 +203,27 @@ func parseClock(s string) (int64, bool) {
 }
 
 // splitClock reads the hh:mm[:ss[.SSS]] of a timestamp from the start of s
-// and returns the nanoseconds since midnight. SSS is a count of
-// milliseconds up to 999, however many digits it has: Cassandra parses it
-// with SimpleDateFormat, which reads '.5' as 5 ms.
+// and returns the nanoseconds since midnight. Each field may have any count
+// of digits (3:4:5 is 03:04:05), as Cassandra's parser reads them; SSS is a
+// count of milliseconds up to 999, so '.5' is 5 ms.
 func splitClock(s string) (int64, string, bool) {
-	two := func(s string) (int64, bool) {
-		if len(s) < 2 || !allDigits(s[:2]) {
-			return 0, false
-		}
-		return int64(s[0]-'0')*10 + int64(s[1]-'0'), true
-	}
-	h, ok1 := two(s)
-	if !ok1 || len(s) < 5 || s[2] != ':' {
+	h, s, ok1 := digits(s, 9)
+	if !ok1 || len(s) < 2 || s[0] != ':' {
 		return 0, "", false
 	}
-	m, ok2 := two(s[3:])
+	m, s, ok2 := digits(s[1:], 9)
 	if !ok2 || h > 23 || m > 59 {
 		return 0, "", false
 	}
 	ns := (h*60 + m) * 60 * 1e9
-	s = s[5:]
 	if len(s) == 0 || s[0] != ':' {
 		return ns, s, true
 	}
-	sec, ok := two(s[1:])
+	sec, s, ok := digits(s[1:], 9)
 	if !ok || sec > 59 {
 		return 0, "", false
 	}
 	ns += sec * 1e9
-	s = s[3:]
 	if len(s) > 0 && s[0] == '.' {
 		n := 1
 		for n < len(s) && s[n] >= '0' && s[n] <= '9' {

@@ -120,3 +120,44 @@ func TestAuditTimeuuidValues(t *testing.T) {
 		t.Errorf("v4 uuid literal for timeuuid: %q", msg)
 	}
 }
+
+// TestAuditTimestampFields checks the widths of a timestamp's numbers:
+// Cassandra 4 reads timestamps with commons-lang's DateUtils.parseDateStrictly,
+// whose FastDateParser reads a number that is not followed by another one
+// with any count of digits, and then refuses values out of their field's
+// range (a non-lenient Calendar).
+func TestAuditTimestampFields(t *testing.T) {
+	ts := cqltype.MustParse("timestamp")
+	coerce := func(s string) string { return "Unable to coerce '" + s + "' to a formatted date (long)" }
+	const at = "0000018cc820d888" // 2024-01-02 03:04:05 UTC
+	tests := []struct {
+		in   string
+		want string
+		err  bool
+	}{
+		{"2024-01-02 03:04:05", at, false},
+		{"2024-1-2 3:4:5", at, false},
+		{"2024-01-02T3:04:05Z", at, false},
+		{"2024-001-002 003:004:005", at, false},
+		{"2024-1-2 3:04", "0000018cc820c500", false},
+		{"2024-01-02 24:00", coerce("2024-01-02 24:00"), true},
+		{"2024-01-02 03:60", coerce("2024-01-02 03:60"), true},
+		{"2024-01-02 03:04:60", coerce("2024-01-02 03:04:60"), true},
+		{"2024-01-02 03:", coerce("2024-01-02 03:"), true},
+		{"2024-01-02 :04", coerce("2024-01-02 :04"), true},
+		{"2024-13-02", coerce("2024-13-02"), true},
+	}
+	for _, tc := range tests {
+		got, err := Encode(ts, str(tc.in), nil)
+		switch {
+		case tc.err && err == nil:
+			t.Errorf("%q: got %x, want error %q", tc.in, got, tc.want)
+		case tc.err && message(err) != tc.want:
+			t.Errorf("%q: error %q, want %q", tc.in, message(err), tc.want)
+		case !tc.err && err != nil:
+			t.Errorf("%q: %v", tc.in, err)
+		case !tc.err && !bytes.Equal(got, unhex(tc.want)):
+			t.Errorf("%q: got %x, want %s", tc.in, got, tc.want)
+		}
+	}
+}
