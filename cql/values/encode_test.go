@@ -47,7 +47,7 @@ func TestEncodeNative(t *testing.T) {
 	}{
 		{"ascii", str("abc"), "616263", false},
 		{"ascii", str(""), "", false},
-		{"ascii", str("é"), "Invalid ASCII character in string literal: é", true},
+		{"ascii", str("é"), "Invalid ASCII character in string literal: java.nio.charset.UnmappableCharacterException: Input length = 1", true},
 		{"ascii", num("1"), `Invalid INTEGER constant (1) for "k" of type ascii`, true},
 		{"text", str("é'x"), "c3a92778", false},
 		{"varchar", str("x"), "78", false},

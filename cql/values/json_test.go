@@ -123,7 +123,7 @@ func TestFromJSONErrors(t *testing.T) {
 		in, msg string
 	}{
 		{cqltype.TextType, `1`, "Expected a UTF-8 string, but got a Integer: 1"},
-		{cqltype.AsciiType, `"é"`, "Invalid ASCII character in string literal: é"},
+		{cqltype.AsciiType, `"é"`, "Invalid ASCII character in string literal: java.nio.charset.UnmappableCharacterException: Input length = 1"},
 		{cqltype.IntType, `1.5`, "Expected an int value, but got a Double: 1.5"},
 		{cqltype.IntType, `3000000000`, "Expected an int value, but got a Long: 3000000000"},
 		{cqltype.IntType, `"3000000000"`, "Unable to make int from '3000000000'"},

@@ -26,9 +26,16 @@ func Parse(t *cqltype.Type, s string) ([]byte, error) {
 	}
 	switch t.Kind {
 	case cqltype.Ascii:
-		for i := 0; i < len(s); i++ {
-			if s[i] >= 0x80 {
-				return nil, errorf(fmt.Sprintf("Invalid ASCII character in string literal: %s", s))
+		for _, r := range s {
+			if r >= 0x80 {
+				// AsciiType formats the encoder's exception, whose input
+				// length counts UTF-16 units: two for a supplementary
+				// character.
+				n := 1
+				if r > 0xffff {
+					n = 2
+				}
+				return nil, errorf(fmt.Sprintf("Invalid ASCII character in string literal: java.nio.charset.UnmappableCharacterException: Input length = %d", n))
 			}
 		}
 		return []byte(s), nil

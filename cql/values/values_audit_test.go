@@ -161,3 +161,32 @@ func TestAuditTimestampFields(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditASCIILiterals checks the message for a non-ASCII character in
+// an ascii literal: AsciiType.fromString formats the CharsetEncoder's
+// exception, which counts the character's UTF-16 units.
+func TestAuditASCIILiterals(t *testing.T) {
+	ascii := cqltype.MustParse("ascii")
+	const prefix = "Invalid ASCII character in string literal: java.nio.charset.UnmappableCharacterException: Input length = "
+	for _, tc := range []struct{ in, want string }{
+		{"abc\x7f", ""},
+		{"café", prefix + "1"},
+		{"x\u00e0\u0080", prefix + "1"},
+		{"\U0001F600", prefix + "2"},
+	} {
+		_, err := Encode(ascii, str(tc.in), nil)
+		got := ""
+		if err != nil {
+			got = message(err)
+		}
+		if got != tc.want {
+			t.Errorf("%q: %q, want %q", tc.in, got, tc.want)
+		}
+		if tc.want == "" {
+			continue
+		}
+		if _, err := FromJSON(ascii, []byte(`"`+tc.in+`"`)); err == nil || message(err) != tc.want {
+			t.Errorf("fromJson %q: %v, want %q", tc.in, err, tc.want)
+		}
+	}
+}
