@@ -58,9 +58,14 @@ func TestSelectAuditRefusals(t *testing.T) {
 		{`SELECT * FROM t2 WHERE a = 1 AND a = 2 AND b = 1`, "a cannot be restricted by more than one relation if it includes an Equal"},
 		{`SELECT * FROM t2 WHERE a = 1 AND b = 1 AND v = 1 AND v = 2 ALLOW FILTERING`, "v cannot be restricted by more than one relation if it includes an Equal"},
 		{`SELECT * FROM t2 WHERE a = 1 AND b = 1 AND v > 1 AND v = 3 ALLOW FILTERING`, `Column "v" cannot be restricted by both an equality and an inequality relation`},
-		{`SELECT * FROM t2 WHERE a = 1 AND b = 1 AND (c, d) > (1, 1) AND c < 3`, "Mixing single column relations and multi column relations on clustering columns is not allowed"},
-		{`SELECT * FROM t2 WHERE a = 1 AND b = 1 AND c = 1 AND (c, d) > (1, 1)`, "Mixing single column relations and multi column relations on clustering columns is not allowed"},
-		{`SELECT * FROM t2 WHERE a = 1 AND b = 1 AND (c, d) IN ((1, 1)) AND d > 1`, "Mixing single column relations and multi column relations on clustering columns is not allowed"},
+		// Cassandra 4 merges single and multi-column relations as tuples
+		// (MultiColumnRestriction.mergeWith).
+		{`SELECT * FROM t2 WHERE a = 1 AND b = 1 AND (c, d) > (1, 1) AND c = 1`, `Column "c" cannot be restricted by both an equality and an inequality relation`},
+		{`SELECT * FROM t2 WHERE a = 1 AND b = 1 AND c = 1 AND (c, d) > (1, 1)`, "c cannot be restricted by more than one relation if it includes an Equal"},
+		{`SELECT * FROM t2 WHERE a = 1 AND b = 1 AND (c, d) IN ((1, 1)) AND d > 1`, "d cannot be restricted by more than one relation if it includes an Equal"},
+		{`SELECT * FROM t2 WHERE a = 1 AND b = 1 AND (c, d) IN ((1, 1), (2, 2)) AND d > 1`, "d cannot be restricted by more than one relation if it includes a IN"},
+		{`SELECT * FROM t2 WHERE a = 1 AND b = 1 AND (c, d) > (1, 1) AND d < 3`, `Column "d" cannot be restricted by two inequalities not starting with the same column`},
+		{`SELECT * FROM t2 WHERE a = 1 AND b = 1 AND c > 1 AND (c, d) > (1, 1)`, "More than one restriction was found for the start bound on c"},
 		{`SELECT * FROM t2 WHERE a = 1 AND b = 1 AND (d) > (1)`, `PRIMARY KEY column "d" cannot be restricted as preceding column "c" is not restricted`},
 		{`SELECT * FROM t2 WHERE a = 1 AND b = 1 AND (d, c) IN ((1, 1), (2, 2))`, "Clustering columns must appear in the PRIMARY KEY order in multi-column relations: (d, c)"},
 		{`SELECT * FROM t2 WHERE a = 1 AND b = 1 AND v CONTAINS 1 ALLOW FILTERING`, "Cannot use CONTAINS on non-collection column v"},
@@ -119,6 +124,14 @@ func TestSelectAuditAccepted(t *testing.T) {
 		if err := s.Query(q).PageSize(2).Exec(); err == nil || !strings.Contains(err.Error(), "Cannot page queries with both ORDER BY and a IN restriction") {
 			t.Fatalf("%s paged: %v", q, err)
 		}
+	}
+	// A single-column bound and a multi-column one on the same first
+	// column make one slice.
+	for _, q := range []string{
+		`SELECT c, d FROM t2 WHERE a = 1 AND b = 1 AND (c, d) > (1, 1) AND c < 3`,
+		`SELECT c, d FROM t2 WHERE a = 1 AND b = 1 AND c < 3 AND (c, d) > (1, 1)`,
+	} {
+		wantRows(t, rowsOf(t, s, 0, q), "1|2", "2|1", "2|2")
 	}
 	// IN () selects nothing, on any column.
 	for _, q := range []string{

@@ -107,52 +107,68 @@ func relationText(rel *ast.Relation) string {
 	return lhs + " " + rel.Op.String() + " " + values.TermText(rel.Value)
 }
 
-// merger checks relations on the same column as Cassandra's restriction
-// sets merge them, in WHERE order: the first relation on a column decides
-// the message.
+// merger checks relations on the same column as Cassandra 4's restriction
+// sets merge them, in WHERE order: the earlier relation on a column decides
+// the message. A single-column relation meeting a multi-column one is first
+// made a one-column tuple (MultiColumnRestriction.mergeWith), so
+// (c, d) > (1, 2) AND c < 5 is one slice.
 type merger struct {
-	single map[*column]*restriction // the first =, IN or slice
-	multi  map[*column]bool         // covered by a multi-column relation
-	any    map[*column]bool         // restricted by a single-column relation
+	first map[*column]*restriction // the first =, IN or slice on a column
 }
 
 func (m *merger) add(r *restriction) error {
-	if m.single == nil {
-		m.single, m.multi, m.any = map[*column]*restriction{}, map[*column]bool{}, map[*column]bool{}
-	}
-	if r.multi {
-		for _, c := range r.cols {
-			if m.any[c] {
-				return invalidf("Mixing single column relations and multi column relations on clustering columns is not allowed")
-			}
-			m.multi[c] = true
-		}
-		return nil
-	}
-	c := r.cols[0]
-	if c.kind == kindClustering && m.multi[c] {
-		return invalidf("Mixing single column relations and multi column relations on clustering columns is not allowed")
-	}
-	m.any[c] = true
 	if r.mapKey != nil || (r.op != ast.OpEq && r.op != ast.OpIn && !isSlice(r.op)) {
-		return nil // CONTAINS, CONTAINS KEY, m[k] = v, LIKE combine
+		return nil // CONTAINS, CONTAINS KEY, m[k] = v and LIKE combine freely
 	}
-	prev := m.single[c]
-	if prev == nil {
-		m.single[c] = r
-		return nil
+	if m.first == nil {
+		m.first = map[*column]*restriction{}
 	}
-	switch {
-	case prev.op == ast.OpEq || (prev.op == ast.OpIn && len(prev.in) == 1):
-		// IN of one value is an EQ restriction in Cassandra.
-		return invalidf("%s cannot be restricted by more than one relation if it includes an Equal", c.name)
-	case prev.op == ast.OpIn:
-		return invalidf("%s cannot be restricted by more than one relation if it includes a IN", c.name)
-	case !isSlice(r.op):
-		return invalidf("Column \"%s\" cannot be restricted by both an equality and an inequality relation", c.name)
+	var prev *restriction
+	var common []*column
+	for _, c := range r.cols {
+		if p := m.first[c]; p != nil {
+			prev = p
+			common = append(common, c)
+		}
 	}
-	return nil // two slices: planSlice or the filters check their bounds
+	if prev != nil {
+		names := columnNames(common)
+		switch {
+		case isEqual(prev):
+			return invalidf("%s cannot be restricted by more than one relation if it includes an Equal", names)
+		case prev.op == ast.OpIn:
+			return invalidf("%s cannot be restricted by more than one relation if it includes a IN", names)
+		case !isSlice(r.op):
+			return invalidf("Column \"%s\" cannot be restricted by both an equality and an inequality relation", names)
+		case prev.cols[0] != r.cols[0]:
+			later := prev.cols[0]
+			if r.cols[0].pos > later.pos {
+				later = r.cols[0]
+			}
+			return invalidf("Column \"%s\" cannot be restricted by two inequalities not starting with the same column", later.name)
+		case isLower(prev.op) == isLower(r.op):
+			bound := "end"
+			if isLower(r.op) {
+				bound = "start"
+			}
+			return invalidf("More than one restriction was found for the %s bound on %s", bound, names)
+		}
+	}
+	for _, c := range r.cols {
+		if m.first[c] == nil {
+			m.first[c] = r
+		}
+	}
+	return nil
 }
+
+// isEqual reports an = restriction, or an IN of one value, which Cassandra
+// makes an EQ restriction.
+func isEqual(r *restriction) bool {
+	return r.op == ast.OpEq || (r.op == ast.OpIn && len(r.in) == 1)
+}
+
+func isLower(op ast.Operator) bool { return op == ast.OpGt || op == ast.OpGte }
 
 // bindRelation resolves a relation's columns and records the receivers of
 // its markers.
