@@ -119,8 +119,15 @@ func Parse(t *cqltype.Type, s string) ([]byte, error) {
 		}
 		return u[:], nil
 	case cqltype.Inet:
-		a, err := netip.ParseAddr(s)
-		if err != nil || a.Zone() != "" {
+		text := s
+		// InetAddress.getByName takes an IPv6 literal in brackets, as in
+		// a URL, but not an IPv4 one.
+		bracketed := len(s) > 2 && s[0] == '[' && s[len(s)-1] == ']'
+		if bracketed {
+			text = s[1 : len(s)-1]
+		}
+		a, err := netip.ParseAddr(text)
+		if err != nil || a.Zone() != "" || bracketed && a.Is4() {
 			return nil, errorf(fmt.Sprintf("Unable to make inet address from '%s'", s))
 		}
 		// Java's InetAddress turns IPv4-mapped IPv6 addresses into IPv4.

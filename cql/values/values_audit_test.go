@@ -190,3 +190,32 @@ func TestAuditASCIILiterals(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditInetLiterals checks inet strings against Java's
+// InetAddress.getByName, which takes IPv6 literals in brackets too.
+func TestAuditInetLiterals(t *testing.T) {
+	inet := cqltype.MustParse("inet")
+	for _, tc := range []struct{ in, want string }{
+		{"[::1]", "00000000000000000000000000000001"},
+		{"[2001:db8::8:800:200c:417a]", "20010db8000000000008080020 0c417a"},
+		{"[::ffff:1.2.3.4]", "01020304"},
+		{"::ffff:1.2.3.4", "01020304"},
+		{"[1.2.3.4]", "Unable to make inet address from '[1.2.3.4]'"},
+		{"[::1", "Unable to make inet address from '[::1'"},
+		{"[]", "Unable to make inet address from '[]'"},
+		{"::1]", "Unable to make inet address from '::1]'"},
+		{"1.2.3.256", "Unable to make inet address from '1.2.3.256'"},
+		{"2001:db8::g", "Unable to make inet address from '2001:db8::g'"},
+	} {
+		got, err := Encode(inet, str(tc.in), nil)
+		if err != nil {
+			if message(err) != tc.want {
+				t.Errorf("%q: %q, want %q", tc.in, message(err), tc.want)
+			}
+			continue
+		}
+		if !bytes.Equal(got, unhex(tc.want)) {
+			t.Errorf("%q: got %x, want %s", tc.in, got, tc.want)
+		}
+	}
+}
