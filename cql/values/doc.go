@@ -38,7 +38,8 @@
 //	           every number may have any count of digits (2024-1-2 3:4:5)
 //	duration   1y2mo3w4d5h6m7s8ms9us10ns (also µs), P1Y2M3DT4H5M6S, P2W,
 //	           P0001-02-03T04:05:06, each with an optional leading minus
-//	inet       IPv4 dotted quad or IPv6 (IPv4-mapped IPv6 becomes IPv4)
+//	inet       IPv4 dotted quad or IPv6, also [in brackets] (IPv4-mapped
+//	           IPv6 becomes IPv4)
 //
 // # Errors
 //
