@@ -96,6 +96,7 @@ func TestSelectAuditRefusals(t *testing.T) {
 		// DISTINCT.
 		{`SELECT DISTINCT a, b, c FROM t2`, "SELECT DISTINCT queries must only request partition key columns and/or static columns (not c)"},
 		{`SELECT DISTINCT a FROM t2`, "SELECT DISTINCT queries must request all the partition key columns (missing b)"},
+		{`SELECT DISTINCT a FROM t2 WHERE a = 1 AND b > 0 ALLOW FILTERING`, "SELECT DISTINCT queries must request all the partition key columns (missing b)"},
 		{`SELECT DISTINCT a, b FROM t2 WHERE a = 1 AND b = 1 AND c = 1`, "SELECT DISTINCT with WHERE clause only supports restriction by partition key and/or static columns."},
 		{`SELECT DISTINCT a, b FROM t2 WHERE v = 1 ALLOW FILTERING`, "SELECT DISTINCT with WHERE clause only supports restriction by partition key and/or static columns."},
 	} {
@@ -107,6 +108,8 @@ func TestSelectAuditRefusals(t *testing.T) {
 // return.
 func TestSelectAuditAccepted(t *testing.T) {
 	s := auditEnv(t)
+	// DISTINCT by key need not select the whole partition key.
+	wantRows(t, rowsOf(t, s, 0, `SELECT DISTINCT a FROM t2 WHERE a = 2 AND b = 1`), "2")
 	// A partition key slice filters, with ALLOW FILTERING.
 	wantRows(t, rowsOf(t, s, 0, `SELECT a, c, d FROM t2 WHERE a > 1 AND c = 3 ALLOW FILTERING`), "2|3|1", "2|3|2")
 	// ORDER BY may skip clustering columns restricted by =.

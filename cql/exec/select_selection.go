@@ -155,12 +155,16 @@ func selectorUses(s selector, c *column) bool {
 }
 
 // checkDistinct applies Cassandra's rules: only partition key and static
-// columns, and all of the partition key.
+// columns, and all of the partition key when partitions are not read by
+// key (as Cassandra, so that a range needs no grouping of its rows).
 func (p *selectPlan) checkDistinct(sel *selection) error {
 	for _, c := range p.t.columns {
 		if (c.kind == kindClustering || c.kind == kindRegular) && sel.uses(c) {
 			return invalidf("SELECT DISTINCT queries must only request partition key columns and/or static columns (not %s)", c.name)
 		}
+	}
+	if p.keys != nil {
+		return nil
 	}
 	for _, c := range p.t.partition {
 		if !sel.uses(c) {
