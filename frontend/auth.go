@@ -14,8 +14,10 @@ const PasswordAuthenticatorClass = "org.apache.cassandra.auth.PasswordAuthentica
 // Authenticator checks passwords for password authentication.
 type Authenticator interface {
 	// CheckPassword reports whether password is the role's password and
-	// the role may log in. An error is a failure to tell (such as the
-	// catalog being unreachable), not a wrong password.
+	// the role may log in. A wrong password is false. An error, which the
+	// client is sent, is a failure to tell (such as the catalog being
+	// unreachable) or a *wire.Error refusing the login in words of its own
+	// (Cassandra's for a role without LOGIN).
 	CheckPassword(ctx context.Context, role, password string) (bool, error)
 }
 
