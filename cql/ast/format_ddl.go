@@ -124,17 +124,27 @@ func (p *printer) createTable(s *CreateTable) {
 	p.w("CREATE TABLE ")
 	p.ifNotExists(s.IfNotExists)
 	p.w(s.Table.String(), " (")
-	for _, c := range s.Columns {
+	for i, c := range s.Columns {
+		if i > 0 {
+			p.w(", ")
+		}
 		p.columnDef(c)
-		p.w(", ")
 	}
-	p.w("PRIMARY KEY ((")
-	p.names(s.PartitionKey)
+	// The parser leaves a table without a key to the executor, which
+	// refuses it as Cassandra's prepare does; it prints without one.
+	if len(s.PartitionKey) > 0 {
+		if len(s.Columns) > 0 {
+			p.w(", ")
+		}
+		p.w("PRIMARY KEY ((")
+		p.names(s.PartitionKey)
+		p.w(")")
+		for _, c := range s.Clustering {
+			p.w(", ", QuoteName(c))
+		}
+		p.w(")")
+	}
 	p.w(")")
-	for _, c := range s.Clustering {
-		p.w(", ", QuoteName(c))
-	}
-	p.w("))")
 	var opts []string
 	if len(s.ClusteringOrder) > 0 {
 		var o printer

@@ -15,6 +15,14 @@ import (
 // ---- CREATE TABLE -------------------------------------------------------
 
 func (e *Executor) planCreateTable(s *Session, st *ast.CreateTable) (plan, error) {
+	// CreateTableStatement.Raw.prepare resolves the keyspace name, then
+	// wants a key, before anything looks at the keyspace.
+	if _, err := e.keyspaceOf(s, st.Table); err != nil {
+		return nil, err
+	}
+	if len(st.PartitionKey) == 0 {
+		return nil, invalidf("No PRIMARY KEY specifed for table '%s' (exactly one required)", tableNameAsWritten(st.Table))
+	}
 	ksName, err := e.userKeyspaceOf(s, st.Table)
 	if err != nil {
 		return nil, err
@@ -83,9 +91,6 @@ func tableSpec(ks *manifest.Keyspace, st *ast.CreateTable) (manifest.TableSpec, 
 		spec.Columns = append(spec.Columns, manifest.ColumnSpec{Name: c.Name, Type: t.String(), Static: c.Static})
 	}
 	spec.PartitionKey = slices.Clone(st.PartitionKey)
-	if len(spec.PartitionKey) == 0 {
-		return spec, invalidf("No PRIMARY KEY specifed for table '%s' (exactly one required)", tableNameAsWritten(st.Table))
-	}
 	// Cassandra 4's CreateTableStatement checks each key column in this
 	// order: known, not repeated, frozen, not a counter, no duration, not
 	// static.

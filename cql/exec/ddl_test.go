@@ -460,7 +460,7 @@ func TestTableOptions(t *testing.T) {
 		"cdc = 'maybe'":                          {codeSyntax, "Invalid boolean value maybe for 'cdc'"},
 		"bloom_filter_fp_chance = 'x'":           {codeSyntax, "Invalid double value x for 'bloom_filter_fp_chance'"},
 		"memtable = 'x'":                         {codeSyntax, "Unknown property 'memtable'"},
-		"comment = 'a' AND comment = 'b'":        {codeSyntax, "Multiple definition for property comment"},
+		"comment = 'a' AND comment = 'b'":        {codeSyntax, "Multiple definition for property 'comment'"},
 	} {
 		wantErr(t, s, "CREATE TABLE x (k int PRIMARY KEY) WITH "+stmt, want.code, want.msg)
 		wantErr(t, s, "ALTER TABLE d WITH "+stmt, want.code, want.msg)

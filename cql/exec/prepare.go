@@ -104,13 +104,19 @@ func statementID(keyspace, text string) []byte {
 	return sum[:]
 }
 
-// parseStatement parses one statement, mapping syntax errors.
+// parseStatement parses one statement, mapping syntax errors, and the
+// parser's refusals that Cassandra's grammar actions throw as
+// InvalidRequestException, to their codes.
 func parseStatement(text string) (ast.Statement, error) {
 	st, err := parse.Statement(text)
 	if err != nil {
 		var pe *parse.Error
-		if errors.As(err, &pe) {
+		var ie *parse.InvalidError
+		switch {
+		case errors.As(err, &pe):
 			return nil, &Error{Code: CodeSyntax, Message: pe.Error(), Cause: err}
+		case errors.As(err, &ie):
+			return nil, &Error{Code: CodeInvalid, Message: ie.Error(), Cause: err}
 		}
 		return nil, syntaxf("%v", err)
 	}

@@ -26,7 +26,7 @@ func (p *parser) userName() string {
 		p.next()
 		return t.text
 	case t.kind == tQuoted:
-		p.failf(t, "Quoted strings are are not supported for user names and USER is deprecated, please use ROLE")
+		p.actionf(t, "Quoted strings are are not supported for user names and USER is deprecated, please use ROLE")
 	case t.kind == tIdent && !ast.Reserved(t.word):
 		p.next()
 		return t.text
@@ -45,35 +45,37 @@ func (p *parser) roleOptions() ast.RoleOptions {
 			p.noViable(t)
 		}
 		p.next()
+		// RoleOptions.setOption throws a SyntaxException from the
+		// grammar's action, once the value has parsed: a bare message.
 		dup := func(set bool) {
 			if set {
-				p.failf(t, "Multiple definition for property %s", strings.ToUpper(w))
+				p.actionf(t, "Multiple definition for property '%s'", strings.ToUpper(w))
 			}
 		}
 		switch w {
 		case "password":
-			dup(o.Password != nil)
 			p.expectPunct("=")
 			s := p.stringLiteral()
+			dup(o.Password != nil)
 			o.Password = &s
 		case "login":
-			dup(o.Login != nil)
 			p.expectPunct("=")
 			b := p.booleanLiteral()
+			dup(o.Login != nil)
 			o.Login = &b
 		case "superuser":
-			dup(o.Superuser != nil)
 			p.expectPunct("=")
 			b := p.booleanLiteral()
+			dup(o.Superuser != nil)
 			o.Superuser = &b
 		case "options":
-			dup(o.Options != nil)
 			p.expectPunct("=")
 			v := p.tok()
 			m, ok := p.braces().(*ast.Map)
 			if !ok {
 				p.failf(v, "Invalid value for property OPTIONS: a map is required")
 			}
+			dup(o.Options != nil)
 			o.Options = m
 		default:
 			p.noViable(t)

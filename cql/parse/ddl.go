@@ -119,16 +119,20 @@ func (p *parser) skipRest() {
 //	  [PRIMARY KEY ((p, ...), c, ...)]) [WITH option AND ...]
 func (p *parser) createTable() *ast.CreateTable {
 	s := &ast.CreateTable{IfNotExists: p.ifNotExists(), Table: p.qualifiedName("table")}
-	open := p.tok()
 	p.expectPunct("(")
+	// CreateTableStatement.Raw throws InvalidRequestException from the
+	// grammar's actions for a repeated column or a second PRIMARY KEY,
+	// which ends Cassandra's parse there; a missing PRIMARY KEY is
+	// refused later, by the executor, as Cassandra's prepare does.
 	pkSeen := false
-	setPK := func(t token, part, clust []string) {
+	setPK := func(t token, part []string) {
 		if pkSeen {
-			p.failf(t, "Multiple PRIMARY KEYs specified (exactly one required)")
+			p.invalidf(t, "Multiple PRIMARY KEY specified for table '%s' (exactly one required)", rawName(s.Table))
 		}
 		pkSeen = true
-		s.PartitionKey, s.Clustering = part, clust
+		s.PartitionKey = part
 	}
+	declared := map[string]bool{}
 	for {
 		t := p.tok()
 		if p.isKw(t, "primary") {
@@ -142,18 +146,22 @@ func (p *parser) createTable() *ast.CreateTable {
 			} else {
 				part = []string{p.ident()}
 			}
-			var clust []string
+			setPK(t, part)
 			for p.acceptPunct(",") {
-				clust = append(clust, p.ident())
+				s.Clustering = append(s.Clustering, p.ident())
 			}
 			p.expectPunct(")")
-			setPK(t, part, clust)
 		} else {
+			name := p.tok()
 			c := ast.ColumnDef{Name: p.ident(), Type: p.typ()}
 			c.Static = p.acceptKw("static")
+			if declared[c.Name] {
+				p.invalidf(name, "Duplicate column '%s' declaration for table '%s'", c.Name, rawName(s.Table))
+			}
+			declared[c.Name] = true
 			if pk := p.tok(); p.acceptKw("primary") {
 				p.expectKw("key")
-				setPK(pk, []string{c.Name}, nil)
+				setPK(pk, []string{c.Name})
 			}
 			s.Columns = append(s.Columns, c)
 		}
@@ -165,9 +173,6 @@ func (p *parser) createTable() *ast.CreateTable {
 		}
 	}
 	p.expectPunct(")")
-	if !pkSeen {
-		p.failf(open, "No PRIMARY KEY specified (exactly one required)")
-	}
 	if p.acceptKw("with") {
 		for {
 			t := p.tok()
@@ -194,6 +199,15 @@ func (p *parser) createTable() *ast.CreateTable {
 	return s
 }
 
+// rawName prints a name as Cassandra's QualifiedName does in messages:
+// keyspace.name as stored, unquoted.
+func rawName(n ast.TableName) string {
+	if n.Keyspace == "" {
+		return n.Name
+	}
+	return n.Keyspace + "." + n.Name
+}
+
 // properties parses name = value (AND name = value)* .
 func (p *parser) properties() []ast.Property {
 	var list []ast.Property
@@ -210,11 +224,6 @@ func (p *parser) properties() []ast.Property {
 func (p *parser) property(list []ast.Property) []ast.Property {
 	t := p.tok()
 	name := p.ident()
-	for _, prop := range list {
-		if prop.Name == name {
-			p.failf(t, "Multiple definition for property %s", name)
-		}
-	}
 	p.expectPunct("=")
 	v := p.tok()
 	var value ast.Term
@@ -225,23 +234,27 @@ func (p *parser) property(list []ast.Property) []ast.Property {
 		if !ok {
 			p.failf(v, "Invalid property value for property: %s", name)
 		}
+		// Cassandra's convertPropertyMap, an action run once the map
+		// has parsed; it stops at the first bad entry.
 		seen := map[string]bool{}
 		for i, k := range pm.Keys {
 			kl, ok := k.(*ast.Literal)
 			if !ok {
-				p.failf(v, "Invalid property name in %s%s", name, ddlBindHint(k))
+				p.actionf(v, "Invalid property name: %s%s", rawTerm(k), ddlBindHint(k))
 			}
 			if _, ok := pm.Values[i].(*ast.Literal); !ok {
-				p.failf(v, "Invalid property value for property: %s%s", kl.Text, ddlBindHint(pm.Values[i]))
+				p.actionf(v, "Invalid property value: %s for property: %s%s", rawTerm(pm.Values[i]), rawTerm(kl), ddlBindHint(pm.Values[i]))
 			}
 			if seen[kl.Text] {
-				p.failf(v, "Multiple definition for property %s", kl.Text)
+				p.actionf(v, "Multiple definition for property %s", kl.Text)
 			}
 			seen[kl.Text] = true
 		}
 		value = pm
 	case p.isMarker():
-		p.failf(v, "Invalid property value for property: %s (bind variables are not supported in DDL queries)", name)
+		// propertyValue takes no marker: no alternative of Cassandra's
+		// property rule matches.
+		p.noViable(v)
 	default:
 		if lit := p.literal(); lit != nil {
 			value = lit
@@ -251,7 +264,27 @@ func (p *parser) property(list []ast.Property) []ast.Property {
 			p.noViable(v)
 		}
 	}
+	// PropertyDefinitions.addProperty, once the value has parsed.
+	for _, prop := range list {
+		if prop.Name == name {
+			p.actionf(t, "Multiple definition for property '%s'", name)
+		}
+	}
 	return append(list, ast.Property{Name: name, Value: value})
+}
+
+// rawTerm prints a term as Cassandra's Term.Raw does in messages: a
+// string in quotes as written, a marker as ?.
+func rawTerm(t ast.Term) string {
+	switch t := t.(type) {
+	case *ast.Bind:
+		return "?"
+	case *ast.Literal:
+		if t.Kind == ast.LitString {
+			return "'" + t.Text + "'"
+		}
+	}
+	return ast.FormatTerm(t)
 }
 
 func ddlBindHint(t ast.Term) string {
@@ -288,9 +321,12 @@ func (p *parser) alter() ast.Statement {
 		return s
 	case w == "role":
 		p.next()
+		// WITH is optional in Cassandra's grammar; the executor refuses
+		// an ALTER ROLE without options, as AlterRoleStatement does.
 		s := &ast.AlterRole{IfExists: p.ifExists(), Name: p.roleName()}
-		p.expectKw("with")
-		s.Options = p.roleOptions()
+		if p.acceptKw("with") {
+			s.Options = p.roleOptions()
+		}
 		return s
 	case w == "user":
 		p.next()

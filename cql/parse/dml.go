@@ -423,7 +423,8 @@ func (p *parser) insert() *ast.Insert {
 			}
 		}
 	} else {
-		open := p.tok()
+		// As many values as columns is checked by the executor, where
+		// Cassandra checks it (ParsedInsert.prepareInternal, Invalid).
 		p.expectPunct("(")
 		s.Columns = p.identList()
 		p.expectPunct(")")
@@ -431,9 +432,6 @@ func (p *parser) insert() *ast.Insert {
 		p.expectPunct("(")
 		s.Values = p.termList()
 		p.expectPunct(")")
-		if len(s.Columns) != len(s.Values) {
-			p.failf(open, "Unmatched column names/values")
-		}
 	}
 	s.IfNotExists = p.ifNotExists()
 	if p.isKw(p.tok(), "using") {
@@ -498,18 +496,23 @@ func (p *parser) assignment() ast.Assignment {
 	p.expectPunct("=")
 	t := p.tok()
 	if p.isIdent(t) && p.literalWord(t) == "" && !p.isCallStart() {
-		// c = c + t or c = c - t
-		if name := p.ident(); name != a.Column {
-			// Cassandra names the sign written: +<value>, -<value>, and
-			// "- <value>" when c = d -1 lexes as d, -1.
-			switch op := p.tok(); {
-			case p.isPunct(op, "+"), p.isPunct(op, "-"):
-				p.failf(t, "Only expressions of the form X = X %s<value> are supported.", op.text)
-			case op.kind == tInteger && strings.HasPrefix(op.text, "-"):
-				p.failf(t, "Only expressions of the form X = X - <value> are supported.")
-			}
-		}
+		// c = c + t or c = c - t. Cassandra's action checks the name
+		// once the operation has parsed, and names the sign written:
+		// +<value>, -<value>, and "- <value>" (or "+ <value>") when
+		// c = d -1 lexes as d, -1.
+		name := p.ident()
+		op := p.tok()
 		a.Kind, a.Value = p.operation()
+		if name != a.Column {
+			if op.kind == tInteger {
+				sign := "+"
+				if strings.HasPrefix(op.text, "-") {
+					sign = "-"
+				}
+				p.actionf(t, "Only expressions of the form X = X %s <value> are supported.", sign)
+			}
+			p.actionf(t, "Only expressions of the form X = X %s<value> are supported.", op.text)
+		}
 		return a
 	}
 	a.Value = p.term()
@@ -517,7 +520,7 @@ func (p *parser) assignment() ast.Assignment {
 		// c = t + c, a list prepend
 		t := p.tok()
 		if name := p.ident(); name != a.Column {
-			p.failf(t, "Only expressions of the form X = <value> + X are supported.")
+			p.actionf(t, "Only expressions of the form X = <value> + X are supported.")
 		}
 		a.Kind = ast.AssignPrepend
 		return a
@@ -527,7 +530,8 @@ func (p *parser) assignment() ast.Assignment {
 }
 
 // operation parses the "+ t" or "- t" of c = c + t. As in Cassandra,
-// c = c -1 lexes as c, -1 and adds the negative integer.
+// c = c -1 lexes as c, -1 and adds the negative integer; and since its
+// grammar takes any integer there, c = c 1 adds 1.
 func (p *parser) operation() (ast.AssignKind, ast.Term) {
 	t := p.tok()
 	switch {
@@ -535,7 +539,7 @@ func (p *parser) operation() (ast.AssignKind, ast.Term) {
 		return ast.AssignAdd, p.term()
 	case p.acceptPunct("-"):
 		return ast.AssignRemove, p.term()
-	case t.kind == tInteger && strings.HasPrefix(t.text, "-"):
+	case t.kind == tInteger:
 		p.next()
 		return ast.AssignAdd, &ast.Literal{Kind: ast.LitInteger, Text: t.text, Pos: t.pos}
 	}

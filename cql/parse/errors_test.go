@@ -31,32 +31,51 @@ var errorCases = []struct {
 	{"SELECT 'é' + FROM t", 1, 11, "line 1:11 mismatched input '+' expecting K_FROM (SELECT 'é' [+] FROM...)"},
 	{"", 1, 0, "line 1:0 no viable alternative at input '<EOF>'"},
 	{";", 1, 0, "line 1:0 no viable alternative at input ';' ([;])"},
-	{"INSERT INTO t (a, b) VALUES (1)", 1, 14, "line 1:14 Unmatched column names/values (INSERT INTO t [(]a...)"},
 	{"INSERT INTO t (a) VALUES ('abc", 1, 30, "line 1:30 mismatched character '<EOF>' expecting '''"},
 	{`INSERT INTO t (a) VALUES ("abc`, 1, 30, `line 1:30 mismatched character '<EOF>' expecting '"'`},
 	{"INSERT INTO t (a) VALUES ($$abc", 1, 31, "line 1:31 mismatched character '<EOF>' expecting '$'"},
 	{"SELECT * FROM t /* unterminated", 1, 31, "line 1:31 mismatched character '<EOF>' expecting '*'"},
 	{"INSERT INTO t (a) VALUES (1) USING TTL 1 AND TTL 2", 1, 45, "line 1:45 Multiple definitions of TTL in USING (...) USING TTL 1 AND [TTL] 2)"},
 	{"DELETE FROM t USING TTL 5 WHERE k = 0", 1, 20, "line 1:20 mismatched input 'TTL' expecting K_TIMESTAMP (DELETE FROM t USING [TTL] 5...)"},
-	{"UPDATE t SET a = b + 1 WHERE k = 0", 1, 17, "line 1:17 Only expressions of the form X = X +<value> are supported. (UPDATE t SET a = [b] +...)"},
-	{"UPDATE t SET a = b - {1} WHERE k = 0", 1, 17, "line 1:17 Only expressions of the form X = X -<value> are supported. (UPDATE t SET a = [b] -...)"},
-	{"UPDATE t SET a = b -1 WHERE k = 0", 1, 17, "line 1:17 Only expressions of the form X = X - <value> are supported. (UPDATE t SET a = [b] -1...)"},
-	{"UPDATE t SET a = 1 + b WHERE k = 0", 1, 21, "line 1:21 Only expressions of the form X = <value> + X are supported. (...SET a = 1 + [b] WHERE...)"},
+	{"UPDATE t SET a = b + 1 WHERE k = 0", 1, 17, "Only expressions of the form X = X +<value> are supported."},
+	{"UPDATE t SET a = b - {1} WHERE k = 0", 1, 17, "Only expressions of the form X = X -<value> are supported."},
+	{"UPDATE t SET a = b -1 WHERE k = 0", 1, 17, "Only expressions of the form X = X - <value> are supported."},
+	{"UPDATE t SET a = b 1 WHERE k = 0", 1, 17, "Only expressions of the form X = X + <value> are supported."},
+	{"UPDATE t SET a = 1 + b WHERE k = 0", 1, 21, "Only expressions of the form X = <value> + X are supported."},
+	// Cassandra's action runs once the operation has parsed: an error
+	// in the operand comes first.
+	{"UPDATE t SET a = b + WHERE k = 0", 1, 21, "line 1:21 no viable alternative at input 'WHERE' (...SET a = b + [WHERE] k...)"},
 	{"UPDATE t SET a = a * 2 WHERE k = 0", 1, 19, "line 1:19 mismatched input '*' expecting '+' or '-' (...t SET a = a [*] 2...)"},
 	{"UPDATE t SET a = 1", 1, 18, "line 1:18 mismatched input '<EOF>' expecting K_WHERE"},
 	{"BEGIN BATCH SELECT * FROM t APPLY BATCH", 1, 12, "line 1:12 mismatched input 'SELECT' expecting K_APPLY (BEGIN BATCH [SELECT] *...)"},
-	{"CREATE TABLE t (a int)", 1, 15, "line 1:15 No PRIMARY KEY specified (exactly one required) (CREATE TABLE t [(]a...)"},
-	{"CREATE TABLE t (a int PRIMARY KEY, b int, PRIMARY KEY (b))", 1, 42, "line 1:42 Multiple PRIMARY KEYs specified (exactly one required) (...KEY, b int, [PRIMARY] KEY...)"},
 	{"CREATE TABLE t (a int PRIMARY KEY, b list<int)", 1, 37, "line 1:37 no viable alternative at input 'list' (...int PRIMARY KEY, b [list]<...)"},
-	{"CREATE KEYSPACE k WITH a = 1 AND a = 2", 1, 33, "line 1:33 Multiple definition for property a (...WITH a = 1 AND [a] =...)"},
-	{"CREATE KEYSPACE k WITH replication = {'class': ?}", 1, 37, "line 1:37 Invalid property value for property: class (bind variables are not supported in DDL queries) (...KEYSPACE k WITH replication = [{]'class'...)"},
-	{"CREATE KEYSPACE k WITH durable_writes = ?", 1, 40, "line 1:40 Invalid property value for property: durable_writes (bind variables are not supported in DDL queries) (...KEYSPACE k WITH durable_writes = [?])"},
-	{"CREATE ROLE r WITH password = 'a' AND password = 'b'", 1, 38, "line 1:38 Multiple definition for property PASSWORD (...WITH password = 'a' AND [password] =...)"},
+	{"CREATE KEYSPACE k WITH a = 1 AND a = 2", 1, 33, "Multiple definition for property 'a'"},
+	{"CREATE KEYSPACE k WITH a = 1 AND a =", 1, 36, "line 1:36 no viable alternative at input '<EOF>'"},
+	{"CREATE KEYSPACE k WITH replication = {'class': ?}", 1, 37, "Invalid property value: ? for property: 'class' (bind variables are not supported in DDL queries)"},
+	{"CREATE KEYSPACE k WITH replication = {'class': now()}", 1, 37, "Invalid property value: now() for property: 'class'"},
+	{"CREATE KEYSPACE k WITH replication = {:k: 'x'}", 1, 37, "Invalid property name: ? (bind variables are not supported in DDL queries)"},
+	{"CREATE KEYSPACE k WITH replication = {'a': 1, 'a': 2}", 1, 37, "Multiple definition for property a"},
+	{"CREATE KEYSPACE k WITH replication = {'a': 1, 'a': 2} AND replication = {}", 1, 37, "Multiple definition for property a"},
+	{"CREATE KEYSPACE k WITH durable_writes = ?", 1, 40, "line 1:40 no viable alternative at input '?' (...KEYSPACE k WITH durable_writes = [?])"},
+	{"CREATE ROLE r WITH password = 'a' AND password = 'b'", 1, 38, "Multiple definition for property 'PASSWORD'"},
+	{"CREATE ROLE r WITH login = true AND login = 1", 1, 44, "line 1:44 mismatched input '1' expecting BOOLEAN (...= true AND login = [1])"},
+	{"ALTER ROLE r WITH options = {} AND options = {'a': 'b'}", 1, 35, "Multiple definition for property 'OPTIONS'"},
 	{"CREATE ROLE r WITH login = 'yes'", 1, 27, "line 1:27 mismatched input ''yes'' expecting BOOLEAN (...ROLE r WITH login = ['yes'])"},
-	{"CREATE USER \"bob\"", 1, 12, "line 1:12 Quoted strings are are not supported for user names and USER is deprecated, please use ROLE (CREATE USER [\"bob\"])"},
-	{"USE ?", 1, 4, "line 1:4 Bind variables cannot be used for keyspace names (USE [?])"},
-	{"SELECT * FROM ks.?", 1, 17, "line 1:17 Bind variables cannot be used for table names (SELECT * FROM ks.[?])"},
-	{"DROP ROLE :r", 1, 10, "line 1:10 Bind variables cannot be used for role names (DROP ROLE [:]r)"},
+	{"CREATE USER \"bob\"", 1, 12, "Quoted strings are are not supported for user names and USER is deprecated, please use ROLE"},
+	{"USE ?", 1, 4, "Bind variables cannot be used for keyspace names"},
+	{"SELECT * FROM ks.?", 1, 17, "Bind variables cannot be used for table names"},
+	{"SELECT * FROM ?.t", 1, 14, "Bind variables cannot be used for keyspace names"},
+	{"DROP MATERIALIZED VIEW ?", 1, 23, "Bind variables cannot be used for table names"},
+	{"DROP INDEX ks.?", 1, 14, "Bind variables cannot be used for index names"},
+	{"DROP ROLE ?", 1, 10, "Bind variables cannot be used for role names"},
+	// Only ? has an alternative, refused by an action; :name has none.
+	{"DROP ROLE :r", 1, 10, "line 1:10 no viable alternative at input ':' (DROP ROLE [:]r)"},
+	{"SELECT * FROM :t", 1, 14, "line 1:14 no viable alternative at input ':' (SELECT * FROM [:]t)"},
+	{"DROP TYPE ?", 1, 10, "line 1:10 no viable alternative at input '?' (DROP TYPE [?])"},
+	// Parser.g's reservedTypeNames, compared as written.
+	{"CREATE TYPE byte (a int)", 1, 12, "Invalid (reserved) user type name byte"},
+	{"CREATE TABLE t (k int PRIMARY KEY, v frozen<list<complex>>)", 1, 49, "Invalid (reserved) user type name complex"},
+	{"CREATE TABLE t (k int PRIMARY KEY, v map<enum, int)", 1, 41, "Invalid (reserved) user type name enum"},
 	{"SELECT * FROM t WHERE a = " + deep(300), 1, 281, "line 1:281 statement nested too deeply (more than 256 levels) (...[[[[[[[][...)"},
 	{"SELECT * FROM t WHERE a = 1 \x80", 1, 28, "line 1:28 invalid UTF-8 in statement"},
 	{"INSERT INTO t (a) VALUES ('\xff')", 1, 26, "line 1:26 invalid UTF-8 in string literal"},
@@ -196,4 +215,74 @@ func allTestStatements() []string {
 		}
 	}
 	return list
+}
+
+// TestInvalidErrors pins the checks that Cassandra's grammar actions make
+// with an InvalidRequestException: an *InvalidError, which ends the parse
+// at once, so that it wins over a syntax error after it.
+func TestInvalidErrors(t *testing.T) {
+	for _, c := range []struct {
+		text      string
+		line, col int
+		msg       string
+	}{
+		{"CREATE TABLE t (a int PRIMARY KEY, b int, PRIMARY KEY (b))", 1, 42, "Multiple PRIMARY KEY specified for table 't' (exactly one required)"},
+		{"CREATE TABLE ks.\"T\" (a int PRIMARY KEY, b int PRIMARY KEY, c int PRIMARY KEY", 1, 46, "Multiple PRIMARY KEY specified for table 'ks.T' (exactly one required)"},
+		{"CREATE TABLE t (a int, PRIMARY KEY (a), PRIMARY KEY (b, +", 1, 40, "Multiple PRIMARY KEY specified for table 't' (exactly one required)"},
+		{"CREATE TABLE t (a int, b text, a int, PRIMARY KEY (a))", 1, 31, "Duplicate column 'a' declaration for table 't'"},
+		{"CREATE TABLE t (a int PRIMARY KEY, a int PRIMARY KEY)", 1, 35, "Duplicate column 'a' declaration for table 't'"},
+	} {
+		s, err := Statement(c.text)
+		var ie *InvalidError
+		if !errors.As(err, &ie) {
+			t.Errorf("Statement(%q) = %T, %v; want an *InvalidError", c.text, s, err)
+			continue
+		}
+		if ie.Line != c.line || ie.Col != c.col || err.Error() != c.msg {
+			t.Errorf("Statement(%q): %d:%d %q, want %d:%d %q", c.text, ie.Line, ie.Col, err, c.line, c.col, c.msg)
+		}
+	}
+}
+
+// TestBare checks that an action error keeps its position for tools while
+// printing the bare message, and that ANTLR's errors are not bare.
+func TestBare(t *testing.T) {
+	_, err := Statement("USE ?")
+	var pe *Error
+	if !errors.As(err, &pe) || !pe.Bare || pe.Line != 1 || pe.Col != 4 || err.Error() != pe.Msg {
+		t.Errorf("USE ?: %#v", err)
+	}
+	_, err = Statement("USE")
+	if !errors.As(err, &pe) || pe.Bare || !strings.HasPrefix(err.Error(), "line 1:3 ") {
+		t.Errorf("USE: %#v", err)
+	}
+}
+
+// TestLeftToExecutor lists statements the parser used to refuse that
+// Cassandra refuses only when it prepares them: they parse.
+func TestLeftToExecutor(t *testing.T) {
+	for _, text := range []string{
+		"INSERT INTO t (a, b) VALUES (1)",     // Unmatched column names/values
+		"INSERT INTO t (a) VALUES (1, 2)",     // likewise
+		"CREATE TABLE t (a int)",              // No PRIMARY KEY specifed
+		"CREATE TABLE t (a int, b int,)",      // likewise, with a trailing comma
+		"ALTER ROLE r",                        // ALTER [ROLE|USER] can't be empty
+		"ALTER ROLE IF EXISTS r",              // likewise
+		"CREATE TYPE BYTE (a int)",            // reserved names compare as written
+		"CREATE TYPE ks.t (a frozen<byte.u>)", // a keyspace may be so named
+	} {
+		if _, err := Statement(text); err != nil {
+			t.Errorf("Statement(%q): %v", text, err)
+		}
+	}
+	// Cassandra's grammar takes any integer after c = c, not only a
+	// negative one: c = c 5 adds 5.
+	s, err := Statement("UPDATE t SET a = a 5 WHERE k = 0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := s.(*ast.Update).Set[0]
+	if lit, ok := a.Value.(*ast.Literal); a.Kind != ast.AssignAdd || !ok || lit.Text != "5" {
+		t.Errorf("a = a 5 parses as %+v", a)
+	}
 }

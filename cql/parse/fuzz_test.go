@@ -8,7 +8,7 @@ import (
 )
 
 // FuzzParse feeds arbitrary text to the parser. Every input must give a
-// statement or a positioned *Error, never a panic; a statement's markers
+// statement, a positioned *Error or an *InvalidError, never a panic; a statement's markers
 // must be numbered 0, 1, ... in order, and ast.Format of the statement
 // must parse back to the same tree.
 func FuzzParse(f *testing.F) {
@@ -49,7 +49,14 @@ func checkResult(t *testing.T, text string, s ast.Statement, err error) {
 	t.Helper()
 	if err != nil {
 		var pe *Error
-		if s != nil || !errors.As(err, &pe) || pe.Line < 1 || pe.Col < 0 || pe.Msg == "" {
+		var ie *InvalidError
+		switch {
+		case errors.As(err, &ie):
+			pe = &Error{Line: ie.Line, Col: ie.Col, Msg: ie.Msg}
+		case !errors.As(err, &pe):
+			t.Fatalf("%q: error %T %v, want *Error or *InvalidError", text, err, err)
+		}
+		if s != nil || pe.Line < 1 || pe.Col < 0 || pe.Msg == "" {
 			t.Fatalf("%q: statement %T with error %#v", text, s, err)
 		}
 		return

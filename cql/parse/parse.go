@@ -26,6 +26,12 @@
 // the column (from 0) of the offending token and a snippet of the text
 // around it: "line 1:9 mismatched input 'FORM' expecting K_FROM (SELECT *
 // [FORM] t)". The executor returns it to the client as a Syntax_error.
+// Errors that Cassandra raises from a grammar action rather than from
+// ANTLR's recognizer (addRecognitionError, or a SyntaxException thrown by
+// an action) read as the bare message, as Cassandra sends them:
+// "Multiple definition for property 'a'". The few checks that Cassandra's
+// grammar actions make with an InvalidRequestException are an
+// *InvalidError, which the executor sends as Invalid.
 //
 // Bind markers are numbered from 0 in order of appearance; each
 // statement that takes them lists them in its Binds field (ast.Binds).
@@ -43,6 +49,9 @@ type Error struct {
 	Line int // from 1
 	Col  int // from 0, in characters, as Cassandra counts
 	Msg  string
+	// Bare marks an error of a grammar action, which Cassandra reports
+	// as its message alone; Line and Col still locate it for tools.
+	Bare bool
 }
 
 func newError(line, col int, format string, args ...any) *Error {
@@ -50,8 +59,22 @@ func newError(line, col int, format string, args ...any) *Error {
 }
 
 func (e *Error) Error() string {
+	if e.Bare {
+		return e.Msg
+	}
 	return fmt.Sprintf("line %d:%d %s", e.Line, e.Col, e.Msg)
 }
+
+// InvalidError is a statement that Cassandra's parser refuses with an
+// InvalidRequestException thrown from a grammar action: an Invalid
+// (0x2200) error for the client, not a syntax error.
+type InvalidError struct {
+	Line int // from 1
+	Col  int // from 0
+	Msg  string
+}
+
+func (e *InvalidError) Error() string { return e.Msg }
 
 // maxDepth bounds the nesting of terms, types and selectors, so that a
 // crafted statement cannot exhaust the stack.
@@ -116,7 +139,8 @@ type parser struct {
 	depth int
 }
 
-type bailout struct{ err *Error }
+// bailout carries an *Error or an *InvalidError.
+type bailout struct{ err error }
 
 func newParser(text string) (*parser, error) {
 	toks, err := lex(text)
@@ -163,6 +187,22 @@ func (p *parser) next() token {
 func (p *parser) failf(t token, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...) + p.snippet(t)
 	panic(bailout{&Error{Line: t.line, Col: t.col, Msg: msg}})
+}
+
+// actionf stops the parse with an error that Cassandra raises from a
+// grammar action: its bare message, no position or snippet in the text.
+// Cassandra keeps parsing after such an error and reports the first one
+// collected, so callers raise it where Cassandra's action runs: after
+// the parts of the rule before it have parsed.
+func (p *parser) actionf(t token, format string, args ...any) {
+	panic(bailout{&Error{Line: t.line, Col: t.col, Msg: fmt.Sprintf(format, args...), Bare: true}})
+}
+
+// invalidf stops the parse with an *InvalidError, for the checks that
+// Cassandra's grammar actions make by throwing InvalidRequestException.
+// Such an exception ends Cassandra's parse at once.
+func (p *parser) invalidf(t token, format string, args ...any) {
+	panic(bailout{&InvalidError{Line: t.line, Col: t.col, Msg: fmt.Sprintf(format, args...)}})
 }
 
 // noViable is ANTLR's error when no alternative of a rule matches.
@@ -293,8 +333,17 @@ func (p *parser) ident() string { return p.name("") }
 func (p *parser) name(kind string) string {
 	t := p.tok()
 	if !p.isIdent(t) {
-		if kind != "" && t.kind == tPunct && (t.text == "?" || t.text == ":") {
-			p.failf(t, "Bind variables cannot be used for %s names", kind)
+		// Cassandra's rules for keyspace, table, index and role names
+		// take a '?' only to refuse it from an action; a ':name' marker
+		// matches no alternative.
+		if kind == "view" {
+			kind = "table" // a view's name is a columnFamilyName
+		}
+		switch kind {
+		case "keyspace", "table", "index", "role":
+			if p.isPunct(t, "?") {
+				p.actionf(t, "Bind variables cannot be used for %s names", kind)
+			}
 		}
 		p.noViable(t)
 	}
@@ -317,11 +366,25 @@ func (p *parser) identList() []string {
 // qualifiedName parses [keyspace.]name, where kind names what name is.
 func (p *parser) qualifiedName(kind string) ast.TableName {
 	if p.isPunct(p.peek(1), ".") {
-		ks := p.name("keyspace")
+		ksKind := "keyspace"
+		if kind == "type" {
+			ksKind = "" // userTypeName's keyspace is a plain noncol_ident
+		}
+		ks := p.name(ksKind)
 		p.next()
-		return ast.TableName{Keyspace: ks, Name: p.name(kind)}
+		return ast.TableName{Keyspace: ks, Name: p.typeName(kind)}
 	}
-	return ast.TableName{Name: p.name(kind)}
+	return ast.TableName{Name: p.typeName(kind)}
+}
+
+// typeName is name(kind), refusing a reserved word for a user type.
+func (p *parser) typeName(kind string) string {
+	from := p.i
+	n := p.name(kind)
+	if kind == "type" {
+		p.reservedTypeNames(from, p.i)
+	}
+	return n
 }
 
 // ifNotExists parses an optional IF NOT EXISTS.

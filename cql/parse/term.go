@@ -252,12 +252,31 @@ func (p *parser) startsTerm(t token) bool {
 // typ parses a type or fails.
 func (p *parser) typ() string {
 	t := p.tok()
+	from := p.i
 	s, ok := p.tryType()
+	p.reservedTypeNames(from, p.i)
 	if !ok {
 		p.i = p.indexOf(t)
 		p.noViable(p.tok())
 	}
 	return s
+}
+
+// reservedTypeNames refuses, among the tokens toks[from:to] of a type, a
+// user type named with one of the words Cassandra's grammar sets aside
+// for types to come (Parser.g's reservedTypeNames, compared as written,
+// so BYTE passes); "date" is not among them, being a native type.
+func (p *parser) reservedTypeNames(from, to int) {
+	for i := from; i < to && i < len(p.toks); i++ {
+		t := p.toks[i]
+		if t.kind != tIdent || i+1 < len(p.toks) && p.isPunct(p.toks[i+1], ".") {
+			continue // not a name, or a keyspace
+		}
+		switch p.src[t.pos:t.end] {
+		case "byte", "complex", "enum", "interval", "macaddr", "bitstring":
+			p.actionf(t, "Invalid (reserved) user type name %s", p.src[t.pos:t.end])
+		}
+	}
 }
 
 func (p *parser) indexOf(t token) int {
