@@ -36,10 +36,13 @@ func TestParseAuditActionErrors(t *testing.T) {
 		{"SELECT * FROM ks.?", "Bind variables cannot be used for table names"},
 		{"DROP ROLE ?", "Bind variables cannot be used for role names"},
 		{"CREATE TYPE byte (a int)", "Invalid (reserved) user type name byte"},
+		{"CREATE TABLE t3 (k int PRIMARY KEY, v frozen<int>)", "frozen<> is only allowed on collections, tuples, and user-defined types (got int)"},
+		{"CREATE ROLE r WITH OPTIONS = {'a': 'b', 'a': 'c'}", "Multiple definition for property a"},
 		// ANTLR's errors: positioned, and first when before the action.
 		{"DROP ROLE :r", "line 1:10 no viable alternative at input ':' (DROP ROLE [:]r)"},
 		{"UPDATE t SET a = b + WHERE k = 0", "line 1:21 no viable alternative at input 'WHERE' (...SET a = b + [WHERE] k...)"},
 		{"CREATE KEYSPACE k2 WITH durable_writes = ?", "line 1:41 no viable alternative at input '?' (...KEYSPACE k2 WITH durable_writes = [?])"},
+		{"CREATE TABLE t3 (k int PRIMARY KEY) WITH comment = {'a', 'b'}", "line 1:55 mismatched input ',' expecting ':' (...WITH comment = {'a'[,] 'b'...)"},
 	} {
 		wantExactErr(t, s, c.stmt, codeSyntax, c.msg)
 	}
@@ -83,6 +86,7 @@ func TestParseAuditPreparationChecks(t *testing.T) {
 		{"CREATE TABLE t2 (a int PRIMARY KEY, b int, PRIMARY KEY (b))", "Multiple PRIMARY KEY specified for table 't2' (exactly one required)"},
 		{"CREATE TABLE ks.t2 (a int PRIMARY KEY, b int PRIMARY KEY", "Multiple PRIMARY KEY specified for table 'ks.t2' (exactly one required)"},
 		{"CREATE TABLE t2 (a int, b int, a text, PRIMARY KEY (a))", "Duplicate column 'a' declaration for table 't2'"},
+		{"CREATE TABLE t2 (a int) WITH CLUSTERING ORDER BY (a ASC, a DESC)", "Duplicate column 'a' in CLUSTERING ORDER BY clause for table 't2'"},
 		// AlterRoleStatement.validate.
 		{"ALTER ROLE r", "ALTER [ROLE|USER] can't be empty"},
 	} {

@@ -70,11 +70,7 @@ func (p *parser) roleOptions() ast.RoleOptions {
 			o.Superuser = &b
 		case "options":
 			p.expectPunct("=")
-			v := p.tok()
-			m, ok := p.braces().(*ast.Map)
-			if !ok {
-				p.failf(v, "Invalid value for property OPTIONS: a map is required")
-			}
+			m := p.propertyMap()
 			dup(o.Options != nil)
 			o.Options = m
 		default:

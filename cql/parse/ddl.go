@@ -182,7 +182,12 @@ func (p *parser) createTable() *ast.CreateTable {
 				p.next()
 				p.expectKw("by")
 				p.expectPunct("(")
-				s.ClusteringOrder = append(s.ClusteringOrder, p.orderings()...)
+				for {
+					s.ClusteringOrder = append(s.ClusteringOrder, p.clusteringOrder(s))
+					if !p.acceptPunct(",") {
+						break
+					}
+				}
 				p.expectPunct(")")
 			case p.isKw(t, "compact") && p.isKw(p.peek(1), "storage"):
 				p.next()
@@ -197,6 +202,27 @@ func (p *parser) createTable() *ast.CreateTable {
 		}
 	}
 	return s
+}
+
+// clusteringOrder parses one c ASC|DESC of CLUSTERING ORDER BY, where
+// Cassandra's grammar wants the direction written, and refuses a column
+// named twice from the action (extendClusteringOrder), as Invalid.
+func (p *parser) clusteringOrder(s *ast.CreateTable) ast.Ordering {
+	t := p.tok()
+	o := ast.Ordering{Column: p.ident()}
+	switch {
+	case p.acceptKw("desc"):
+		o.Desc = true
+	case p.acceptKw("asc"):
+	default:
+		p.noViable(p.tok())
+	}
+	for _, prev := range s.ClusteringOrder {
+		if prev.Column == o.Column {
+			p.invalidf(t, "Duplicate column '%s' in CLUSTERING ORDER BY clause for table '%s'", o.Column, rawName(s.Table))
+		}
+	}
+	return o
 }
 
 // rawName prints a name as Cassandra's QualifiedName does in messages:
@@ -229,35 +255,16 @@ func (p *parser) property(list []ast.Property) []ast.Property {
 	var value ast.Term
 	switch {
 	case p.isPunct(v, "{"):
-		m := p.braces()
-		pm, ok := m.(*ast.Map)
-		if !ok {
-			p.failf(v, "Invalid property value for property: %s", name)
-		}
-		// Cassandra's convertPropertyMap, an action run once the map
-		// has parsed; it stops at the first bad entry.
-		seen := map[string]bool{}
-		for i, k := range pm.Keys {
-			kl, ok := k.(*ast.Literal)
-			if !ok {
-				p.actionf(v, "Invalid property name: %s%s", rawTerm(k), ddlBindHint(k))
-			}
-			if _, ok := pm.Values[i].(*ast.Literal); !ok {
-				p.actionf(v, "Invalid property value: %s for property: %s%s", rawTerm(pm.Values[i]), rawTerm(kl), ddlBindHint(pm.Values[i]))
-			}
-			if seen[kl.Text] {
-				p.actionf(v, "Multiple definition for property %s", kl.Text)
-			}
-			seen[kl.Text] = true
-		}
-		value = pm
+		value = p.propertyMap()
 	case p.isMarker():
 		// propertyValue takes no marker: no alternative of Cassandra's
 		// property rule matches.
 		p.noViable(v)
 	default:
-		if lit := p.literal(); lit != nil {
+		if lit := p.literal(); lit != nil && lit.Kind != ast.LitNull {
 			value = lit
+		} else if lit != nil {
+			p.noViable(v) // null is no constant
 		} else if p.isIdent(v) {
 			value = &ast.Ident{Name: p.ident()}
 		} else {
@@ -273,15 +280,54 @@ func (p *parser) property(list []ast.Property) []ast.Property {
 	return append(list, ast.Property{Name: name, Value: value})
 }
 
+// propertyMap parses the map value of a property, or of a role's
+// OPTIONS: Cassandra's fullMapLiteral, then convertPropertyMap, an action
+// that wants constants and stops at the first bad entry.
+func (p *parser) propertyMap() *ast.Map {
+	open := p.tok()
+	p.expectPunct("{")
+	m := &ast.Map{}
+	if p.acceptPunct("}") {
+		return m
+	}
+	for {
+		m.Keys = append(m.Keys, p.term())
+		p.expectPunct(":")
+		m.Values = append(m.Values, p.term())
+		if !p.acceptPunct(",") {
+			break
+		}
+	}
+	p.expectPunct("}")
+	seen := map[string]bool{}
+	for i, k := range m.Keys {
+		kl, ok := k.(*ast.Literal)
+		if !ok || kl.Kind == ast.LitNull {
+			p.actionf(open, "Invalid property name: %s%s", rawTerm(k), ddlBindHint(k))
+		}
+		if vl, ok := m.Values[i].(*ast.Literal); !ok || vl.Kind == ast.LitNull {
+			p.actionf(open, "Invalid property value: %s for property: %s%s", rawTerm(m.Values[i]), rawTerm(kl), ddlBindHint(m.Values[i]))
+		}
+		if seen[kl.Text] {
+			p.actionf(open, "Multiple definition for property %s", kl.Text)
+		}
+		seen[kl.Text] = true
+	}
+	return m
+}
+
 // rawTerm prints a term as Cassandra's Term.Raw does in messages: a
-// string in quotes as written, a marker as ?.
+// string in quotes as written, a marker as ?, null as NULL.
 func rawTerm(t ast.Term) string {
 	switch t := t.(type) {
 	case *ast.Bind:
 		return "?"
 	case *ast.Literal:
-		if t.Kind == ast.LitString {
+		switch t.Kind {
+		case ast.LitString:
 			return "'" + t.Text + "'"
+		case ast.LitNull:
+			return "NULL"
 		}
 	}
 	return ast.FormatTerm(t)

@@ -56,6 +56,13 @@ var errorCases = []struct {
 	{"CREATE KEYSPACE k WITH replication = {:k: 'x'}", 1, 37, "Invalid property name: ? (bind variables are not supported in DDL queries)"},
 	{"CREATE KEYSPACE k WITH replication = {'a': 1, 'a': 2}", 1, 37, "Multiple definition for property a"},
 	{"CREATE KEYSPACE k WITH replication = {'a': 1, 'a': 2} AND replication = {}", 1, 37, "Multiple definition for property a"},
+	{"CREATE KEYSPACE k WITH replication = {'class': null}", 1, 37, "Invalid property value: NULL for property: 'class'"},
+	{"CREATE TABLE t (k int PRIMARY KEY) WITH comment = {1, 2}", 1, 52, "line 1:52 mismatched input ',' expecting ':' (...WITH comment = {1[,] 2...)"},
+	{"CREATE TABLE t (k int PRIMARY KEY) WITH comment = {1}", 1, 52, "line 1:52 mismatched input '}' expecting ':' (...WITH comment = {1[}])"},
+	{"CREATE ROLE r WITH OPTIONS = {'a': 1, 'a': 2}", 1, 29, "Multiple definition for property a"},
+	{"CREATE ROLE r WITH OPTIONS = {'a': ?}", 1, 29, "Invalid property value: ? for property: 'a' (bind variables are not supported in DDL queries)"},
+	{"CREATE TABLE t (k int, c int, PRIMARY KEY (k, c)) WITH CLUSTERING ORDER BY (c)", 1, 77, "line 1:77 no viable alternative at input ')' (...CLUSTERING ORDER BY (c[)])"},
+	{"CREATE KEYSPACE k WITH durable_writes = null", 1, 40, "line 1:40 no viable alternative at input 'null' (...KEYSPACE k WITH durable_writes = [null])"},
 	{"CREATE KEYSPACE k WITH durable_writes = ?", 1, 40, "line 1:40 no viable alternative at input '?' (...KEYSPACE k WITH durable_writes = [?])"},
 	{"CREATE ROLE r WITH password = 'a' AND password = 'b'", 1, 38, "Multiple definition for property 'PASSWORD'"},
 	{"CREATE ROLE r WITH login = true AND login = 1", 1, 44, "line 1:44 mismatched input '1' expecting BOOLEAN (...= true AND login = [1])"},
@@ -76,6 +83,11 @@ var errorCases = []struct {
 	{"CREATE TYPE byte (a int)", 1, 12, "Invalid (reserved) user type name byte"},
 	{"CREATE TABLE t (k int PRIMARY KEY, v frozen<list<complex>>)", 1, 49, "Invalid (reserved) user type name complex"},
 	{"CREATE TABLE t (k int PRIMARY KEY, v map<enum, int)", 1, 41, "Invalid (reserved) user type name enum"},
+	{"CREATE TABLE t (k int PRIMARY KEY, v frozen<int>)", 1, 37, "frozen<> is only allowed on collections, tuples, and user-defined types (got int)"},
+	{"CREATE TYPE u (a list<frozen<varchar>>)", 1, 22, "frozen<> is only allowed on collections, tuples, and user-defined types (got varchar)"},
+	{"ALTER TABLE t ADD v frozen<text>", 1, 20, "frozen<> is only allowed on collections, tuples, and user-defined types (got text)"},
+	// The action runs once '>' has parsed.
+	{"CREATE TABLE t (k int PRIMARY KEY, v frozen<int)", 1, 37, "line 1:37 no viable alternative at input 'frozen' (...int PRIMARY KEY, v [frozen]<...)"},
 	{"SELECT * FROM t WHERE a = " + deep(300), 1, 281, "line 1:281 statement nested too deeply (more than 256 levels) (...[[[[[[[][...)"},
 	{"SELECT * FROM t WHERE a = 1 \x80", 1, 28, "line 1:28 invalid UTF-8 in statement"},
 	{"INSERT INTO t (a) VALUES ('\xff')", 1, 26, "line 1:26 invalid UTF-8 in string literal"},
@@ -231,6 +243,7 @@ func TestInvalidErrors(t *testing.T) {
 		{"CREATE TABLE t (a int, PRIMARY KEY (a), PRIMARY KEY (b, +", 1, 40, "Multiple PRIMARY KEY specified for table 't' (exactly one required)"},
 		{"CREATE TABLE t (a int, b text, a int, PRIMARY KEY (a))", 1, 31, "Duplicate column 'a' declaration for table 't'"},
 		{"CREATE TABLE t (a int PRIMARY KEY, a int PRIMARY KEY)", 1, 35, "Duplicate column 'a' declaration for table 't'"},
+		{"CREATE TABLE t (a int) WITH CLUSTERING ORDER BY (b ASC) AND CLUSTERING ORDER BY (b DESC) AND x", 1, 81, "Duplicate column 'b' in CLUSTERING ORDER BY clause for table 't'"},
 	} {
 		s, err := Statement(c.text)
 		var ie *InvalidError
@@ -270,6 +283,7 @@ func TestLeftToExecutor(t *testing.T) {
 		"ALTER ROLE IF EXISTS r",              // likewise
 		"CREATE TYPE BYTE (a int)",            // reserved names compare as written
 		"CREATE TYPE ks.t (a frozen<byte.u>)", // a keyspace may be so named
+		`CREATE TYPE ks.t (a frozen<"int">)`,  // a user type may be so named
 	} {
 		if _, err := Statement(text); err != nil {
 			t.Errorf("Statement(%q): %v", text, err)

@@ -382,7 +382,7 @@ func (p *parser) typeName(kind string) string {
 	from := p.i
 	n := p.name(kind)
 	if kind == "type" {
-		p.reservedTypeNames(from, p.i)
+		p.typeActions(from, p.i)
 	}
 	return n
 }

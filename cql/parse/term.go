@@ -254,7 +254,7 @@ func (p *parser) typ() string {
 	t := p.tok()
 	from := p.i
 	s, ok := p.tryType()
-	p.reservedTypeNames(from, p.i)
+	p.typeActions(from, p.i)
 	if !ok {
 		p.i = p.indexOf(t)
 		p.noViable(p.tok())
@@ -262,11 +262,13 @@ func (p *parser) typ() string {
 	return s
 }
 
-// reservedTypeNames refuses, among the tokens toks[from:to] of a type, a
-// user type named with one of the words Cassandra's grammar sets aside
-// for types to come (Parser.g's reservedTypeNames, compared as written,
-// so BYTE passes); "date" is not among them, being a native type.
-func (p *parser) reservedTypeNames(from, to int) {
+// typeActions raises, among the tokens toks[from:to] of a type, the
+// errors of the actions in Cassandra's type rules: a user type named with
+// one of the words set aside for types to come (Parser.g's
+// reservedTypeNames, compared as written, so BYTE passes; "date" is a
+// native type), and frozen<> around a native type, which CQL3Type.Raw
+// refuses once the '>' has parsed.
+func (p *parser) typeActions(from, to int) {
 	for i := from; i < to && i < len(p.toks); i++ {
 		t := p.toks[i]
 		if t.kind != tIdent || i+1 < len(p.toks) && p.isPunct(p.toks[i+1], ".") {
@@ -276,7 +278,21 @@ func (p *parser) reservedTypeNames(from, to int) {
 		case "byte", "complex", "enum", "interval", "macaddr", "bitstring":
 			p.actionf(t, "Invalid (reserved) user type name %s", p.src[t.pos:t.end])
 		}
+		if t.word == "frozen" && i+3 < to && p.isPunct(p.toks[i+1], "<") && p.isPunct(p.toks[i+3], ">") {
+			if n := p.toks[i+2]; n.kind == tIdent && nativeTypes[n.word] {
+				p.actionf(t, "frozen<> is only allowed on collections, tuples, and user-defined types (got %s)", n.word)
+			}
+		}
 	}
+}
+
+// nativeTypes are the words of Cassandra's native_type rule.
+var nativeTypes = map[string]bool{
+	"ascii": true, "bigint": true, "blob": true, "boolean": true, "counter": true,
+	"date": true, "decimal": true, "double": true, "duration": true, "float": true,
+	"inet": true, "int": true, "smallint": true, "text": true, "time": true,
+	"timestamp": true, "timeuuid": true, "tinyint": true, "uuid": true,
+	"varchar": true, "varint": true,
 }
 
 func (p *parser) indexOf(t token) int {
