@@ -54,8 +54,11 @@ func (p *selectPlan) planSelection(st *ast.Select) (*selection, error) {
 			sel.add(&columnSelector{c: c}, c.name)
 		}
 	}
-	for _, s := range st.Selectors {
+	for i, s := range st.Selectors {
 		sl, name, err := p.selector(s.Expr)
+		if ce, ok := err.(*castError); ok {
+			return nil, p.castRefused(st.Selectors[:i+1], ce)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -220,12 +223,14 @@ func (p *selectPlan) selector(s ast.Selectable) (selector, string, error) {
 		}
 		f, err := funcs.Cast(arg.typ(), to)
 		if err != nil {
-			return nil, "", funcError(err)
+			return nil, "", &castError{at: s, err: funcError(err)}
+		}
+		if f == nil {
+			// Cassandra's WithCast hands back the argument's own
+			// selector, name included, for a cast to its own type.
+			return arg, argName, nil
 		}
 		name := "cast(" + argName + " as " + to.String() + ")"
-		if f == nil {
-			return arg, name, nil
-		}
 		return scalar(&funcSelector{f: f, args: []selector{arg}}, []selector{arg}), name, nil
 	case *ast.TermSel:
 		t, err := termType(s.Term)
@@ -776,4 +781,75 @@ func (l *tableLayout) selectOrder() []*column {
 	}
 	out := append(slices.Clone(l.partition), l.clustering...)
 	return append(append(out, byName(l.static)...), byName(l.regular)...)
+}
+
+// castError is a CAST with no conversion, refused by planSelection, which
+// knows the columns selected before it.
+type castError struct {
+	at  *ast.CastSel
+	err error // the refusal naming the argument's type
+}
+
+func (e *castError) Error() string { return e.err.Error() }
+
+// castRefused words a CAST with no conversion as Cassandra 4's WithCast
+// does: "c cannot be cast to int", where c is the first column the
+// selection had collected when the cast failed (its defs list), which may
+// be a column of an earlier selector. Cassandra fails with an index error
+// when there is none (CAST(now() AS int)); the message then names the
+// argument's type.
+func (p *selectPlan) castRefused(sels []ast.Selector, ce *castError) error {
+	w := castWalk{p: p, stop: ce.at}
+	for _, s := range sels {
+		w.visit(s.Expr)
+	}
+	if w.first == "" {
+		return ce.err
+	}
+	return invalidf("%s cannot be cast to %s", w.first, strings.ToLower(strings.TrimSpace(ce.at.Type)))
+}
+
+// castWalk finds the first column named by selectables, in the order
+// Cassandra collects them, up to the argument of a failed cast.
+type castWalk struct {
+	p     *selectPlan
+	stop  *ast.CastSel
+	first string
+	done  bool
+}
+
+func (w *castWalk) visit(s ast.Selectable) {
+	if w.done {
+		return
+	}
+	switch s := s.(type) {
+	case *ast.ColumnSel:
+		w.column(s.Name)
+	case *ast.WriteTimeSel:
+		w.column(s.Column)
+	case *ast.TTLSel:
+		w.column(s.Column)
+	case *ast.FuncSel:
+		for _, a := range s.Args {
+			w.visit(a)
+		}
+	case *ast.CastSel:
+		w.visit(s.Arg)
+		if s == w.stop {
+			w.done = true
+		}
+	case *ast.FieldSel:
+		w.visit(s.Arg)
+	case *ast.ElemSel:
+		w.visit(s.Arg)
+	}
+}
+
+func (w *castWalk) column(name string) {
+	if w.first != "" {
+		return
+	}
+	if c := w.p.t.column(name); c != nil {
+		w.first = c.name
+	}
 }
