@@ -152,6 +152,11 @@ type Result struct {
 	Keyspace string
 	// Change of ResultSchemaChange.
 	Change SchemaChange
+	// MetadataChanged marks rows of an EXECUTE whose columns are not
+	// those PREPARE announced (a conditional statement's [applied] and
+	// current values): their metadata is sent even if the client asked to
+	// skip it, as Cassandra's ExecuteMessage compares result metadata ids.
+	MetadataChanged bool
 }
 
 var voidResult = &Result{Kind: ResultVoid}

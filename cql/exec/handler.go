@@ -73,14 +73,16 @@ func (h *Handler) Prepare(ctx context.Context, s *frontend.Session, p *wire.Prep
 	return &wire.Prepared{
 		ID:     pr.ID,
 		Bound:  wire.Metadata{Columns: pr.Binds, PKIndexes: pr.PKIndexes},
-		Result: wire.Metadata{Columns: pr.Columns},
+		// A statement without rows answers Cassandra's
+		// ResultMetadata.EMPTY: no columns, flagged NO_METADATA.
+		Result: wire.Metadata{Columns: pr.Columns, NoMetadata: len(pr.Columns) == 0},
 	}, nil
 }
 
 // Execute implements frontend.Handler.
 func (h *Handler) Execute(ctx context.Context, s *frontend.Session, x *wire.Execute) (wire.Result, error) {
 	res, err := h.e.Execute(ctx, s, x.ID, params(&x.Params))
-	return h.result(res, x.Params.SkipMetadata, err)
+	return h.result(res, x.Params.SkipMetadata && (res == nil || !res.MetadataChanged), err)
 }
 
 // Batch implements frontend.Handler.

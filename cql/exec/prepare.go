@@ -209,7 +209,7 @@ func (e *Executor) prepare(s *Session, text, keyspace string) (*Prepared, error)
 		return nil, err
 	}
 	binds := pl.binds()
-	return &Prepared{ID: id, Binds: binds, PKIndexes: e.pkIndexes(binds, p.stmt), Columns: pl.result()}, nil
+	return &Prepared{ID: id, Binds: binds, PKIndexes: e.pkIndexes(keyspace, p.stmt), Columns: pl.result()}, nil
 }
 
 // planOf returns p's plan for the current schema, planning it again when
@@ -241,27 +241,53 @@ func (e *Executor) planOf(p *prepared) (plan, error) {
 // sameShape reports whether two plans have the same bind and result
 // columns.
 func sameShape(a, b plan) bool {
-	same := func(x, y []ColumnSpec) bool {
-		return slices.EqualFunc(x, y, func(c, d ColumnSpec) bool {
-			return c.Keyspace == d.Keyspace && c.Table == d.Table && c.Name == d.Name && c.Type.Equal(d.Type)
-		})
-	}
-	return same(a.binds(), b.binds()) && same(a.result(), b.result())
+	return sameColumns(a.binds(), b.binds()) && sameColumns(a.result(), b.result())
 }
 
-// pkIndexes returns the markers that set each partition key column of the
-// table the binds belong to, or nil if some column has none. A marker sets
-// a column when its receiver is the column itself; a named marker's receiver
-// carries the marker's name, so its column comes from the statement.
-func (e *Executor) pkIndexes(binds []ColumnSpec, st ast.Statement) []uint16 {
-	if len(binds) == 0 || binds[0].Table == "" {
+// sameColumns reports whether two column lists have the same names,
+// tables and types: the same result metadata id, in Cassandra's terms.
+func sameColumns(x, y []ColumnSpec) bool {
+	return slices.EqualFunc(x, y, func(c, d ColumnSpec) bool {
+		return c.Keyspace == d.Keyspace && c.Table == d.Table && c.Name == d.Name && c.Type.Equal(d.Type)
+	})
+}
+
+// pkIndexes returns, for each partition key column of the statement's
+// table, the marker that sets it, or nil if some column has none or a batch
+// spans tables. As Cassandra's VariableSpecifications, a marker sets a
+// column when the column itself is its receiver (an INSERT value, WHERE
+// c = ?, c IN (?, ?), a slice bound), whatever its name; when several do,
+// the last one counts.
+func (e *Executor) pkIndexes(keyspace string, st ast.Statement) []uint16 {
+	var (
+		table   ast.TableName
+		targets []markerTarget
+	)
+	if b, ok := st.(*ast.Batch); ok {
+		for i, c := range b.Statements {
+			tn, ts := markerTargets(c)
+			if tn.Keyspace == "" {
+				tn.Keyspace = keyspace
+			}
+			if i > 0 && tn != table {
+				return nil
+			}
+			table, targets = tn, append(targets, ts...)
+		}
+	} else {
+		table, targets = markerTargets(st)
+		if table.Keyspace == "" {
+			table.Keyspace = keyspace
+		}
+	}
+	if len(targets) == 0 {
 		return nil
 	}
-	ks := e.view.Keyspace(binds[0].Keyspace)
+	ks := e.view.Keyspace(table.Keyspace)
 	if ks == nil {
 		return nil
 	}
-	t := ks.Tables[binds[0].Table]
+	t := ks.Tables[table.Name]
 	if t == nil {
 		return nil
 	}
@@ -269,41 +295,50 @@ func (e *Executor) pkIndexes(binds []ColumnSpec, st ast.Statement) []uint16 {
 	if err != nil {
 		return nil
 	}
-	named := markerColumns(st)
-	idx := make([]uint16, 0, len(l.partition))
-	for _, c := range l.partition {
-		found := false
-		for i, b := range binds {
-			name := b.Name
-			if col, ok := named[i]; ok {
-				name = col
-			}
-			if b.Keyspace == l.keyspace && b.Table == t.Name && name == c.name && b.Type.Equal(c.typ) {
-				idx = append(idx, uint16(i))
-				found = true
-				break
-			}
+	idx := make([]uint16, len(l.partition))
+	set := make([]bool, len(l.partition))
+	for _, m := range targets {
+		if c := l.column(m.column); c != nil && c.kind == kindPartition {
+			idx[c.pos], set[c.pos] = uint16(m.index), true
 		}
-		if !found {
-			return nil
-		}
+	}
+	if slices.Contains(set, false) {
+		return nil
 	}
 	return idx
 }
 
-// markerColumns maps the named markers that stand for a whole column's
-// value (INSERT values, WHERE c = :m) to their columns.
-func markerColumns(st ast.Statement) map[int]string {
-	out := map[int]string{}
-	named := func(col string, t ast.Term) {
-		if b, ok := t.(*ast.Bind); ok && b.Name != "" {
-			out[b.Index] = col
+// markerTarget is a marker whose receiver is a column itself.
+type markerTarget struct {
+	index  int
+	column string
+}
+
+// markerTargets returns the table of a DML or SELECT statement and its
+// markers that stand for a whole column's value: INSERT values and the
+// terms of single-column WHERE relations compared with the column (not
+// IN ?, whose receiver is in(c), nor token(...) or map entries).
+func markerTargets(st ast.Statement) (ast.TableName, []markerTarget) {
+	var out []markerTarget
+	add := func(col string, t ast.Term) {
+		if b, ok := t.(*ast.Bind); ok {
+			out = append(out, markerTarget{index: b.Index, column: col})
 		}
 	}
 	where := func(rels []ast.Relation) {
 		for _, r := range rels {
-			if r.Op == ast.OpEq && len(r.Columns) == 1 && !r.Token && !r.Multi && r.MapKey == nil {
-				named(r.Columns[0], r.Value)
+			if len(r.Columns) != 1 || r.Token || r.Multi || r.MapKey != nil {
+				continue
+			}
+			switch r.Op {
+			case ast.OpEq, ast.OpLt, ast.OpLte, ast.OpGt, ast.OpGte, ast.OpNe:
+				add(r.Columns[0], r.Value)
+			case ast.OpIn:
+				if tup, ok := r.Value.(*ast.Tuple); ok {
+					for _, v := range tup.Elems {
+						add(r.Columns[0], v)
+					}
+				}
 			}
 		}
 	}
@@ -311,17 +346,21 @@ func markerColumns(st ast.Statement) map[int]string {
 	case *ast.Insert:
 		for i, c := range st.Columns {
 			if i < len(st.Values) {
-				named(c, st.Values[i])
+				add(c, st.Values[i])
 			}
 		}
+		return st.Table, out
 	case *ast.Update:
 		where(st.Where)
+		return st.Table, out
 	case *ast.Delete:
 		where(st.Where)
+		return st.Table, out
 	case *ast.Select:
 		where(st.Where)
+		return st.Table, out
 	}
-	return out
+	return ast.TableName{}, nil
 }
 
 // Execute runs a prepared statement (the EXECUTE message). An unknown id is
@@ -340,7 +379,13 @@ func (e *Executor) execute(ctx context.Context, s *Session, id []byte, p *Params
 	if err != nil {
 		return nil, err
 	}
-	return e.runAs(ctx, s, ps.keyspace, ps.stmt, pl, p)
+	res, err := e.runAs(ctx, s, ps.keyspace, ps.stmt, pl, p)
+	if err != nil || res.Kind != ResultRows || sameColumns(res.Columns, pl.result()) {
+		return res, err
+	}
+	changed := *res
+	changed.MetadataChanged = true
+	return &changed, nil
 }
 
 // BatchRequest is a BATCH message: statements given as text or prepared
