@@ -71,8 +71,8 @@ func (h *Handler) Prepare(ctx context.Context, s *frontend.Session, p *wire.Prep
 		return nil, wireError(err)
 	}
 	return &wire.Prepared{
-		ID:     pr.ID,
-		Bound:  wire.Metadata{Columns: pr.Binds, PKIndexes: pr.PKIndexes},
+		ID:    pr.ID,
+		Bound: wire.Metadata{Columns: pr.Binds, PKIndexes: pr.PKIndexes},
 		// A statement without rows answers Cassandra's
 		// ResultMetadata.EMPTY: no columns, flagged NO_METADATA.
 		Result: wire.Metadata{Columns: pr.Columns, NoMetadata: len(pr.Columns) == 0},
