@@ -2,6 +2,7 @@ package exec_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/gocql/gocql"
 
@@ -95,4 +96,30 @@ func TestFuncValuesAudit(t *testing.T) {
 			t.Errorf("%s:\n got %q\nwant %q", q, got, want)
 		}
 	}
+}
+
+// TestCastFunctionNamesAudit: CastFcts registers its functions as castAsT
+// (castAsInt), which only a quoted name calls, and names their columns as
+// CAST does.
+func TestCastFunctionNamesAudit(t *testing.T) {
+	s := funcsAuditEnv(t)
+	it := s.Query(`SELECT "castAsInt"(f), "castAsText"(dc), system."castAsDate"(ts) FROM n WHERE k = 1`).Iter()
+	var names []string
+	for _, c := range it.Columns() {
+		names = append(names, c.Name)
+	}
+	var i int
+	var tx string
+	var dt time.Time
+	if !it.Scan(&i, &tx, &dt) {
+		t.Fatalf("no row: %v", it.Close())
+	}
+	if err := it.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wantRows(t, names, "cast(f as int)", "cast(dc as text)", "cast(ts as date)")
+	if i != 3 || tx != "1.50" || dt.Format(time.DateOnly) != "2024-01-02" {
+		t.Errorf("got %d, %q, %v; want 3, 1.50, 2024-01-02", i, tx, dt)
+	}
+	wantExactErr(t, s, `SELECT castAsInt(f) FROM n`, codeInvalid, "Unknown function 'castasint'")
 }

@@ -326,6 +326,10 @@ func (p *selectPlan) funcSelector(s *ast.FuncSel) (selector, string, error) {
 		}
 	}
 	name := "system." + s.Name + "(" + strings.Join(names, ", ") + ")"
+	if f.IsCast() {
+		// CastFcts names its functions as CAST, however called.
+		name = "cast(" + names[0] + " as " + f.Return.String() + ")"
+	}
 	if f.IsAggregate() {
 		if slices.ContainsFunc(args, aggregates) {
 			return nil, "", invalidf("aggregate functions cannot be used as arguments of aggregate functions")

@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/big"
 	"strconv"
+	"strings"
 
 	"github.com/sedimentdb/sediment/cql/values"
 	"github.com/sedimentdb/sediment/cqltype"
@@ -262,8 +263,19 @@ func convertNumber(from, to *cqltype.Type, v []byte) ([]byte, error) {
 	return nil, errorf("Cannot convert a number to %s", to)
 }
 
-// castNames are the CQL names of the cast targets.
-func castName(t *cqltype.Type) string { return "castas" + t.Kind.String() }
+// castName is the name Cassandra's CastFcts registers a cast to t under:
+// castAs and the type's name capitalized (castAsInt). Unquoted names are
+// lower case, so only a quoted name ("castAsInt"(x)) calls one directly.
+func castName(t *cqltype.Type) string {
+	n := t.Kind.String()
+	return "castAs" + strings.ToUpper(n[:1]) + n[1:]
+}
+
+// IsCast reports whether f is a CAST conversion, which Cassandra names
+// cast(x as t) in a selection however it is called.
+func (f *Function) IsCast() bool {
+	return strings.HasPrefix(f.Name, "castAs") && len(f.Args) == 1 && casts[f.Args[0].Kind][f.Return.Kind] == f
+}
 
 // casts maps input kind to the casts from it, by output kind.
 var casts = map[cqltype.Kind]map[cqltype.Kind]*Function{}

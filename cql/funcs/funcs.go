@@ -16,7 +16,8 @@
 //	dateof, unixtimestampof   (timeuuid) -> timestamp, bigint
 //	mintimeuuid, maxtimeuuid  (timestamp) -> timeuuid
 //	blobasT, TasBlob          (blob) -> T, (T) -> blob, for every native T
-//	castasT                   (U) -> T, for the conversions of Cast
+//	castAsT                   (U) -> T, for the conversions of Cast (quoted:
+//	                          "castAsInt"; named cast(x as t) in selections)
 //	tojson                    (any) -> text; fromjson by its receiver (FromJSON)
 //	count                     (any) -> bigint; countrows () -> bigint is COUNT(*)
 //	min, max                  (T) -> T, for any T

@@ -75,7 +75,8 @@ func TestLookup(t *testing.T) {
 		{"", "sum", types("counter"), "system.sum : (counter) -> counter", false},
 		{"", "avg", types("decimal"), "system.avg : (decimal) -> decimal", false},
 		{"", "countrows", nil, "system.countrows : () -> bigint", false},
-		{"", "castasint", types("double"), "system.castasint : (double) -> int", false},
+		{"", "castAsInt", types("double"), "system.castAsInt : (double) -> int", false},
+		{"", "castasint", types("double"), "Unknown function 'castasint'", true},
 		{"", "todate", types(""), "Ambiguous call to function todate (can be matched by following signatures: " +
 			"system.todate : (timeuuid) -> date, system.todate : (timestamp) -> date): use type casts to disambiguate", true},
 		{"", "nosuch", nil, "Unknown function 'nosuch'", true},
