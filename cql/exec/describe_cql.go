@@ -116,6 +116,10 @@ func storedKeyspaceDef(ks *manifest.Keyspace) *keyspaceDef {
 	resolve := udtResolver(ks)
 	for _, t := range ks.Tables {
 		d := &tableDef{keyspace: ks.Name, name: t.Name, id: t.ID, comment: t.Options.Comment, options: t.Options, dropped: lastDrops(t.Dropped)}
+		for i := range d.dropped {
+			// As system_schema.dropped_columns shows it, user types as tuples.
+			d.dropped[i].Type = droppedType(ks, d.dropped[i].Type)
+		}
 		byID := make(map[uint32]manifest.Column, len(t.Columns))
 		for _, c := range t.Columns {
 			byID[c.ID] = c

@@ -107,7 +107,9 @@ func defineTable(ks, name, comment string, pk, ck []string, cols string, rows fu
 		}
 		t.columns = append(t.columns, c)
 	}
-	// Key columns first, in key order, as Cassandra lists them.
+	// Key columns first, in key order, then the others as Cassandra's
+	// ColumnMetadata orders them, which is what SELECT * returns: simple
+	// columns before non-frozen collections, each by name.
 	rank := func(c sysColumn) int {
 		if i := slices.Index(pk, c.name); i >= 0 {
 			return i
@@ -115,9 +117,18 @@ func defineTable(ks, name, comment string, pk, ck []string, cols string, rows fu
 		if i := slices.Index(ck, c.name); i >= 0 {
 			return len(pk) + i
 		}
+		if isComplex(c.typ) {
+			return len(pk) + len(ck) + 1
+		}
 		return len(pk) + len(ck)
 	}
-	slices.SortStableFunc(t.columns, func(a, b sysColumn) int { return cmp.Compare(rank(a), rank(b)) })
+	slices.SortFunc(t.columns, func(a, b sysColumn) int {
+		ra, rb := rank(a), rank(b)
+		if ra < len(pk)+len(ck) || rb < len(pk)+len(ck) {
+			return cmp.Compare(ra, rb)
+		}
+		return cmp.Or(cmp.Compare(ra, rb), strings.Compare(a.name, b.name))
+	})
 	for i, c := range t.columns {
 		switch c.kind {
 		case manifest.KindPartitionKey:
@@ -645,19 +656,50 @@ func (e *Executor) droppedColumnsRows() [][][]byte {
 	var rows [][][]byte
 	for _, ks := range e.keyspaces() {
 		for _, name := range slices.Sorted(maps.Keys(ks.Tables)) {
-			for _, d := range ks.Tables[name].Dropped {
+			// One row per column, its last drop, as the table's key says.
+			for _, d := range lastDrops(ks.Tables[name].Dropped) {
 				rows = append(rows, rowOf(t, map[string][]byte{
 					"keyspace_name": textValue(ks.Name),
 					"table_name":    textValue(name),
 					"column_name":   textValue(d.Name),
 					"dropped_time":  timestampValue(time.UnixMicro(d.DroppedAt)),
 					"kind":          textValue(manifest.KindRegular),
-					"type":          textValue(d.Type),
+					"type":          textValue(droppedType(ks, d.Type)),
 				}))
 			}
 		}
 	}
 	return rows
+}
+
+// droppedType is a dropped column's type as Cassandra 4.0 records it
+// (TableMetadata.Builder.recordColumnDrop): every user type replaced by the
+// tuple of its fields, so that the record outlives the type. A type that no
+// longer resolves is shown as stored.
+func droppedType(ks *manifest.Keyspace, typ string) string {
+	t, err := cqltype.Parse(typ, udtResolver(ks))
+	if err != nil {
+		return typ
+	}
+	return expandUserTypes(t).String()
+}
+
+// expandUserTypes returns t with every user type, at any depth, replaced by
+// a tuple of its field types.
+func expandUserTypes(t *cqltype.Type) *cqltype.Type {
+	if len(t.Elems) == 0 {
+		return t
+	}
+	elems := make([]*cqltype.Type, len(t.Elems))
+	for i, el := range t.Elems {
+		elems[i] = expandUserTypes(el)
+	}
+	if t.Kind == cqltype.UDT {
+		return cqltype.TupleOf(elems...)
+	}
+	u := *t
+	u.Elems = elems
+	return &u
 }
 
 func (e *Executor) typesRows() [][][]byte {
