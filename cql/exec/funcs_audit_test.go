@@ -123,3 +123,15 @@ func TestCastFunctionNamesAudit(t *testing.T) {
 	}
 	wantExactErr(t, s, `SELECT castAsInt(f) FROM n`, codeInvalid, "Unknown function 'castasint'")
 }
+
+// TestEmptyTimeuuidAudit: the time functions of an empty timeuuid are
+// null, as Cassandra's TimeFcts answer, not an error.
+func TestEmptyTimeuuidAudit(t *testing.T) {
+	s := funcsAuditEnv(t)
+	cqltest.Exec(t, s, `INSERT INTO n (k, tu) VALUES (3, blobAsTimeuuid(0x))`)
+	// Nulls read as empty strings through CAST; an empty value would read
+	// "null" (toCQLLiteral).
+	wantRows(t, rowsOf(t, s, 0, `SELECT cast(toDate(tu) AS text), cast(toTimestamp(tu) AS text),
+		cast(toUnixTimestamp(tu) AS text), cast(dateOf(tu) AS text), cast(unixTimestampOf(tu) AS text)
+		FROM n WHERE k = 3`), "||||")
+}

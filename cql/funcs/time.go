@@ -130,8 +130,13 @@ func registerTime() {
 
 	// fromTimeuuid, fromTimestamp and fromDate adapt a conversion of ms.
 	type conv func(ms int64) ([]byte, error)
+	// An empty value (which timeuuid and timestamp columns can hold) gives
+	// null, as TimeFcts' "bb == null || !bb.hasRemaining()" checks.
 	fromTimeuuid := func(name string, c conv) func([][]byte) ([]byte, error) {
 		return func(a [][]byte) ([]byte, error) {
+			if len(a[0]) == 0 {
+				return nil, nil
+			}
 			if err := checkLen(name, a[0], 16); err != nil {
 				return nil, err
 			}
@@ -151,6 +156,9 @@ func registerTime() {
 	}
 	fromDate := func(name string, c conv) func([][]byte) ([]byte, error) {
 		return func(a [][]byte) ([]byte, error) {
+			if len(a[0]) == 0 {
+				return nil, nil
+			}
 			if err := checkLen(name, a[0], 4); err != nil {
 				return nil, err
 			}
