@@ -88,10 +88,10 @@ func systemKeyspaceDef(name string, virtual bool) *keyspaceDef {
 		t := &tableDef{
 			keyspace: name,
 			name:     tn,
-			id:       uuid.NewSHA1(hostNamespace, []byte(name+"."+tn)),
+			id:       sysTableID(name, tn),
 			virtual:  virtual,
 			comment:  st.comment,
-			options:  sysTableOptions(st.comment),
+			options:  sysTableOptions(name, st.comment),
 		}
 		for _, c := range st.columns {
 			d := columnDef{name: c.name, typ: c.typ.String(), complex: isComplex(c.typ)}

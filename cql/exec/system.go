@@ -2,6 +2,7 @@ package exec
 
 import (
 	"cmp"
+	"crypto/md5"
 	"encoding/binary"
 	"maps"
 	"math"
@@ -546,12 +547,30 @@ func blobMapValue(m map[string][]byte) []byte {
 	return b
 }
 
-// sysTableOptions returns the options a system table with comment is
-// shown with: Cassandra's defaults but no grace and no compression.
-func sysTableOptions(comment string) manifest.TableOptions {
+// sysTableOptions returns the options the system table ks.name with
+// comment is shown with: Cassandra's defaults, with the grace and the
+// memtable flush period that SystemKeyspace and SchemaKeyspace give their
+// tables (no grace in system, seven days in system_schema; an hour).
+func sysTableOptions(ks, comment string) manifest.TableOptions {
 	o := manifest.DefaultTableOptions()
-	o.GCGraceSeconds, o.Comment, o.Compression = 0, comment, map[string]string{"enabled": "false"}
+	o.Comment, o.MemtableFlushPeriod = comment, int32(time.Hour/time.Millisecond)
+	if ks == ksSystemSchema {
+		o.GCGraceSeconds = int32(7 * 24 * time.Hour / time.Second)
+	} else {
+		o.GCGraceSeconds = 0
+	}
 	return o
+}
+
+// sysTableID is the ID of the system table ks.name, as Cassandra's
+// TableId.forSystemTable derives it: the name-based (MD5, version 3) UUID
+// of the keyspace and table names run together, so that tools keyed by
+// table ID see the same ones as on Cassandra.
+func sysTableID(ks, name string) uuid.UUID {
+	sum := md5.Sum([]byte(ks + name))
+	sum[6] = sum[6]&0x0f | 0x30
+	sum[8] = sum[8]&0x3f | 0x80
+	return uuid.UUID(sum)
 }
 
 func (e *Executor) tablesRows() [][][]byte {
@@ -560,7 +579,7 @@ func (e *Executor) tablesRows() [][][]byte {
 	for _, ks := range localKeyspaces {
 		for _, name := range slices.Sorted(maps.Keys(sysTables[ks])) {
 			st := sysTables[ks][name]
-			vals := tableParams(uuid.NewSHA1(hostNamespace, []byte(ks+"."+name)), sysTableOptions(st.comment))
+			vals := tableParams(sysTableID(ks, name), sysTableOptions(ks, st.comment))
 			vals["keyspace_name"], vals["table_name"] = textValue(ks), textValue(name)
 			vals["flags"] = textListValue([]string{"compound"})
 			rows = append(rows, rowOf(t, vals))

@@ -363,3 +363,39 @@ func TestSystemAuditVirtualSchema(t *testing.T) {
 		"tables|table_name|asc|clustering|0|text",
 	)
 }
+
+// TestSystemAuditSystemTableRows: the system tables' own rows in
+// system_schema.tables: IDs as TableId.forSystemTable derives them, the
+// grace and memtable flush period of SystemKeyspace and SchemaKeyspace,
+// default compression, flags compound.
+func TestSystemAuditSystemTableRows(t *testing.T) {
+	s := systemAuditEnv(t)
+	for _, c := range []struct {
+		ks, table, id, comment string
+		grace                  int
+	}{
+		{"system", "local", "7ad54392-bcdd-35a6-8417-4e047860b377", "information about the local node", 0},
+		{"system", "peers", "37f71aca-7dc2-383b-a706-72528af04d4f", "information about known peers in the cluster", 0},
+		{"system_schema", "keyspaces", "abac5682-dea6-31c5-b535-b3d6cffd0fb6", "keyspace definitions", 604800},
+	} {
+		var (
+			id                gocql.UUID
+			comment           string
+			grace, flush      int
+			flags             []string
+			compression, comp map[string]string
+		)
+		err := s.Query(`SELECT id, comment, gc_grace_seconds, memtable_flush_period_in_ms, flags, compression, compaction
+			FROM system_schema.tables WHERE keyspace_name = ? AND table_name = ?`, c.ks, c.table).
+			Scan(&id, &comment, &grace, &flush, &flags, &compression, &comp)
+		if err != nil {
+			t.Fatalf("%s.%s: %v", c.ks, c.table, err)
+		}
+		if id.String() != c.id || comment != c.comment || grace != c.grace || flush != 3600000 ||
+			!slices.Equal(flags, []string{"compound"}) || compression["class"] != "org.apache.cassandra.io.compress.LZ4Compressor" ||
+			compression["chunk_length_in_kb"] != "16" || comp["class"] != "org.apache.cassandra.db.compaction.SizeTieredCompactionStrategy" {
+			t.Errorf("%s.%s: id %s comment %q grace %d flush %d flags %q compression %v compaction %v",
+				c.ks, c.table, id, comment, grace, flush, flags, compression, comp)
+		}
+	}
+}
