@@ -388,14 +388,13 @@ func liveValue(col *column, r *model.Row) []byte {
 	return nil
 }
 
-// casRow is one row a conditional statement checks: its clustering (nil
-// for the static row only) and its conditions.
+// casRow is one row a conditional statement checks: its key (nil for the
+// static row only) and its conditions.
 type casRow struct {
-	clustering [][]byte
-	key        []byte // row key; nil for the static row only
-	exists     int8   // 1: IF EXISTS, -1: IF NOT EXISTS, 0: neither
-	static     bool   // the statement names no row, only the partition's static row
-	conds      []*boundCondition
+	key    []byte // row key; nil for the static row only
+	exists int8   // 1: IF EXISTS, -1: IF NOT EXISTS, 0: neither
+	static bool   // the statement names no row, only the partition's static row
+	conds  []*boundCondition
 }
 
 // casRequest is the conditions of one conditional statement or batch on
@@ -409,6 +408,10 @@ type casRequest struct {
 	// columns the answer shows after [applied] when not wildcard.
 	columns []*column
 	batch   bool
+	// readsStatic: the request's read returns the static row, because a
+	// statement is on it alone, writes a static column or has a static
+	// condition (Cassandra's CQL3CasRequest.columnsToRead).
+	readsStatic bool
 }
 
 // addColumns records the columns of one statement's conds for the answer,
@@ -494,35 +497,75 @@ func (r *casRequest) evaluate(p *engine.Partition) (casOutcome, error) {
 	}
 	cols := r.answerColumns()
 	var out casOutcome
-	seen := map[string]bool{}
-	for _, cr := range r.rows {
-		if seen[string(cr.key)] {
-			continue
+	for _, i := range r.answerRows(p) {
+		vals, err := r.answerRow(cols, p, i)
+		if err != nil {
+			return casOutcome{}, err
 		}
-		seen[string(cr.key)] = true
-		row, exists := cr.find(p)
-		if !exists {
-			// The static row alone answers when conditions read it.
-			if !r.showsStatic(cols) || p == nil || !p.StaticLive {
-				continue
-			}
-			row = nil
-		}
-		out.rows = append(out.rows, r.answerRow(cols, cr, row, p, exists))
+		out.rows = append(out.rows, vals)
 	}
 	return out, nil
 }
 
-// showsStatic reports whether the answer has a static column.
-func (r *casRequest) showsStatic(cols []*column) bool {
-	return slices.ContainsFunc(cols, func(c *column) bool { return c.kind == kindStatic })
+// answerRows returns the rows of p a not-applied answer shows, as indexes
+// in p.Rows, -1 for the static row alone. As Cassandra's CAS read and
+// SelectStatement.processPartition: the rows the conditions name that
+// exist, each once, in the partition's order; with conditions on the
+// static row only, the partition's first row; without rows, the static row
+// alone when the request reads it and the answer shows static columns.
+func (r *casRequest) answerRows(p *engine.Partition) []int {
+	if p == nil {
+		return nil
+	}
+	var idx []int
+	for _, cr := range r.rows {
+		if cr.static {
+			continue
+		}
+		i, ok := slices.BinarySearchFunc(p.Rows, cr.key, func(r engine.Row, k []byte) int { return bytes.Compare(r.Key, k) })
+		if ok && !slices.Contains(idx, i) {
+			idx = append(idx, i)
+		}
+	}
+	if r.onlyStatic() && len(p.Rows) > 0 {
+		idx = []int{0}
+	}
+	if len(idx) == 0 && p.StaticLive && r.readsStatic && slices.ContainsFunc(r.answerColumns(), func(c *column) bool { return c.kind == kindStatic }) {
+		return []int{-1}
+	}
+	slices.Sort(idx)
+	return idx
 }
 
-// answerRow builds one row of a not-applied answer.
-func (r *casRequest) answerRow(cols []*column, cr *casRow, row *model.Row, p *engine.Partition, exists bool) [][]byte {
-	pkVals, _ := r.layout.partitionValues(r.pk)
+// onlyStatic reports whether every statement of r is on the static row
+// alone.
+func (r *casRequest) onlyStatic() bool {
+	return !slices.ContainsFunc(r.rows, func(cr *casRow) bool { return !cr.static })
+}
+
+// answerRow builds one row of a not-applied answer from p.Rows[i], or
+// from the static row alone for -1. Requests on the static row alone do
+// not read regular columns (Cassandra's CQL3CasRequest.columnsToRead): the
+// row they show has its clustering and null regular columns.
+func (r *casRequest) answerRow(cols []*column, p *engine.Partition, i int) ([][]byte, error) {
+	pkVals, err := r.layout.partitionValues(r.pk)
+	if err != nil {
+		return nil, serverError(err)
+	}
+	var (
+		row        *model.Row
+		clustering [][]byte
+	)
+	if i >= 0 {
+		if !r.onlyStatic() {
+			row = &p.Rows[i].Row
+		}
+		if clustering, err = r.layout.clusteringValues(p.Rows[i].Key); err != nil {
+			return nil, serverError(err)
+		}
+	}
 	vals := make([][]byte, len(cols))
-	for i, c := range cols {
+	for j, c := range cols {
 		var v []byte
 		switch c.kind {
 		case kindPartition:
@@ -530,8 +573,8 @@ func (r *casRequest) answerRow(cols []*column, cr *casRow, row *model.Row, p *en
 				v = pkVals[c.pos]
 			}
 		case kindClustering:
-			if exists && c.pos < len(cr.clustering) {
-				v = cr.clustering[c.pos]
+			if c.pos < len(clustering) {
+				v = clustering[c.pos]
 			}
 		case kindStatic:
 			v = liveValue(c, staticOf(p))
@@ -541,9 +584,9 @@ func (r *casRequest) answerRow(cols []*column, cr *casRow, row *model.Row, p *en
 		if v != nil {
 			v = bytes.Clone(v)
 		}
-		vals[i] = v
+		vals[j] = v
 	}
-	return vals
+	return vals, nil
 }
 
 // find returns the live row cr names in p and whether it exists; for a
@@ -601,9 +644,12 @@ func (p *modPlan) casRows(eval termEval, req *casRequest, part *partitionWrite) 
 		return err
 	}
 	cr := &casRow{static: p.static || len(cks[0]) < len(p.layout.clustering)}
+	isStatic := func(c *column) bool { return c.kind == kindStatic }
+	req.readsStatic = req.readsStatic || cr.static ||
+		slices.ContainsFunc(p.ops, func(o *operation) bool { return isStatic(o.col) }) ||
+		slices.ContainsFunc(p.conds, func(c *condition) bool { return isStatic(c.col) })
 	if !cr.static {
-		cr.clustering = cks[0]
-		if cr.key, err = p.layout.rowKey(part.tok, part.pk, cr.clustering); err != nil {
+		if cr.key, err = p.layout.rowKey(part.tok, part.pk, cks[0]); err != nil {
 			return toError(err)
 		}
 	}

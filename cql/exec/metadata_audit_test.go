@@ -2,11 +2,13 @@ package exec_test
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/sedimentdb/sediment/cql/ast"
 	"github.com/sedimentdb/sediment/cql/exec"
 	"github.com/sedimentdb/sediment/frontend/wire"
 	"github.com/sedimentdb/sediment/internal/cqltest"
@@ -182,5 +184,98 @@ func TestMetadataAuditConditionalPrepared(t *testing.T) {
 	}
 	if rows := exe(sel, int32v(1), text("x")); !rows.Metadata.NoMetadata || rows.Metadata.Count() != 1 {
 		t.Errorf("SELECT asked to skip metadata: no metadata %v, count %d", rows.Metadata.NoMetadata, rows.Metadata.Count())
+	}
+}
+
+// TestMetadataAuditCASRows checks the rows of a not-applied conditional
+// batch as Cassandra 4 builds them (ModificationStatement.buildCasResultSet
+// over the CAS read, SelectStatement.processPartition): the rows the
+// conditions name that exist, once each, in the table's clustering order
+// whatever the statements' order; the static row alone only when no such
+// row exists; with conditions on the static row only, the partition's first
+// row (CQL3CasRequest reads one row then), without its regular columns;
+// the static row only when the read asks for it (a static condition or a
+// static column written).
+func TestMetadataAuditCASRows(t *testing.T) {
+	srv := cqltest.Start(t, cqltest.Options{})
+	s := srv.Session(t, "ks")
+	cqltest.Exec(t, s, "CREATE TABLE t (k int, c int, v int, st int static, PRIMARY KEY (k, c))")
+	cqltest.Exec(t, s, "CREATE TABLE d (k int, c int, v int, st int static, PRIMARY KEY (k, c)) WITH CLUSTERING ORDER BY (c DESC)")
+	for _, tb := range []string{"t", "d"} {
+		cqltest.Exec(t, s, "INSERT INTO "+tb+" (k, c, v, st) VALUES (1, 1, 10, 5)")
+		cqltest.Exec(t, s, "INSERT INTO "+tb+" (k, c, v) VALUES (1, 2, 20)")
+	}
+	sess := exec.NewSession()
+	sess.SetKeyspace("ks")
+	ctx := context.Background()
+	// render shows the column names, then each row's values (ints and
+	// booleans), null as "null".
+	render := func(res *exec.Result, err error) string {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, c := range res.Columns {
+			names = append(names, c.Name)
+		}
+		out := []string{strings.Join(names, " ")}
+		for _, r := range res.Rows {
+			var vals []string
+			for _, v := range r {
+				switch len(v) {
+				case 0:
+					vals = append(vals, "null")
+				case 1:
+					vals = append(vals, fmt.Sprint(v[0] != 0))
+				default:
+					vals = append(vals, fmt.Sprint(int32(binary.BigEndian.Uint32(v))))
+				}
+			}
+			out = append(out, strings.Join(vals, " "))
+		}
+		return strings.Join(out, " | ")
+	}
+	batch := func(stmts ...string) string {
+		t.Helper()
+		req := &exec.BatchRequest{Type: ast.BatchLogged}
+		for _, q := range stmts {
+			req.Children = append(req.Children, exec.BatchChild{Query: q})
+		}
+		return render(srv.Executor.Batch(ctx, sess, req))
+	}
+	single := func(stmt string) string {
+		t.Helper()
+		return render(srv.Executor.Query(ctx, sess, stmt, &exec.Params{}))
+	}
+	for _, tc := range []struct {
+		got, want string
+	}{
+		{batch("UPDATE t SET v = 0 WHERE k = 1 AND c = 2 IF v = 0", "UPDATE t SET v = 0 WHERE k = 1 AND c = 1 IF v = 0"),
+			"[applied] k c v | false 1 1 10 | false 1 2 20"},
+		{batch("UPDATE d SET v = 0 WHERE k = 1 AND c = 1 IF v = 0", "UPDATE d SET v = 0 WHERE k = 1 AND c = 2 IF v = 0"),
+			"[applied] k c v | false 1 2 20 | false 1 1 10"},
+		{batch("UPDATE t SET v = 0 WHERE k = 1 AND c = 1 IF v = 0", "UPDATE t SET v = 1 WHERE k = 1 AND c = 1 IF v = 1"),
+			"[applied] k c v | false 1 1 10"},
+		{batch("UPDATE t SET st = 0 WHERE k = 1 IF st = 0", "UPDATE t SET v = 0 WHERE k = 1 AND c = 2 IF v = 0"),
+			"[applied] k c st v | false 1 2 5 20"},
+		{batch("UPDATE t SET st = 0 WHERE k = 1 IF st = 0", "UPDATE t SET v = 0 WHERE k = 1 AND c = 3 IF v = 0"),
+			"[applied] k c st v | false 1 null 5 null"},
+		{batch("UPDATE t SET v = 0 WHERE k = 1 AND c = 3 IF v = 0", "UPDATE t SET v = 0 WHERE k = 1 AND c = 4 IF v = 0"),
+			"[applied] | false"},
+		{batch("UPDATE t SET st = 0 WHERE k = 1 IF st = 0"),
+			"[applied] k c st | false 1 1 5"},
+		{batch("INSERT INTO t (k, c, v) VALUES (1, 2, 0) IF NOT EXISTS", "UPDATE t SET v = 0 WHERE k = 1 AND c = 1 IF v = 0"),
+			"[applied] k c st v | false 1 1 5 10 | false 1 2 5 20"},
+		{single("UPDATE t SET st = 0 WHERE k = 1 IF st = 0"), "[applied] st | false 5"},
+		{single("INSERT INTO t (k, st) VALUES (1, 0) IF NOT EXISTS"), "[applied] k c st v | false 1 1 5 null"},
+		{single("UPDATE t SET v = 0 WHERE k = 1 AND c = 3 IF EXISTS"), "[applied] | false"},
+		{single("UPDATE t SET v = 0, st = 0 WHERE k = 1 AND c = 3 IF EXISTS"), "[applied] k c st v | false 1 null 5 null"},
+		{single("DELETE FROM t WHERE k = 1 AND c = 2 IF v = 0 AND st = 0"), "[applied] v st | false 20 5"},
+		{single("UPDATE t SET st = 1 WHERE k = 2 IF st = 0"), "[applied] | false"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("answer %q\n want %q", tc.got, tc.want)
+		}
 	}
 }
