@@ -511,11 +511,17 @@ func (e *Executor) keyspacesRows() [][][]byte {
 }
 
 // tableParams returns the table parameter columns of a table's options.
+// cdc is null unless a table set it: Cassandra 4.0 writes the column only
+// on a node with cdc_enabled, which is off by default.
 func tableParams(id uuid.UUID, o manifest.TableOptions) map[string][]byte {
+	var cdc []byte
+	if o.CDC {
+		cdc = boolValue(true)
+	}
 	return map[string][]byte{
+		"cdc":                         cdc,
 		"bloom_filter_fp_chance":      doubleValue(o.BloomFilterFPChance),
 		"caching":                     textMapValue(o.Caching),
-		"cdc":                         boolValue(o.CDC),
 		"comment":                     textValue(o.Comment),
 		"compaction":                  textMapValue(withPackage(o.Compaction, compactionPackage)),
 		"compression":                 textMapValue(withPackage(o.Compression, compressionPackage)),

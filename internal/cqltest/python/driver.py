@@ -247,7 +247,6 @@ def main(host, port):
     AND additional_write_policy = '99p'
     AND bloom_filter_fp_chance = 0.05
     AND caching = {'keys': 'ALL', 'rows_per_partition': '10'}
-    AND cdc = false
     AND comment = 'every feature'
     AND compaction = {'class': 'org.apache.cassandra.db.compaction.LeveledCompactionStrategy', 'sstable_size_in_mb': '64'}
     AND compression = {'chunk_length_in_kb': '32', 'class': 'org.apache.cassandra.io.compress.ZstdCompressor'}
