@@ -200,7 +200,48 @@ func (p *printer) selectable(s Selectable) {
 		p.w("[")
 		p.term(s.Key)
 		p.w("]")
+	case *OpSel:
+		if s.Left == nil {
+			// "--" would start a comment, so a negated operator or term
+			// (which may be a negative number) keeps parentheses.
+			switch s.Right.(type) {
+			case *OpSel, *TermSel:
+				p.w("-(")
+				p.selectable(s.Right)
+				p.w(")")
+			default:
+				p.w("-")
+				p.selectable(s.Right)
+			}
+			return
+		}
+		prec := opPrec(s.Op)
+		p.operand(s.Left, prec)
+		p.w(" ", string(s.Op), " ")
+		// Operators are left-associative: a right operand of the same
+		// precedence keeps its parentheses.
+		p.operand(s.Right, prec+1)
 	}
+}
+
+// opPrec ranks arithmetic operators: unary minus binds tightest.
+func opPrec(op byte) int {
+	if op == '+' || op == '-' {
+		return 1
+	}
+	return 2
+}
+
+// operand prints an operand of an operator of precedence prec, in
+// parentheses when it binds more loosely.
+func (p *printer) operand(s Selectable, prec int) {
+	if o, ok := s.(*OpSel); !ok || o.Left == nil || opPrec(o.Op) >= prec {
+		p.selectable(s)
+		return
+	}
+	p.w("(")
+	p.selectable(s)
+	p.w(")")
 }
 
 func (p *printer) where(rels []Relation) {

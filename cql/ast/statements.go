@@ -185,7 +185,15 @@ type ElemSel struct {
 	Key Term
 }
 
+// OpSel is arithmetic in a selection (Cassandra 4.0): Left Op Right with
+// Op one of + - * / %, or the negation -Right when Left is nil.
+type OpSel struct {
+	Op          byte
+	Left, Right Selectable
+}
+
 func (*ColumnSel) selectable()    {}
+func (*OpSel) selectable()        {}
 func (*FuncSel) selectable()      {}
 func (*CountRows) selectable()    {}
 func (*WriteTimeSel) selectable() {}

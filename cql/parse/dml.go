@@ -124,11 +124,41 @@ func (p *parser) selector() ast.Selector {
 	return s
 }
 
-// selectable parses a selector expression with its .field and [key]
-// modifiers.
+// selectable parses a selector expression: Cassandra 4.0's
+// selectionAddition, sums of products of unary operands, left-associative.
 func (p *parser) selectable() ast.Selectable {
 	p.enter()
 	defer p.leave()
+	s := p.selectionProduct()
+	for t := p.tok(); p.isPunct(t, "+") || p.isPunct(t, "-"); t = p.tok() {
+		p.next()
+		s = &ast.OpSel{Op: t.text[0], Left: s, Right: p.selectionProduct()}
+	}
+	return s
+}
+
+// selectionProduct is selectionMultiplication: operands joined by * / %.
+func (p *parser) selectionProduct() ast.Selectable {
+	s := p.selectionUnary()
+	for t := p.tok(); p.isPunct(t, "*") || p.isPunct(t, "/") || p.isPunct(t, "%"); t = p.tok() {
+		p.next()
+		s = &ast.OpSel{Op: t.text[0], Left: s, Right: p.selectionUnary()}
+	}
+	return s
+}
+
+// selectionUnary is selectionGroup: an operand, negated by a leading '-'.
+func (p *parser) selectionUnary() ast.Selectable {
+	p.enter()
+	defer p.leave()
+	if p.acceptPunct("-") {
+		return &ast.OpSel{Op: '-', Right: p.selectionUnary()}
+	}
+	return p.selectionOperand()
+}
+
+// selectionOperand parses an operand with its .field and [key] modifiers.
+func (p *parser) selectionOperand() ast.Selectable {
 	s := p.selectableGroup()
 	for {
 		switch {
@@ -196,6 +226,20 @@ func (p *parser) selectableGroup() ast.Selectable {
 	}
 	if p.isIdent(t) && p.literalWord(t) == "" {
 		return &ast.ColumnSel{Name: p.ident()}
+	}
+	if p.isPunct(t, "(") {
+		if h := p.tryHint(); h != nil {
+			return &ast.TermSel{Term: h}
+		}
+		// A selector in parentheses is that selector (Cassandra's
+		// selectionTupleOrNestedSelector); a tuple is read as a term.
+		save := p.i
+		p.next()
+		s := p.selectable()
+		if p.acceptPunct(")") {
+			return s
+		}
+		p.i = save
 	}
 	return &ast.TermSel{Term: p.term()}
 }

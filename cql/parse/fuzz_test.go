@@ -15,6 +15,9 @@ func FuzzParse(f *testing.F) {
 	for _, s := range allTestStatements() {
 		f.Add(s)
 	}
+	for _, c := range arithCases {
+		f.Add(c.text)
+	}
 	for _, s := range []string{
 		"SELECT * FROM t WHERE a = 1h30m AND b = P1DT2H AND c = -NaN AND d = 0x",
 		"SELECT json AS j, distinct FROM t",
