@@ -10,6 +10,7 @@ import (
 	"github.com/sedimentdb/sediment/cql/funcs"
 	"github.com/sedimentdb/sediment/cql/values"
 	"github.com/sedimentdb/sediment/cqltype"
+	"github.com/sedimentdb/sediment/frontend/wire"
 	"github.com/sedimentdb/sediment/keys"
 )
 
@@ -212,6 +213,8 @@ func (p *selectPlan) selector(s ast.Selectable) (selector, string, error) {
 		return &aggFuncSelector{f: f}, "count", nil
 	case *ast.FuncSel:
 		return p.funcSelector(s)
+	case *ast.OpSel:
+		return p.opSelector(s)
 	case *ast.CastSel:
 		arg, argName, err := p.selector(s.Arg)
 		if err != nil {
@@ -339,6 +342,51 @@ func (p *selectPlan) funcSelector(s *ast.FuncSel) (selector, string, error) {
 	return scalar(&funcSelector{f: f, args: args}, args), name, nil
 }
 
+// opSelector compiles arithmetic (Cassandra 4.0's OperationFcts), named as
+// Cassandra prints it: "a + b", "-a", without the parentheses written.
+func (p *selectPlan) opSelector(s *ast.OpSel) (selector, string, error) {
+	operands := []ast.Selectable{s.Left, s.Right}
+	if s.Left == nil {
+		operands = operands[1:]
+	}
+	args := make([]selector, len(operands))
+	fargs := make([]funcs.Arg, len(operands))
+	for i, o := range operands {
+		if ts, ok := o.(*ast.TermSel); ok && isUntyped(ts.Term) {
+			// A literal or marker takes its type from the other operand.
+			fargs[i] = funcs.Arg{Text: values.TermText(ts.Term), Term: ts.Term}
+			continue
+		}
+		sl, name, err := p.selector(o)
+		if err != nil {
+			return nil, "", err
+		}
+		args[i], fargs[i] = sl, funcs.Arg{Text: name, Type: sl.typ()}
+	}
+	var f *funcs.Function
+	var err error
+	if s.Left == nil {
+		f, err = funcs.Negation(fargs[0])
+	} else {
+		f, err = funcs.Operation(s.Op, fargs[0], fargs[1])
+	}
+	if err != nil {
+		return nil, "", funcError(err)
+	}
+	for i, o := range operands {
+		if args[i] == nil {
+			term := o.(*ast.TermSel).Term
+			p.receive(term, "[selection]", f.Args[i])
+			args[i] = &termSelector{term: term, t: f.Args[i]}
+		}
+	}
+	name := "-" + fargs[0].Text
+	if s.Left != nil {
+		name = fargs[0].Text + " " + string(s.Op) + " " + fargs[1].Text
+	}
+	return scalar(&funcSelector{f: f, args: args}, args), name, nil
+}
+
 // isCountLiteral reports whether s is count of a literal other than null.
 func isCountLiteral(s *ast.FuncSel) bool {
 	if s.Name != "count" || (s.Keyspace != "" && s.Keyspace != "system") || len(s.Args) != 1 {
@@ -401,6 +449,11 @@ func collectionWord(t *cqltype.Type) string {
 
 // funcError maps an error of cql/funcs for the client.
 func funcError(err error) error {
+	if fe, ok := err.(*funcs.FailureError); ok {
+		// Cassandra's OperationExecutionException: a FUNCTION_FAILURE.
+		return &wire.Error{Code: wire.CodeFunctionFailure, Message: fe.Msg,
+			Keyspace: "system", Function: fe.Function, ArgTypes: fe.ArgTypes}
+	}
 	if fe, ok := err.(*funcs.Error); ok {
 		return &Error{Code: CodeInvalid, Message: fe.Msg, Cause: err}
 	}
@@ -846,6 +899,11 @@ func (w *castWalk) visit(s ast.Selectable) {
 		w.visit(s.Arg)
 	case *ast.ElemSel:
 		w.visit(s.Arg)
+	case *ast.OpSel:
+		if s.Left != nil {
+			w.visit(s.Left)
+		}
+		w.visit(s.Right)
 	}
 }
 
