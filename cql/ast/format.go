@@ -20,6 +20,16 @@ func init() {
 	}
 }
 
+// reservedTypeNames are the words Cassandra's grammar sets aside for types
+// to come: written unquoted, exactly so, they cannot name a user type.
+var reservedTypeNames = map[string]bool{
+	"byte": true, "complex": true, "enum": true, "interval": true, "macaddr": true, "bitstring": true,
+}
+
+// ReservedTypeName reports whether word, as written, is a reserved type
+// name.
+func ReservedTypeName(word string) bool { return reservedTypeNames[word] }
+
 // Reserved reports whether word, in any case, is a reserved keyword,
 // which must be quoted to be used as a name.
 func Reserved(word string) bool { return reserved[strings.ToLower(word)] }
@@ -75,6 +85,19 @@ func (p *printer) w(parts ...string) {
 }
 
 func (p *printer) name(n string) { p.w(QuoteName(n)) }
+
+// typeName prints a user type's name, quoted where QuoteName would and
+// when it is a reserved type name, which does not parse back unquoted.
+func (p *printer) typeName(n TableName) {
+	if n.Keyspace != "" {
+		p.w(QuoteName(n.Keyspace), ".")
+	}
+	if ReservedTypeName(n.Name) {
+		p.w(quoteAlways(n.Name))
+		return
+	}
+	p.name(n.Name)
+}
 
 func (p *printer) names(list []string) {
 	for i, n := range list {

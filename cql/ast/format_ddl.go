@@ -30,7 +30,8 @@ func (p *printer) ddl(s Statement) {
 	case *CreateType:
 		p.w("CREATE TYPE ")
 		p.ifNotExists(s.IfNotExists)
-		p.w(s.Name.String(), " (")
+		p.typeName(s.Name)
+		p.w(" (")
 		for i, f := range s.Fields {
 			if i > 0 {
 				p.w(", ")
@@ -41,7 +42,7 @@ func (p *printer) ddl(s Statement) {
 	case *AlterType:
 		p.w("ALTER TYPE ")
 		p.ifExists(s.IfExists)
-		p.w(s.Name.String())
+		p.typeName(s.Name)
 		switch s.Kind {
 		case AlterTypeAdd:
 			p.w(" ADD ")
@@ -57,7 +58,7 @@ func (p *printer) ddl(s Statement) {
 	case *DropType:
 		p.w("DROP TYPE ")
 		p.ifExists(s.IfExists)
-		p.w(s.Name.String())
+		p.typeName(s.Name)
 	case *CreateIndex:
 		p.w("CREATE ")
 		if s.Custom {

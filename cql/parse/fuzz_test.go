@@ -25,6 +25,8 @@ func FuzzParse(f *testing.F) {
 		"BEGIN BATCH INSERT INTO t (a) VALUES (:a) APPLY BATCH",
 		"SELECT * FROM t WHERE m[?] = ? AND (a) IN ((1), (2))",
 		"CREATE TABLE t (k int, PRIMARY KEY (k)) WITH caching = {'keys': 'ALL'} AND speculative_retry = NONE",
+		"CREATE TABLE A(A froZen<list<ComPleX>>)", // a reserved type name in another case
+		"CREATE TYPE BYte(A A)",
 		"SELECT 'unterminated",
 		"/* open comment",
 		"\x00\xff\"\"''$$",

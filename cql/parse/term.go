@@ -274,8 +274,7 @@ func (p *parser) typeActions(from, to int) {
 		if t.kind != tIdent || i+1 < len(p.toks) && p.isPunct(p.toks[i+1], ".") {
 			continue // not a name, or a keyspace
 		}
-		switch p.src[t.pos:t.end] {
-		case "byte", "complex", "enum", "interval", "macaddr", "bitstring":
+		if ast.ReservedTypeName(p.src[t.pos:t.end]) {
 			p.actionf(t, "Invalid (reserved) user type name %s", p.src[t.pos:t.end])
 		}
 		if t.word == "frozen" && i+3 < to && p.isPunct(p.toks[i+1], "<") && p.isPunct(p.toks[i+3], ">") {
@@ -362,9 +361,16 @@ func (p *parser) tryType() (string, bool) {
 	return name, true
 }
 
+// typeName is a type's name as type text: quoted when written quoted, and
+// when written unquoted in another case than a reserved type name's (COMPLEX
+// passes as Cassandra compares as written, but its text, complex, would not
+// parse back unquoted).
 func typeName(t token) string {
-	if t.kind == tQuoted {
+	switch {
+	case t.kind == tQuoted:
 		return `"` + strings.ReplaceAll(t.text, `"`, `""`) + `"`
+	case ast.ReservedTypeName(t.word):
+		return `"` + t.word + `"`
 	}
 	return t.word
 }
