@@ -21,15 +21,10 @@ import (
 // bytes the merge checksums, give or take the blocks' 5-byte trailers and
 // the footer. The sides take turns; each keeps its best round.
 func BenchmarkCompactionChecksum(b *testing.B) {
-	const inputs, size = 4, 8 << 20
 	wo := sstable.WriterOptions{Compression: sstable.S2}
 	s := newMemStore()
-	ins := benchInputs(b, s, inputs, size, wo)
-	var in int64
-	for _, t := range ins {
-		in += t.Size
-	}
-	job := Job{Table: testTable, Inputs: ins, Now: 1_800_000_000, TargetSize: 64 << 20}
+	job, in := benchMergeJob(b, s, wo)
+	ins := job.Inputs
 	// objects are the bytes the last merge read and wrote.
 	var objects [][]byte
 	var mergeCPU, crcCPU time.Duration
@@ -77,7 +72,7 @@ func BenchmarkCompactionChecksum(b *testing.B) {
 		crcWall := benchfig.Measure(b, fmt.Sprintf("crc32c/round=%d", round), checksum)
 		best.Observe(mergeWall, mergeCPU, crcWall, crcCPU)
 	}
-	if len(objects) <= inputs {
+	if len(objects) <= len(ins) {
 		b.Fatalf("the merge wrote no output (%d objects)", len(objects))
 	}
 	if best[1] > 0 && best[3] > 0 {

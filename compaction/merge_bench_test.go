@@ -60,21 +60,29 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// benchMergeJob writes four overlapping inputs of 8 MiB to s and returns
+// the job merging them, with their total size: the merge the compaction
+// benchmarks time.
+func benchMergeJob(b *testing.B, s *memStore, wo sstable.WriterOptions) (Job, int64) {
+	b.Helper()
+	ins := benchInputs(b, s, 4, 8<<20, wo)
+	var total int64
+	for _, in := range ins {
+		total += in.Size
+	}
+	return Job{Table: testTable, Inputs: ins, Now: 1_800_000_000, TargetSize: 64 << 20}, total
+}
+
 // BenchmarkCompaction merges four overlapping inputs and compares with the
 // ceiling: the same input bytes decompressed, checksummed, recompressed and
 // checksummed again, entry by entry, without merging. The sides take turns;
 // compaction.mb_s_per_core is input bytes per CPU-second of the merge,
 // compaction.vs_ceiling its speed over the ceiling's.
 func BenchmarkCompaction(b *testing.B) {
-	const inputs, size = 4, 8 << 20
 	wo := sstable.WriterOptions{Compression: sstable.S2}
 	s := newMemStore()
-	ins := benchInputs(b, s, inputs, size, wo)
-	var total int64
-	for _, in := range ins {
-		total += in.Size
-	}
-	job := Job{Table: testTable, Inputs: ins, Now: 1_800_000_000, TargetSize: 64 << 20}
+	job, total := benchMergeJob(b, s, wo)
+	ins := job.Inputs
 	var cpu, ceilingCPU time.Duration
 	merge := func(b *testing.B) {
 		b.SetBytes(total)
