@@ -635,16 +635,7 @@ func TestFailedRolloverFailsLog(t *testing.T) {
 // TestGroupCommit checks that appends arriving during an fsync are committed
 // together by the next one.
 func TestGroupCommit(t *testing.T) {
-	blocked := make(chan struct{})
-	release := make(chan struct{})
-	var syncs atomic.Int32
-	efs := errorfs.Wrap(vfs.NewMem(), errorfs.InjectorFunc(func(op errorfs.Op, path string) error {
-		if op == errorfs.OpSync && syncs.Add(1) == 1 {
-			close(blocked)
-			<-release
-		}
-		return nil
-	}))
+	efs, blocked, release := blockFirstSync(nil)
 	l := mustOpen(t, Options{FS: efs, Dir: "/wal"})
 	var wg sync.WaitGroup
 	wg.Go(func() { mustAppend(t, l, []byte("first")) })
@@ -829,16 +820,7 @@ func TestReleaseRetriesFailedRemoval(t *testing.T) {
 // that records enqueued during one share the next batch, that the caller
 // may reuse its buffer at once, and that batches end in log order.
 func TestEnqueue(t *testing.T) {
-	blocked := make(chan struct{})
-	release := make(chan struct{})
-	var syncs atomic.Int32
-	efs := errorfs.Wrap(vfs.NewMem(), errorfs.InjectorFunc(func(op errorfs.Op, path string) error {
-		if op == errorfs.OpSync && strings.HasSuffix(path, ".log") && syncs.Add(1) == 1 {
-			close(blocked)
-			<-release
-		}
-		return nil
-	}))
+	efs, blocked, release := blockFirstSync(nil)
 	l := mustOpen(t, Options{FS: efs, Dir: "/wal"})
 	buf := []byte("first")
 	pos0, first, err := l.enqueue(buf)
@@ -902,17 +884,7 @@ func TestEnqueue(t *testing.T) {
 // TestEnqueueFailureFailsLaterBatches checks that a failed fsync fails its
 // batch and every batch enqueued behind it, and that enqueue then refuses.
 func TestEnqueueFailureFailsLaterBatches(t *testing.T) {
-	blocked := make(chan struct{})
-	release := make(chan struct{})
-	var syncs atomic.Int32
-	efs := errorfs.Wrap(vfs.NewMem(), errorfs.InjectorFunc(func(op errorfs.Op, path string) error {
-		if op == errorfs.OpSync && strings.HasSuffix(path, ".log") && syncs.Add(1) == 1 {
-			close(blocked)
-			<-release
-			return errorfs.ErrInjected
-		}
-		return nil
-	}))
+	efs, blocked, release := blockFirstSync(errorfs.ErrInjected)
 	l := mustOpen(t, Options{FS: efs, Dir: "/wal"})
 	defer l.Close()
 	_, first, err := l.enqueue([]byte("a"))
@@ -939,4 +911,21 @@ func TestEnqueueFailureFailsLaterBatches(t *testing.T) {
 func waitErr(b *batch) error {
 	<-b.done
 	return b.err
+}
+
+// blockFirstSync returns a file system whose first sync of a segment
+// closes blocked, waits for release to be closed, then fails with err
+// (succeeds if err is nil).
+func blockFirstSync(err error) (fs vfs.FS, blocked, release chan struct{}) {
+	blocked, release = make(chan struct{}), make(chan struct{})
+	var syncs atomic.Int32
+	fs = errorfs.Wrap(vfs.NewMem(), errorfs.InjectorFunc(func(op errorfs.Op, path string) error {
+		if op == errorfs.OpSync && strings.HasSuffix(path, ".log") && syncs.Add(1) == 1 {
+			close(blocked)
+			<-release
+			return err
+		}
+		return nil
+	}))
+	return fs, blocked, release
 }
