@@ -353,42 +353,33 @@ func testWriteConditional(t *testing.T, e *writeEnv) {
 	s := e.s
 	mustExec(t, s, "CREATE TABLE lwt (k int, c int, v text, m map<text, int>, s int static, PRIMARY KEY (k, c))")
 
-	cas := func(stmt string, args ...any) (bool, map[string]any) {
-		t.Helper()
-		cur := map[string]any{}
-		applied, err := s.Query(stmt, args...).MapScanCAS(cur)
-		if err != nil {
-			t.Fatalf("%s: %v", stmt, err)
-		}
-		return applied, cur
-	}
-	if ok, _ := cas("INSERT INTO lwt (k, c, v) VALUES (1, 1, 'a') IF NOT EXISTS"); !ok {
+	if ok, _ := cas(t, s, "INSERT INTO lwt (k, c, v) VALUES (1, 1, 'a') IF NOT EXISTS"); !ok {
 		t.Fatal("IF NOT EXISTS on a new row was not applied")
 	}
-	ok, cur := cas("INSERT INTO lwt (k, c, v) VALUES (1, 1, 'b') IF NOT EXISTS")
+	ok, cur := cas(t, s, "INSERT INTO lwt (k, c, v) VALUES (1, 1, 'b') IF NOT EXISTS")
 	if ok {
 		t.Fatal("IF NOT EXISTS on an existing row was applied")
 	}
 	wantRow(t, cur, map[string]any{"k": 1, "c": 1, "v": "a"})
 	wantRow(t, one(t, s, "SELECT v FROM lwt WHERE k = 1 AND c = 1"), map[string]any{"v": "a"})
 
-	if ok, _ := cas("UPDATE lwt SET v = 'b' WHERE k = 1 AND c = 1 IF v = 'a'"); !ok {
+	if ok, _ := cas(t, s, "UPDATE lwt SET v = 'b' WHERE k = 1 AND c = 1 IF v = 'a'"); !ok {
 		t.Fatal("a condition that holds was not applied")
 	}
-	ok, cur = cas("UPDATE lwt SET v = 'c' WHERE k = 1 AND c = 1 IF v = 'a'")
+	ok, cur = cas(t, s, "UPDATE lwt SET v = 'c' WHERE k = 1 AND c = 1 IF v = 'a'")
 	if ok || cur["v"] != "b" || len(cur) != 1 {
 		t.Fatalf("failed condition: applied %v, current %v (want only v = b)", ok, cur)
 	}
-	if ok, _ := cas("UPDATE lwt SET v = 'd' WHERE k = 1 AND c = 1 IF v IN ('x', 'b') AND m = null"); !ok {
+	if ok, _ := cas(t, s, "UPDATE lwt SET v = 'd' WHERE k = 1 AND c = 1 IF v IN ('x', 'b') AND m = null"); !ok {
 		t.Fatal("IN condition not applied")
 	}
-	if ok, _ := cas("UPDATE lwt SET m = {'x': 1} WHERE k = 1 AND c = 1 IF v > 'c'"); !ok {
+	if ok, _ := cas(t, s, "UPDATE lwt SET m = {'x': 1} WHERE k = 1 AND c = 1 IF v > 'c'"); !ok {
 		t.Fatal("> condition not applied")
 	}
-	if ok, _ := cas("UPDATE lwt SET v = 'e' WHERE k = 1 AND c = 1 IF m['x'] = ?", 1); !ok {
+	if ok, _ := cas(t, s, "UPDATE lwt SET v = 'e' WHERE k = 1 AND c = 1 IF m['x'] = ?", 1); !ok {
 		t.Fatal("map element condition not applied")
 	}
-	ok, cur = cas("UPDATE lwt SET v = 'f' WHERE k = 1 AND c = 1 IF m['x'] = 2")
+	ok, cur = cas(t, s, "UPDATE lwt SET v = 'f' WHERE k = 1 AND c = 1 IF m['x'] = 2")
 	if ok || !reflect.DeepEqual(cur["m"], map[string]int{"x": 1}) {
 		t.Fatalf("failed element condition: applied %v, current %v", ok, cur)
 	}
@@ -401,7 +392,7 @@ func testWriteConditional(t *testing.T, e *writeEnv) {
 	if r := one(t, s, "SELECT * FROM lwt WHERE k = 9"); r != nil {
 		t.Fatalf("IF EXISTS wrote a missing row: %v", r)
 	}
-	if ok, _ := cas("DELETE FROM lwt WHERE k = 1 AND c = 1 IF EXISTS"); !ok {
+	if ok, _ := cas(t, s, "DELETE FROM lwt WHERE k = 1 AND c = 1 IF EXISTS"); !ok {
 		t.Fatal("DELETE IF EXISTS not applied")
 	}
 	if r := one(t, s, "SELECT * FROM lwt WHERE k = 1 AND c = 1"); r != nil {
