@@ -109,8 +109,6 @@ func systemRows(table string, names []string) *wire.Rows {
 	return r
 }
 
-func intBytes(n int) []byte { return binary.BigEndian.AppendUint32(nil, uint32(n)) }
-
 func echo(values []wire.Value, noMetadata bool, typ *cqltype.Type) *wire.Rows {
 	r := &wire.Rows{Rows: [][][]byte{make([][]byte, len(values))}}
 	for i, v := range values {

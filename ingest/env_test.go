@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -241,8 +240,6 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 		time.Sleep(2 * time.Millisecond)
 	}
 }
-
-func pad(i int, n int) string { return fmt.Sprintf("%0*d", n, i) }
 
 func counterValue(c prometheus.Counter) float64 {
 	var m dto.Metric

@@ -117,8 +117,6 @@ func (it *blockIter) restart(i int) int {
 	return int(binary.LittleEndian.Uint32(it.data[it.restartsOff+4*i:]))
 }
 
-func (it *blockIter) valid() bool { return it.offset >= 0 && it.offset < it.restartsOff }
-
 func (it *blockIter) corrupt(format string, args ...any) bool {
 	it.err = fmt.Errorf("%w: "+format, append([]any{ErrCorrupt}, args...)...)
 	it.offset = it.restartsOff

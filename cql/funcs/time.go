@@ -59,10 +59,6 @@ func timeuuid(ticks, lsb uint64) []byte {
 	return binary.BigEndian.AppendUint64(out, lsb)
 }
 
-// NewTimeUUID returns a new version 1 UUID for the current time, as now()
-// does.
-func NewTimeUUID() []byte { return gen.next(time.Now()) }
-
 // timeuuidTicks returns the 60-bit timestamp of a version 1 UUID.
 func timeuuidTicks(u []byte) uint64 {
 	return cqltype.ReorderTimestamp(binary.BigEndian.Uint64(u)) & 0x0fffffffffffffff

@@ -188,27 +188,9 @@ func (l *ledger) write(s *gocql.Session, i int) error {
 	return err
 }
 
-// mustWrite retries write i until it is acknowledged, for at most 30s: the
-// bounded wait within which the cluster must take writes again.
-func (l *ledger) mustWrite(t *testing.T, s *gocql.Session, i int) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		err := l.write(s, i)
-		if err == nil {
-			return
-		}
-		if !retriableWrite(err) {
-			t.Fatalf("write %d: %v, not retriable", i, err)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("write %d still failing after 30s: %v", i, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// mustWriteAll runs mustWrite for i in [from, to) on workers goroutines.
+// mustWriteAll writes i for i in [from, to) on workers goroutines, retrying
+// each write until it is acknowledged, for at most 30s: the bounded wait
+// within which the cluster must take writes again.
 func (l *ledger) mustWriteAll(t *testing.T, s *gocql.Session, from, to, workers int) {
 	t.Helper()
 	next := make(chan int)

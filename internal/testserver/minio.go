@@ -143,6 +143,3 @@ func (m *MinIOServer) Pause(t testing.TB) { t.Helper(); require(t, m.proc.signal
 
 // Resume unfreezes a paused server (SIGCONT).
 func (m *MinIOServer) Resume(t testing.TB) { t.Helper(); require(t, m.proc.signal(syscall.SIGCONT)) }
-
-// Output returns the tail of the server's output, for failure messages.
-func (m *MinIOServer) Output() string { return m.proc.log.String() }

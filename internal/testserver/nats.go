@@ -122,6 +122,3 @@ func (n *NATSServer) Pause(t testing.TB) { t.Helper(); require(t, n.proc.signal(
 
 // Resume unfreezes a paused server (SIGCONT).
 func (n *NATSServer) Resume(t testing.TB) { t.Helper(); require(t, n.proc.signal(syscall.SIGCONT)) }
-
-// Output returns the tail of the server's output, for failure messages.
-func (n *NATSServer) Output() string { return n.proc.log.String() }
