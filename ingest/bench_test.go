@@ -15,14 +15,14 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/sedimentdb/sediment/commitlog"
 	"github.com/sedimentdb/sediment/internal/benchfig"
+	"github.com/sedimentdb/sediment/internal/commitlog"
+	"github.com/sedimentdb/sediment/internal/memtable"
+	"github.com/sedimentdb/sediment/internal/model"
+	"github.com/sedimentdb/sediment/internal/sstable"
 	"github.com/sedimentdb/sediment/internal/testserver"
-	"github.com/sedimentdb/sediment/memtable"
-	"github.com/sedimentdb/sediment/model"
+	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/objectstore"
-	"github.com/sedimentdb/sediment/sstable"
-	"github.com/sedimentdb/sediment/vfs"
 )
 
 // benchWriters is the number of concurrent writers of the shard benchmarks.

@@ -6,11 +6,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sedimentdb/sediment/commitlog"
-	"github.com/sedimentdb/sediment/kv"
-	"github.com/sedimentdb/sediment/model"
+	"github.com/sedimentdb/sediment/internal/commitlog"
+	"github.com/sedimentdb/sediment/internal/kv"
+	"github.com/sedimentdb/sediment/internal/model"
+	"github.com/sedimentdb/sediment/internal/sstable"
 	"github.com/sedimentdb/sediment/objectstore"
-	"github.com/sedimentdb/sediment/sstable"
 )
 
 // SSTable is one flushed table object: the entries of one table in one

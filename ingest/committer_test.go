@@ -5,10 +5,10 @@ import (
 	"context"
 	"testing"
 
-	"github.com/sedimentdb/sediment/commitlog"
+	"github.com/sedimentdb/sediment/internal/commitlog"
+	"github.com/sedimentdb/sediment/internal/sstable"
+	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/objectstore"
-	"github.com/sedimentdb/sediment/sstable"
-	"github.com/sedimentdb/sediment/vfs"
 )
 
 // putTable stores an SSTable of the given rows (key order) and describes it.

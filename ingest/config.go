@@ -7,7 +7,7 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/sedimentdb/sediment/commitlog"
+	"github.com/sedimentdb/sediment/internal/commitlog"
 )
 
 // Config configures the shards of an ingest node.

@@ -11,14 +11,14 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
-	"github.com/sedimentdb/sediment/cqltype"
-	"github.com/sedimentdb/sediment/keys"
-	"github.com/sedimentdb/sediment/kv"
-	"github.com/sedimentdb/sediment/model"
+	"github.com/sedimentdb/sediment/internal/cqltype"
+	"github.com/sedimentdb/sediment/internal/keys"
+	"github.com/sedimentdb/sediment/internal/kv"
+	"github.com/sedimentdb/sediment/internal/model"
+	"github.com/sedimentdb/sediment/internal/token"
+	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/objectstore"
 	"github.com/sedimentdb/sediment/objectstore/faultstore"
-	"github.com/sedimentdb/sediment/token"
-	"github.com/sedimentdb/sediment/vfs"
 )
 
 // testConfig is small enough that a few hundred rows flush.

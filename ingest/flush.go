@@ -10,12 +10,12 @@ import (
 	"math"
 	"time"
 
-	"github.com/sedimentdb/sediment/commitlog"
-	"github.com/sedimentdb/sediment/keys"
-	"github.com/sedimentdb/sediment/kv"
+	"github.com/sedimentdb/sediment/internal/commitlog"
+	"github.com/sedimentdb/sediment/internal/keys"
+	"github.com/sedimentdb/sediment/internal/kv"
+	"github.com/sedimentdb/sediment/internal/model"
+	"github.com/sedimentdb/sediment/internal/sstable"
 	"github.com/sedimentdb/sediment/manifest"
-	"github.com/sedimentdb/sediment/model"
-	"github.com/sedimentdb/sediment/sstable"
 )
 
 // splitPartition is the SSTables' Split: the partition prefix of a storage

@@ -3,7 +3,7 @@ package ingest
 import (
 	"encoding/binary"
 
-	"github.com/sedimentdb/sediment/kv"
+	"github.com/sedimentdb/sediment/internal/kv"
 )
 
 // A shard's memtables hold every table: an entry's memtable key is its

@@ -10,13 +10,13 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/sedimentdb/sediment/commitlog"
-	"github.com/sedimentdb/sediment/keys"
-	"github.com/sedimentdb/sediment/kv"
+	"github.com/sedimentdb/sediment/internal/commitlog"
+	"github.com/sedimentdb/sediment/internal/keys"
+	"github.com/sedimentdb/sediment/internal/kv"
+	"github.com/sedimentdb/sediment/internal/model"
+	"github.com/sedimentdb/sediment/internal/sstable"
 	"github.com/sedimentdb/sediment/manifest"
-	"github.com/sedimentdb/sediment/model"
 	"github.com/sedimentdb/sediment/objectstore"
-	"github.com/sedimentdb/sediment/sstable"
 )
 
 // TableIDOf returns the TableID of the manifest table id, its

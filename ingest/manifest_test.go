@@ -14,12 +14,12 @@ import (
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/sedimentdb/sediment/commitlog"
-	"github.com/sedimentdb/sediment/keys"
+	"github.com/sedimentdb/sediment/internal/commitlog"
+	"github.com/sedimentdb/sediment/internal/keys"
+	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/manifest/manifesttest"
 	"github.com/sedimentdb/sediment/objectstore"
-	"github.com/sedimentdb/sediment/vfs"
 )
 
 const clusterRanges = 4

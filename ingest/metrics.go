@@ -4,7 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
 
-	"github.com/sedimentdb/sediment/commitlog"
+	"github.com/sedimentdb/sediment/internal/commitlog"
 )
 
 type metrics struct {

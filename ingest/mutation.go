@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/sedimentdb/sediment/keys"
-	"github.com/sedimentdb/sediment/model"
+	"github.com/sedimentdb/sediment/internal/keys"
+	"github.com/sedimentdb/sediment/internal/model"
 )
 
 // TableID names a table; the schema assigns it and never reuses it.

@@ -11,11 +11,11 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/sedimentdb/sediment/keys"
-	"github.com/sedimentdb/sediment/kv"
-	"github.com/sedimentdb/sediment/model"
-	"github.com/sedimentdb/sediment/token"
-	"github.com/sedimentdb/sediment/vfs"
+	"github.com/sedimentdb/sediment/internal/keys"
+	"github.com/sedimentdb/sediment/internal/kv"
+	"github.com/sedimentdb/sediment/internal/model"
+	"github.com/sedimentdb/sediment/internal/token"
+	"github.com/sedimentdb/sediment/internal/vfs"
 )
 
 // Node is the shards of one ingest node. Shard i of n owns the i-th of n

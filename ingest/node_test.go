@@ -8,12 +8,12 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/sedimentdb/sediment/keys"
-	"github.com/sedimentdb/sediment/kv"
-	"github.com/sedimentdb/sediment/model"
-	"github.com/sedimentdb/sediment/token"
-	"github.com/sedimentdb/sediment/vfs"
-	"github.com/sedimentdb/sediment/vfs/errorfs"
+	"github.com/sedimentdb/sediment/internal/keys"
+	"github.com/sedimentdb/sediment/internal/kv"
+	"github.com/sedimentdb/sediment/internal/model"
+	"github.com/sedimentdb/sediment/internal/token"
+	"github.com/sedimentdb/sediment/internal/vfs"
+	"github.com/sedimentdb/sediment/internal/vfs/errorfs"
 )
 
 func (e *env) openNode() (*Node, error) {

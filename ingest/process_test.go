@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/sedimentdb/sediment/internal/crashtest"
+	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/objectstore"
-	"github.com/sedimentdb/sediment/vfs"
 )
 
 // processChildEnv, when set to a directory, turns the test binary into the

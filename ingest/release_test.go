@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/sedimentdb/sediment/commitlog"
+	"github.com/sedimentdb/sediment/internal/commitlog"
 	"github.com/sedimentdb/sediment/manifest"
 )
 

@@ -12,14 +12,14 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/sedimentdb/sediment/commitlog"
-	"github.com/sedimentdb/sediment/keys"
-	"github.com/sedimentdb/sediment/kv"
+	"github.com/sedimentdb/sediment/internal/commitlog"
+	"github.com/sedimentdb/sediment/internal/keys"
+	"github.com/sedimentdb/sediment/internal/kv"
+	"github.com/sedimentdb/sediment/internal/memtable"
+	"github.com/sedimentdb/sediment/internal/model"
+	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/manifest"
-	"github.com/sedimentdb/sediment/memtable"
-	"github.com/sedimentdb/sediment/model"
 	"github.com/sedimentdb/sediment/objectstore"
-	"github.com/sedimentdb/sediment/vfs"
 )
 
 var (

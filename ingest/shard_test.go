@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sedimentdb/sediment/commitlog"
-	"github.com/sedimentdb/sediment/kv"
-	"github.com/sedimentdb/sediment/vfs/errorfs"
+	"github.com/sedimentdb/sediment/internal/commitlog"
+	"github.com/sedimentdb/sediment/internal/kv"
+	"github.com/sedimentdb/sediment/internal/vfs/errorfs"
 )
 
 func TestApplyRead(t *testing.T) {

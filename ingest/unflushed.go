@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/sedimentdb/sediment/internal/model"
 	"github.com/sedimentdb/sediment/manifest"
-	"github.com/sedimentdb/sediment/model"
 )
 
 // valueOldest returns the smallest write timestamp of an encoded value

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/sedimentdb/sediment/internal/model"
 	"github.com/sedimentdb/sediment/manifest"
-	"github.com/sedimentdb/sediment/model"
 	"github.com/sedimentdb/sediment/objectstore/faultstore"
 )
 

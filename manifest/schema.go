@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/sedimentdb/sediment/cqltype"
+	"github.com/sedimentdb/sediment/internal/cqltype"
 )
 
 // Keyspace is one keyspace with its tables and user-defined types. It is

@@ -19,7 +19,7 @@ import (
 	"syscall"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/sedimentdb/sediment/vfs"
+	"github.com/sedimentdb/sediment/internal/vfs"
 )
 
 // tmpDir holds uploads in progress, inside the store's directory so that a

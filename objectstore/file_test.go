@@ -11,9 +11,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/objectstore"
 	"github.com/sedimentdb/sediment/objectstore/objtest"
-	"github.com/sedimentdb/sediment/vfs"
 )
 
 func newFileStore(t *testing.T) objectstore.Store {

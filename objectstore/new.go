@@ -10,7 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/sedimentdb/sediment/vfs"
+	"github.com/sedimentdb/sediment/internal/vfs"
 )
 
 // New returns the Store that cfg describes, with its metrics registered in

@@ -157,7 +157,7 @@ func TestExampleOutputs(t *testing.T) {
 func TestBacklogMetricsExist(t *testing.T) {
 	exported := map[string]bool{}
 	re := regexp.MustCompile(`(?:desc\(|Name:\s*)"([a-z_]+)"`)
-	srcs, _ := filepath.Glob("../compaction/*.go")
+	srcs, _ := filepath.Glob("../compactor/*.go")
 	for _, f := range srcs {
 		if strings.HasSuffix(f, "_test.go") {
 			continue

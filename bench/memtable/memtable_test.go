@@ -23,7 +23,7 @@ import (
 
 	"github.com/huandu/skiplist"
 	"github.com/sedimentdb/sediment/internal/benchfig"
-	"github.com/sedimentdb/sediment/memtable"
+	"github.com/sedimentdb/sediment/internal/memtable"
 	"github.com/tidwall/btree"
 )
 

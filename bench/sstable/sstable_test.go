@@ -33,8 +33,8 @@ import (
 	"github.com/cockroachdb/pebble/v2/objstorage/objstorageprovider"
 	pebblesst "github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/sedimentdb/sediment/internal/benchfig"
+	"github.com/sedimentdb/sediment/internal/sstable"
 	"github.com/sedimentdb/sediment/internal/workload"
-	"github.com/sedimentdb/sediment/sstable"
 )
 
 // rows is the flush-like load of the sstable package's own benchmarks.

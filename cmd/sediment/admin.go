@@ -28,11 +28,11 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/sedimentdb/sediment/compaction"
+	"github.com/sedimentdb/sediment/compactor"
+	"github.com/sedimentdb/sediment/ingest/rpc"
+	"github.com/sedimentdb/sediment/internal/sstable"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/objectstore"
-	"github.com/sedimentdb/sediment/rpc"
-	"github.com/sedimentdb/sediment/sstable"
 )
 
 // adminArchivePrefix starts every object of the manifest archive
@@ -1076,7 +1076,7 @@ type compactionProgress struct {
 
 // compactProgress reads the requests of rep, recording when each is done,
 // and counts the ranges the planner has yet to compact and their
-// SSTables, by the rule it applies (compaction.Compacted).
+// SSTables, by the rule it applies (compactor.Compacted).
 func compactProgress(ctx context.Context, m *manifest.Manifest, rep *CompactReport) (compactionProgress, error) {
 	n, err := m.RangeCount(ctx)
 	if err != nil && !errors.Is(err, manifest.ErrNotFound) {
@@ -1116,7 +1116,7 @@ func compactProgress(ctx context.Context, m *manifest.Manifest, rep *CompactRepo
 		}
 		pr.rangesDone += n - len(byRange)
 		for _, ts := range byRange {
-			if compaction.Compacted(ts, t.RequestedAt) {
+			if compactor.Compacted(ts, t.RequestedAt) {
 				pr.rangesDone++
 			} else {
 				pr.left += len(ts)

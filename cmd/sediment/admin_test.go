@@ -16,9 +16,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/objectstore"
-	"github.com/sedimentdb/sediment/vfs"
 )
 
 // runAdmin runs `sediment admin args...` against the catalog on NATS port

@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/sedimentdb/sediment/loadgen"
+	"github.com/sedimentdb/sediment/internal/loadgen"
 )
 
 // benchDefaultDuration is how long `sediment bench` runs without -duration

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/sedimentdb/sediment/internal/benchfig"
-	"github.com/sedimentdb/sediment/loadgen"
+	"github.com/sedimentdb/sediment/internal/loadgen"
 )
 
 // TestBenchCeiling runs `sediment bench -ceiling -ceiling-commitlog` end to

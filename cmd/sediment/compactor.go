@@ -12,11 +12,11 @@ import (
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/sedimentdb/sediment/compaction"
-	"github.com/sedimentdb/sediment/gc"
+	"github.com/sedimentdb/sediment/compactor"
+	"github.com/sedimentdb/sediment/compactor/gc"
 	"github.com/sedimentdb/sediment/ingest"
+	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/manifest"
-	"github.com/sedimentdb/sediment/vfs"
 )
 
 // CompactorConfig configures the compactor role's workers and planner.
@@ -29,14 +29,14 @@ type CompactorConfig struct {
 	// ReadAhead bounds each job's input bytes in memory.
 	ReadAhead int64 `yaml:"read_ahead"`
 
-	Planner compaction.PlannerConfig `yaml:"planner"`
+	Planner compactor.PlannerConfig `yaml:"planner"`
 }
 
 // RegisterFlags registers the flags of c with their defaults.
 func (c *CompactorConfig) RegisterFlags(f *flag.FlagSet) {
 	f.IntVar(&c.Workers, "compaction.workers", 1, "Compaction jobs a compactor process runs at once; each holds up to -compaction.read-ahead bytes of input.")
 	f.DurationVar(&c.AckWait, "compaction.ack-wait", 30*time.Second, "How long a compaction job may go without a heartbeat from its worker before the queue hands it to another; a dead worker's job waits this long.")
-	f.Int64Var(&c.ReadAhead, "compaction.read-ahead", compaction.DefaultReadAhead, "Bytes of input data one compaction job holds in memory, whatever the size of its SSTables.")
+	f.Int64Var(&c.ReadAhead, "compaction.read-ahead", compactor.DefaultReadAhead, "Bytes of input data one compaction job holds in memory, whatever the size of its SSTables.")
 	c.Planner.RegisterFlags(f)
 }
 
@@ -49,8 +49,8 @@ func (c *CompactorConfig) Validate() error {
 	if c.AckWait <= 0 {
 		errs = append(errs, errors.New("config: -compaction.ack-wait must be positive"))
 	}
-	if c.ReadAhead < compaction.MinChunk {
-		errs = append(errs, fmt.Errorf("config: -compaction.read-ahead must be at least %d", compaction.MinChunk))
+	if c.ReadAhead < compactor.MinChunk {
+		errs = append(errs, fmt.Errorf("config: -compaction.read-ahead must be at least %d", compactor.MinChunk))
 	}
 	return errors.Join(append(errs, c.Planner.Validate())...)
 }
@@ -72,7 +72,7 @@ func (s *Sediment) initCompactor(ctx context.Context) (service, error) {
 	if err != nil {
 		return service{}, err
 	}
-	q, err := compaction.OpenQueue(ctx, js, s.manifest.Cluster(), compaction.QueueOptions{
+	q, err := compactor.OpenQueue(ctx, js, s.manifest.Cluster(), compactor.QueueOptions{
 		AckWait: cfg.AckWait,
 		Dedup:   cfg.Planner.JobTimeout,
 		GCGrace: func(table uuid.UUID) (int32, bool) { return gcGrace(s.view, table) },
@@ -80,21 +80,21 @@ func (s *Sediment) initCompactor(ctx context.Context) (service, error) {
 	if err != nil {
 		return service{}, err
 	}
-	if err := compaction.RegisterQueueMetrics(s.reg, q); err != nil {
+	if err := compactor.RegisterQueueMetrics(s.reg, q); err != nil {
 		return service{}, err
 	}
-	planner, err := compaction.NewPlanner(s.view, cfg.Planner, compaction.PlannerOptions{
+	planner, err := compactor.NewPlanner(s.view, cfg.Planner, compactor.PlannerOptions{
 		Holder: id, Submit: q.Submit, Running: q.Running, Logger: s.logger, Registerer: s.reg,
 	})
 	if err != nil {
 		return service{}, err
 	}
-	metrics := compaction.NewMetrics(s.reg)
+	metrics := compactor.NewMetrics(s.reg)
 	runners := []func(context.Context) error{planner.Run}
 	for range cfg.Workers {
-		w, err := compaction.NewWorker(q, s.manifest, compaction.WorkerOptions{
+		w, err := compactor.NewWorker(q, s.manifest, compactor.WorkerOptions{
 			Store:     s.store,
-			Run:       compaction.Options{ReadAhead: cfg.ReadAhead},
+			Run:       compactor.Options{ReadAhead: cfg.ReadAhead},
 			Unflushed: unflushedBound(s.manifest, 3*s.cfg.Node.HeartbeatInterval, time.Now),
 			// Far below the age at which the orphan sweep deletes them.
 			MaxCommitAge: s.cfg.GC.OrphanAge / 2,
@@ -141,7 +141,7 @@ func (s *Sediment) initCompactor(ctx context.Context) (service, error) {
 }
 
 // unflushedBound returns the workers' purge bound source
-// (compaction.WorkerOptions.Unflushed): the oldest write any ingest member
+// (compactor.WorkerOptions.Unflushed): the oldest write any ingest member
 // reported unflushed for the table, read fresh from the manifest's member
 // list (not the View, which may lag), per ingest.OldestUnflushed.
 //

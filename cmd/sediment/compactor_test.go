@@ -14,12 +14,12 @@ import (
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/sedimentdb/sediment/gc"
+	"github.com/sedimentdb/sediment/compactor/gc"
 	"github.com/sedimentdb/sediment/ingest"
+	"github.com/sedimentdb/sediment/internal/sstable"
+	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/objectstore"
-	"github.com/sedimentdb/sediment/sstable"
-	"github.com/sedimentdb/sediment/vfs"
 )
 
 // TestCompactorCollectsGarbage runs the compactor role alone: it takes the

@@ -16,10 +16,10 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/sedimentdb/sediment/cache"
-	"github.com/sedimentdb/sediment/cql/exec"
-	"github.com/sedimentdb/sediment/frontend"
-	"github.com/sedimentdb/sediment/gc"
+	"github.com/sedimentdb/sediment/compactor/gc"
+	"github.com/sedimentdb/sediment/frontend/cache"
+	"github.com/sedimentdb/sediment/frontend/cql/exec"
+	"github.com/sedimentdb/sediment/frontend/transport"
 	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/objectstore"
@@ -42,7 +42,7 @@ type Config struct {
 	Ingest      IngestConfig       `yaml:"ingest"`
 	GC          gc.Config          `yaml:"gc"`
 	Compactor   CompactorConfig    `yaml:"compaction"`
-	CQL         frontend.Config    `yaml:"cql"`
+	CQL         transport.Config   `yaml:"cql"`
 	Batch       exec.BatchLimits   `yaml:"cql_batch"`
 	Cache       cache.Config       `yaml:"cache"`
 

@@ -8,12 +8,12 @@ import (
 	"path/filepath"
 	"sync/atomic"
 
-	"github.com/sedimentdb/sediment/cache"
-	"github.com/sedimentdb/sediment/cql/exec"
-	"github.com/sedimentdb/sediment/engine"
-	"github.com/sedimentdb/sediment/frontend"
+	"github.com/sedimentdb/sediment/frontend/cache"
+	"github.com/sedimentdb/sediment/frontend/cql/exec"
+	"github.com/sedimentdb/sediment/frontend/engine"
+	"github.com/sedimentdb/sediment/frontend/transport"
+	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/manifest"
-	"github.com/sedimentdb/sediment/vfs"
 )
 
 // The frontend module serves CQL. At start it:
@@ -82,7 +82,7 @@ func (s *Sediment) initFrontend(ctx context.Context) (service, error) {
 	}
 
 	var auth *exec.Auth
-	fopts := frontend.Options{Registerer: s.reg, Logger: s.logger}
+	fopts := transport.Options{Registerer: s.reg, Logger: s.logger}
 	if cfg.Authenticator == "password" {
 		auth = exec.NewAuth(s.manifest, s.view, exec.AuthOptions{Logger: logger})
 		if err := auth.Setup(ctx); err != nil {
@@ -108,7 +108,7 @@ func (s *Sediment) initFrontend(ctx context.Context) (service, error) {
 	if err != nil {
 		return service{}, errors.Join(err, closeEngine())
 	}
-	server, err := frontend.New(cfg, x.Handler(), fopts)
+	server, err := transport.New(cfg, x.Handler(), fopts)
 	if err != nil {
 		return service{}, errors.Join(err, closeEngine())
 	}

@@ -10,11 +10,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/sedimentdb/sediment/engine"
+	"github.com/sedimentdb/sediment/frontend/engine"
 	"github.com/sedimentdb/sediment/ingest"
+	"github.com/sedimentdb/sediment/ingest/rpc"
+	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/manifest"
-	"github.com/sedimentdb/sediment/rpc"
-	"github.com/sedimentdb/sediment/vfs"
 )
 
 // The ingest module runs this process's ingest node. At start it:

@@ -20,15 +20,15 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/sedimentdb/sediment/cqltype"
 	"github.com/sedimentdb/sediment/ingest"
-	"github.com/sedimentdb/sediment/keys"
-	"github.com/sedimentdb/sediment/kv"
+	"github.com/sedimentdb/sediment/internal/cqltype"
+	"github.com/sedimentdb/sediment/internal/keys"
+	"github.com/sedimentdb/sediment/internal/kv"
+	"github.com/sedimentdb/sediment/internal/model"
+	"github.com/sedimentdb/sediment/internal/token"
+	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/manifest"
-	"github.com/sedimentdb/sediment/model"
 	"github.com/sedimentdb/sediment/objectstore"
-	"github.com/sedimentdb/sediment/token"
-	"github.com/sedimentdb/sediment/vfs"
 )
 
 const testRanges = 4

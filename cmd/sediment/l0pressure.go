@@ -5,7 +5,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/sedimentdb/sediment/compaction"
+	"github.com/sedimentdb/sediment/compactor"
 	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/manifest"
 )
@@ -54,13 +54,13 @@ func (g *l0Gauge) L0Pressure(table ingest.TableID, r int) float64 {
 	if !ok {
 		byRange = map[int]float64{}
 		for _, t := range g.tables[table] {
-			st, err := compaction.ParseStrategy(t.Options.Compaction)
+			st, err := compactor.ParseStrategy(t.Options.Compaction)
 			if err != nil {
-				st = compaction.DefaultStrategy() // checked at DDL; an old schema may predate that
+				st = compactor.DefaultStrategy() // checked at DDL; an old schema may predate that
 			}
-			snap := compaction.SnapshotOf(g.view, t.ID)
+			snap := compactor.SnapshotOf(g.view, t.ID)
 			for rr, ssts := range snap.Ranges {
-				p := st.L0Pressure(compaction.Snapshot{Table: t.ID, Ranges: map[int][]manifest.SSTable{rr: ssts}})
+				p := st.L0Pressure(compactor.Snapshot{Table: t.ID, Ranges: map[int][]manifest.SSTable{rr: ssts}})
 				byRange[rr] = max(byRange[rr], p)
 			}
 		}

@@ -23,7 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/sedimentdb/sediment/status"
+	"github.com/sedimentdb/sediment/internal/status"
 )
 
 func main() {

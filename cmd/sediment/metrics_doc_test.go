@@ -25,7 +25,7 @@ import (
 
 const (
 	metricsDocPath = "../../docs/metrics.md"
-	dashboardPath  = "../../deploy/grafana/sediment.json"
+	dashboardPath  = "../../docs/grafana/sediment.json"
 )
 
 // docMetric is one row of a metrics table in docs/metrics.md.

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/sedimentdb/sediment/vfs"
+	"github.com/sedimentdb/sediment/internal/vfs"
 )
 
 // nodeIDFile holds, under the data directory, the identity of the node whose

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sedimentdb/sediment/vfs"
+	"github.com/sedimentdb/sediment/internal/vfs"
 )
 
 func TestNodeIDPersists(t *testing.T) {

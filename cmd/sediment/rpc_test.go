@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sedimentdb/sediment/engine"
+	"github.com/sedimentdb/sediment/frontend/engine"
+	"github.com/sedimentdb/sediment/ingest/rpc"
 	"github.com/sedimentdb/sediment/manifest"
-	"github.com/sedimentdb/sediment/rpc"
 )
 
 // remoteRows scans the whole ring through e and returns v of every row, by

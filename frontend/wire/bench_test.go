@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/sedimentdb/sediment/cqltype"
+	"github.com/sedimentdb/sediment/internal/cqltype"
 )
 
 // benchRows is a page of n rows of a key, a bigint and a 100-byte text.

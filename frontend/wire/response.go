@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 
-	"github.com/sedimentdb/sediment/cqltype"
+	"github.com/sedimentdb/sediment/internal/cqltype"
 )
 
 // Ready (READY) answers a STARTUP that needs no authentication.

@@ -3,7 +3,7 @@ package wire
 import (
 	"strings"
 
-	"github.com/sedimentdb/sediment/cqltype"
+	"github.com/sedimentdb/sediment/internal/cqltype"
 )
 
 // The [option] IDs of types.

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sedimentdb/sediment/cqltype"
+	"github.com/sedimentdb/sediment/internal/cqltype"
 )
 
 func TestTypeEncoding(t *testing.T) {

@@ -23,14 +23,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/sedimentdb/sediment/cql/exec"
-	"github.com/sedimentdb/sediment/engine"
-	"github.com/sedimentdb/sediment/frontend"
+	"github.com/sedimentdb/sediment/frontend/cql/exec"
+	"github.com/sedimentdb/sediment/frontend/engine"
+	"github.com/sedimentdb/sediment/frontend/transport"
 	"github.com/sedimentdb/sediment/ingest"
+	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/manifest/manifesttest"
 	"github.com/sedimentdb/sediment/objectstore"
-	"github.com/sedimentdb/sediment/vfs"
 )
 
 // Options tune a test server. The zero value is a small, quick one.
@@ -46,7 +46,7 @@ type Options struct {
 	// Frontend adjusts the CQL server's configuration. With the password
 	// authenticator the catalog gets the default superuser cassandra
 	// (password cassandra), and Cluster's drivers must log in.
-	Frontend func(*frontend.Config)
+	Frontend func(*transport.Config)
 	// Executor adjusts the executor's configuration (batch thresholds...).
 	Executor func(*exec.Config)
 }
@@ -61,7 +61,7 @@ type Server struct {
 	Node     *ingest.Node
 	Engine   *engine.Local
 	Executor *exec.Executor
-	CQL      *frontend.Server
+	CQL      *transport.Server
 	// Auth is the executor's Auth; nil without password authentication.
 	Auth *exec.Auth
 }
@@ -127,14 +127,14 @@ func Start(t testing.TB, o Options) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var fc frontend.Config
+	var fc transport.Config
 	fc.RegisterFlags(flag.NewFlagSet("cql", flag.ContinueOnError))
 	fc.ListenAddress = ln.Addr().String()
 	if o.Frontend != nil {
 		o.Frontend(&fc)
 	}
 	var auth *exec.Auth
-	fo := frontend.Options{Registerer: prometheus.NewRegistry()}
+	fo := transport.Options{Registerer: prometheus.NewRegistry()}
 	if fc.Authenticator == "password" {
 		auth = exec.NewAuth(m, view, exec.AuthOptions{BcryptCost: bcrypt.MinCost})
 		if err := auth.Setup(ctx); err != nil {
@@ -158,7 +158,7 @@ func Start(t testing.TB, o Options) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := frontend.New(fc, x.Handler(), fo)
+	srv, err := transport.New(fc, x.Handler(), fo)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,8 +5,8 @@ import (
 
 	"github.com/gocql/gocql"
 
-	"github.com/sedimentdb/sediment/keys"
-	"github.com/sedimentdb/sediment/token"
+	"github.com/sedimentdb/sediment/internal/keys"
+	"github.com/sedimentdb/sediment/internal/token"
 )
 
 func TestStartAndConnect(t *testing.T) {

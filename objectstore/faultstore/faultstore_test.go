@@ -9,10 +9,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/objectstore"
 	"github.com/sedimentdb/sediment/objectstore/faultstore"
 	"github.com/sedimentdb/sediment/objectstore/objtest"
-	"github.com/sedimentdb/sediment/vfs"
 )
 
 func newStore(t *testing.T) *faultstore.Store {

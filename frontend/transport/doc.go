@@ -1,0 +1,51 @@
+// Package transport serves the CQL native protocol (versions 3 and 4; see
+// package wire for the frames) and hands statements to a Handler.
+//
+// # Connections
+//
+// Each connection has one reader and one writer goroutine. The reader
+// decodes frames and answers the handshake (OPTIONS, STARTUP,
+// AUTH_RESPONSE, REGISTER) itself, in order; QUERY, PREPARE, EXECUTE and
+// BATCH each run on a worker goroutine of their own (workers outlive
+// statements so that their grown stacks serve again), so that many
+// requests of one connection execute at once and are answered as they
+// finish, whatever their order. The reader reads a frame only with a free
+// slot of the connection's in-flight bound, and handles it only with one
+// of the server's (taken after the read, so that idle connections hold
+// none): when either is full it stops reading, and TCP pushes back on the
+// client. It also stops while more than 4 MiB of answers are unwritten,
+// since the answers it writes itself take no slot. The writer sends, in one write, every answer queued while its
+// previous write was in progress.
+//
+// The handshake follows Cassandra 4 (its InitialConnectionHandler and
+// ServerConnection): until STARTUP only OPTIONS and STARTUP are accepted,
+// each answered in its frame's version, and STARTUP fixes the connection's
+// version; with password authentication STARTUP is answered with
+// AUTHENTICATE (org.apache.cassandra.auth.PasswordAuthenticator) and only
+// AUTH_RESPONSE, a SASL PLAIN token, is accepted until it succeeds. Once
+// ready, AUTH_RESPONSE logs in again, as Cassandra allows.
+//
+// # Events
+//
+// REGISTER subscribes a connection to event types; Server.Publish pushes
+// an EVENT on stream -1 to every connection subscribed to its type. The
+// executor publishes SCHEMA_CHANGE after DDL; TOPOLOGY_CHANGE and
+// STATUS_CHANGE come from the catalog's members. Delivery is best effort:
+// a client that does not read misses events rather than holding up the
+// publisher.
+//
+// # Errors
+//
+// A frame in a version other than 3 or 4 is answered with a Protocol error
+// that names the supported versions, framed in the client's own version
+// where its framing is known (see wire.UnsupportedVersionError), and the
+// connection is closed; drivers then reconnect with a lower version. A
+// frame longer than the maximum is skipped and answered with an Invalid
+// error on its stream, as Cassandra answers it; a malformed body, an
+// unknown opcode or one in the wrong direction gets a Protocol error worded
+// as Cassandra words it, and a response frame from a started client is
+// dropped, as Cassandra drops it. A connection is closed only
+// when its byte stream is out of step. A Handler error that is not a
+// *wire.Error, and a Handler panic, is logged (sampled) and sent as a
+// Server error without its text.
+package transport
