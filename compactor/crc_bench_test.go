@@ -33,7 +33,7 @@ func BenchmarkCompactionChecksum(b *testing.B) {
 		start := cpuTime()
 		for b.Loop() {
 			job.ID = fmt.Sprintf("crc-%d", b.N)
-			outs, _, err := Run(context.Background(), job, Deps{Store: s, Options: Options{Writer: wo}})
+			outs, _, err := Run(context.Background(), job, RunDeps{Store: s, Options: Options{Writer: wo}})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -138,8 +138,8 @@ const DefaultReadAhead = 64 << 20
 // ranged GETs would cost more in requests than they save in memory.
 const MinChunk = 4 << 10
 
-// Deps are what a job runs against.
-type Deps struct {
+// RunDeps are what a job runs against.
+type RunDeps struct {
 	Store   objectstore.Store
 	Options Options
 }
@@ -170,7 +170,7 @@ type Stats struct {
 // Run merges the job's inputs into new SSTables in the store and returns
 // their manifest entries, not yet committed. On error, stats.Written names
 // the objects that may have been left behind.
-func Run(ctx context.Context, job Job, deps Deps) (outputs []manifest.SSTable, stats Stats, err error) {
+func Run(ctx context.Context, job Job, deps RunDeps) (outputs []manifest.SSTable, stats Stats, err error) {
 	if err := job.validate(); err != nil {
 		return nil, stats, err
 	}

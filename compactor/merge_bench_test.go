@@ -89,7 +89,7 @@ func BenchmarkCompaction(b *testing.B) {
 		start := cpuTime()
 		for b.Loop() {
 			job.ID = fmt.Sprintf("bench-%d", b.N)
-			outs, _, err := Run(context.Background(), job, Deps{Store: s, Options: Options{Writer: wo}})
+			outs, _, err := Run(context.Background(), job, RunDeps{Store: s, Options: Options{Writer: wo}})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -163,7 +163,7 @@ func BenchmarkCompactionReadAhead(b *testing.B) {
 		b.Run(fmt.Sprintf("readahead=%dKiB", ra>>10), func(b *testing.B) {
 			var st Stats
 			for b.Loop() {
-				outs, stats, err := Run(context.Background(), Job{ID: "sweep", Table: testTable, Inputs: ins, Now: 1}, Deps{Store: s, Options: Options{ReadAhead: ra, Writer: wo}})
+				outs, stats, err := Run(context.Background(), Job{ID: "sweep", Table: testTable, Inputs: ins, Now: 1}, RunDeps{Store: s, Options: Options{ReadAhead: ra, Writer: wo}})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -51,7 +51,7 @@ func TestMemoryBounded(t *testing.T) {
 	ins := bigInputs(t, s, n, size, sstable.WriterOptions{BlockSize: 4 << 10})
 	s.resetPeak()
 	job := Job{ID: "big", Table: testTable, Inputs: ins, Now: 1, TargetSize: 256 << 10}
-	outs, stats, err := Run(context.Background(), job, Deps{Store: s, Options: Options{ReadAhead: n * readAhead, TailSize: tail, Writer: sstable.WriterOptions{BufferSize: buffer}}})
+	outs, stats, err := Run(context.Background(), job, RunDeps{Store: s, Options: Options{ReadAhead: n * readAhead, TailSize: tail, Writer: sstable.WriterOptions{BufferSize: buffer}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,19 +105,19 @@ func TestInvalidJob(t *testing.T) {
 		{ID: "x", Inputs: []manifest.SSTable{in, in}},
 		{ID: "x", Inputs: []manifest.SSTable{{Key: "in/1.sst"}}},
 	} {
-		if _, _, err := Run(context.Background(), job, Deps{Store: newMemStore()}); !errors.Is(err, ErrInvalidJob) {
+		if _, _, err := Run(context.Background(), job, RunDeps{Store: newMemStore()}); !errors.Is(err, ErrInvalidJob) {
 			t.Errorf("%+v: %v", job, err)
 		}
 	}
 }
 
 // corruptTrial is a random job whose inputs span several outputs.
-func corruptTrial(t testing.TB, s objectstore.Store) (Job, Deps) {
+func corruptTrial(t testing.TB, s objectstore.Store) (Job, RunDeps) {
 	t.Helper()
 	wo := sstable.WriterOptions{BlockSize: 1 << 10, BufferSize: 1 << 10, Compression: sstable.S2}
 	ins := bigInputs(t, s, 2, 64<<10, wo)
 	return Job{ID: "corrupt", Table: testTable, Inputs: ins, Now: 1, TargetSize: 8 << 10},
-		Deps{Store: s, Options: Options{Writer: wo, ReadAhead: 32 << 10}}
+		RunDeps{Store: s, Options: Options{Writer: wo, ReadAhead: 32 << 10}}
 }
 
 // checkNothingElse checks that a failed job left no object outside

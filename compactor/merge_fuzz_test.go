@@ -30,7 +30,7 @@ func FuzzRunCorruptInput(f *testing.F) {
 			fuzzBase.store = newMemStore()
 			fuzzBase.trial = randomTrial(t, fuzzBase.store, 7)
 			fuzzBase.trial.job.GCBefore = 0
-			outs, _, err := Run(context.Background(), fuzzBase.trial.job, Deps{Store: fuzzBase.store})
+			outs, _, err := Run(context.Background(), fuzzBase.trial.job, RunDeps{Store: fuzzBase.store})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -46,7 +46,7 @@ func FuzzRunCorruptInput(f *testing.F) {
 		data[int(off)%len(data)] ^= xor
 		data = data[:len(data)-int(cut)%len(data)]
 		s.objects[key] = data
-		outs, _, err := Run(context.Background(), job, Deps{Store: s})
+		outs, _, err := Run(context.Background(), job, RunDeps{Store: s})
 		if err != nil {
 			return
 		}

@@ -22,7 +22,7 @@ func runEntries(t *testing.T, job Job, inputs ...[]entry) ([]entry, Stats) {
 	for i, es := range inputs {
 		job.Inputs = append(job.Inputs, writeTable(t, s, fmt.Sprintf("in/%d.sst", i), sortedEntries(toMap(es)), sstable.WriterOptions{}))
 	}
-	outs, stats, err := Run(context.Background(), job, Deps{Store: s})
+	outs, stats, err := Run(context.Background(), job, RunDeps{Store: s})
 	if err != nil {
 		t.Fatal(err)
 	}

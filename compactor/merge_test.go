@@ -417,7 +417,7 @@ func TestRunRandom(t *testing.T) {
 	multi := 0
 	for seed := range uint64(trials) {
 		tr := randomTrial(t, s, seed)
-		outs, stats, err := Run(context.Background(), tr.job, Deps{Store: s, Options: Options{ReadAhead: 2 + int64(seed*7919)%(64<<10), Writer: tr.writer}})
+		outs, stats, err := Run(context.Background(), tr.job, RunDeps{Store: s, Options: Options{ReadAhead: 2 + int64(seed*7919)%(64<<10), Writer: tr.writer}})
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
@@ -571,7 +571,7 @@ func TestRunRuleHasTeeth(t *testing.T) {
 	for seed := range uint64(200) {
 		tr := randomTrial(t, s, seed)
 		tr.job.OldestOutside = math.MaxInt64
-		outs, _, err := Run(context.Background(), tr.job, Deps{Store: s})
+		outs, _, err := Run(context.Background(), tr.job, RunDeps{Store: s})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -33,17 +33,17 @@ type PlannerConfig struct {
 
 // RegisterFlags registers the flags of c with their defaults.
 func (c *PlannerConfig) RegisterFlags(f *flag.FlagSet) {
-	f.DurationVar(&c.Interval, "compaction.plan-interval", 10*time.Second, "Time between the compaction planner's passes over the manifest.")
-	f.DurationVar(&c.JobTimeout, "compaction.job-timeout", time.Hour, "How long a submitted compaction counts as running while its inputs stay live; after it, the planner submits it again.")
+	f.DurationVar(&c.Interval, "compactor.plan-interval", 10*time.Second, "Time between the compaction planner's passes over the manifest.")
+	f.DurationVar(&c.JobTimeout, "compactor.job-timeout", time.Hour, "How long a submitted compaction counts as running while its inputs stay live; after it, the planner submits it again.")
 }
 
 // Validate checks c.
 func (c *PlannerConfig) Validate() error {
 	if c.Interval <= 0 {
-		return errors.New("config: -compaction.plan-interval must be positive")
+		return errors.New("config: -compactor.plan-interval must be positive")
 	}
 	if c.JobTimeout <= 0 {
-		return errors.New("config: -compaction.job-timeout must be positive")
+		return errors.New("config: -compactor.job-timeout must be positive")
 	}
 	return nil
 }

@@ -362,7 +362,7 @@ func TestPlannerConfig(t *testing.T) {
 	if err := c.Validate(); err != nil || c.Interval != 10*time.Second || c.JobTimeout != time.Hour {
 		t.Fatalf("defaults %+v: %v", c, err)
 	}
-	if err := f.Parse([]string{"-compaction.plan-interval=0s"}); err != nil {
+	if err := f.Parse([]string{"-compactor.plan-interval=0s"}); err != nil {
 		t.Fatal(err)
 	}
 	if c.Validate() == nil {

@@ -260,7 +260,7 @@ func (w *Worker) attempt(ctx context.Context, msg jetstream.Msg, j *QueuedJob, a
 	}()
 	w.opts.Metrics.running.Inc()
 	started := time.Now() // before the first output's upload
-	outputs, stats, err := Run(runCtx, job, Deps{Store: w.opts.Store, Options: w.opts.Run})
+	outputs, stats, err := Run(runCtx, job, RunDeps{Store: w.opts.Store, Options: w.opts.Run})
 	w.opts.Metrics.running.Dec()
 	w.opts.Metrics.read.Add(float64(stats.InputBytes))
 	w.opts.Metrics.written.Add(float64(stats.OutputBytes))

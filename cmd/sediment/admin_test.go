@@ -407,9 +407,9 @@ func TestAdminFlushCompact(t *testing.T) {
 		"-node.heartbeat-interval=50ms",
 		"-ingest.shards=1", "-ingest.ranges=2",
 		"-ingest.flush-age=1h",
-		"-compaction.workers=2",
-		"-compaction.plan-interval=100ms",
-		"-compaction.ack-wait=5s",
+		"-compactor.workers=2",
+		"-compactor.plan-interval=100ms",
+		"-compactor.ack-wait=5s",
 	)
 	p.waitReady(t)
 	s := cqlSession(t, p, "")

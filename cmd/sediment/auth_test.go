@@ -26,7 +26,7 @@ func TestRunPasswordAuthenticator(t *testing.T) {
 		t.Errorf("no warning about the default superuser in the log:\n%s", p.log)
 	}
 	connect := func(user, password string) (*gocql.Session, error) {
-		host, port, err := net.SplitHostPort(p.s.cqlAddr)
+		host, port, err := net.SplitHostPort(p.s.frontend.Addr())
 		if err != nil {
 			t.Fatalf("no CQL address: %v", err)
 		}
@@ -62,7 +62,7 @@ func TestRunPasswordAuthenticator(t *testing.T) {
 	}
 
 	// A driver without credentials is refused at the handshake.
-	host, port, _ := net.SplitHostPort(p.s.cqlAddr)
+	host, port, _ := net.SplitHostPort(p.s.frontend.Addr())
 	c := gocql.NewCluster(host)
 	c.Port, _ = strconv.Atoi(port)
 	c.ConnectTimeout = 10 * time.Second

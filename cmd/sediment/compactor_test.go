@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sedimentdb/sediment/compactor"
 	"github.com/sedimentdb/sediment/compactor/gc"
 	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/internal/sstable"
@@ -126,9 +127,9 @@ func TestCompactorCompacts(t *testing.T) {
 		"-node.heartbeat-interval=50ms",
 		"-ingest.shards=1", "-ingest.ranges=2",
 		"-ingest.flush-age=50ms",
-		"-compaction.workers=2",
-		"-compaction.plan-interval=100ms",
-		"-compaction.ack-wait=5s",
+		"-compactor.workers=2",
+		"-compactor.plan-interval=100ms",
+		"-compactor.ack-wait=5s",
 	)
 	p.waitReady(t)
 	s := cqlSession(t, p, "")
@@ -252,8 +253,8 @@ func TestCompactorPurges(t *testing.T) {
 		"-node.heartbeat-interval="+beat.String(),
 		"-ingest.shards=1", "-ingest.ranges=1",
 		"-ingest.flush-age=50ms",
-		"-compaction.plan-interval=100ms",
-		"-compaction.ack-wait=5s",
+		"-compactor.plan-interval=100ms",
+		"-compactor.ack-wait=5s",
 	)
 	p.waitReady(t)
 	s := cqlSession(t, p, "")
@@ -397,7 +398,7 @@ func TestCompactorPurges(t *testing.T) {
 	// The bound itself: the ghost's write while it beats; unknown (no
 	// purge) once it stops beating; once it leaves, nothing unflushed
 	// but the writes of the window, capped at its start.
-	bound := unflushedBound(m, 3*beat, time.Now)
+	bound := compactor.UnflushedBound(m, 3*beat, time.Now)
 	// (Beats may come late on a busy machine, making the bound unknown
 	// for a moment.)
 	waitFor(t, "the bound to be the live member's unflushed write", func() bool {

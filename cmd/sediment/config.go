@@ -16,10 +16,9 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/sedimentdb/sediment/compactor"
 	"github.com/sedimentdb/sediment/compactor/gc"
-	"github.com/sedimentdb/sediment/frontend/cache"
-	"github.com/sedimentdb/sediment/frontend/cql/exec"
-	"github.com/sedimentdb/sediment/frontend/transport"
+	"github.com/sedimentdb/sediment/frontend"
 	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/objectstore"
@@ -41,10 +40,10 @@ type Config struct {
 	Manifest    manifest.Config    `yaml:"manifest"`
 	Ingest      IngestConfig       `yaml:"ingest"`
 	GC          gc.Config          `yaml:"gc"`
-	Compactor   CompactorConfig    `yaml:"compaction"`
-	CQL         transport.Config   `yaml:"cql"`
-	Batch       exec.BatchLimits   `yaml:"cql_batch"`
-	Cache       cache.Config       `yaml:"cache"`
+	Compactor   compactor.Config   `yaml:"compactor"`
+	// The frontend's sections keep their top-level keys: cql, cql_batch
+	// and cache.
+	Frontend frontend.Config `yaml:",inline"`
 
 	// PrintConfig asks for the effective configuration as YAML, then exit.
 	PrintConfig bool `yaml:"-"`
@@ -63,9 +62,7 @@ func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	c.Ingest.RegisterFlags(f)
 	c.GC.RegisterFlags(f)
 	c.Compactor.RegisterFlags(f)
-	c.CQL.RegisterFlags(f)
-	c.Batch.RegisterFlags(f)
-	c.Cache.RegisterFlags(f)
+	c.Frontend.RegisterFlags(f)
 }
 
 // Validate checks every section.
@@ -76,7 +73,7 @@ func (c *Config) Validate() error {
 	if c.DataDir == "" {
 		return errors.New("config: -data.dir must not be empty")
 	}
-	return errors.Join(c.Log.Validate(), c.HTTP.Validate(), c.Node.Validate(), c.ObjectStore.Validate(), c.Manifest.Validate(), c.Ingest.Validate(), c.GC.Validate(), c.Compactor.Validate(), c.CQL.Validate(), c.Cache.Validate())
+	return errors.Join(c.Log.Validate(), c.HTTP.Validate(), c.Node.Validate(), c.ObjectStore.Validate(), c.Manifest.Validate(), c.Ingest.Validate(), c.GC.Validate(), c.Compactor.Validate(), c.Frontend.Validate())
 }
 
 // Roles returns the roles named by Target.
@@ -211,6 +208,9 @@ func (c *Config) Load(args []string, getenv func(string) string) error {
 	var file string
 	f.StringVar(&file, configFileFlag, "", "YAML configuration file; flags and environment variables override it.")
 
+	if err := checkRenamed(args, getenv); err != nil {
+		return err
+	}
 	// A first pass over the command line finds the file without applying
 	// the other flags, which must win over it.
 	if err := f.Parse(args); err != nil {
@@ -256,10 +256,52 @@ func (c *Config) loadYAML(file string) error {
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
+	var keys map[string]yaml.Node
+	if err := yaml.Unmarshal(data, &keys); err == nil {
+		for old, now := range renamedYAMLKeys {
+			if _, ok := keys[old]; ok {
+				return fmt.Errorf("config: %s: the section %s is now called %s", file, old, now)
+			}
+		}
+	}
 	d := yaml.NewDecoder(bytes.NewReader(data))
 	d.KnownFields(true)
 	if err := d.Decode(c); err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("config: %s: %w", file, err)
+	}
+	return nil
+}
+
+// renamedFlags maps the flags that were renamed to their new names, and
+// renamedYAMLKeys the top-level YAML sections: the old spellings are
+// refused with a message naming the new one.
+var (
+	renamedFlags = map[string]string{
+		"compaction.workers":       "compactor.workers",
+		"compaction.ack-wait":      "compactor.ack-wait",
+		"compaction.read-ahead":    "compactor.read-ahead",
+		"compaction.plan-interval": "compactor.plan-interval",
+		"compaction.job-timeout":   "compactor.job-timeout",
+	}
+	renamedYAMLKeys = map[string]string{"compaction": "compactor"}
+)
+
+// checkRenamed refuses renamed flags on the command line and in the
+// environment.
+func checkRenamed(args []string, getenv func(string) string) error {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if now, ok := renamedFlags[name]; ok && strings.HasPrefix(a, "-") {
+			return fmt.Errorf("config: -%s is now -%s", name, now)
+		}
+	}
+	for old, now := range renamedFlags {
+		if getenv(EnvName(old)) != "" {
+			return fmt.Errorf("config: $%s is now $%s", EnvName(old), EnvName(now))
+		}
 	}
 	return nil
 }

@@ -186,3 +186,39 @@ func TestLoadIngestAndNodeSections(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadRefusesRenamedSpellings checks that the spellings the compactor
+// had before it was named once (flags -compaction.*, the YAML section
+// compaction, their environment variables) are refused with the new name,
+// and that the new ones load.
+func TestLoadRefusesRenamedSpellings(t *testing.T) {
+	none := func(string) string { return "" }
+	for _, tc := range []struct {
+		args    []string
+		env     map[string]string
+		wantErr string
+	}{
+		{args: []string{"-compaction.workers=2"}, wantErr: "-compaction.workers is now -compactor.workers"},
+		{args: []string{"--compaction.ack-wait", "5s"}, wantErr: "-compaction.ack-wait is now -compactor.ack-wait"},
+		{args: []string{"-compaction.plan-interval=1s"}, wantErr: "-compactor.plan-interval"},
+		{env: map[string]string{"SEDIMENT_COMPACTION_READ_AHEAD": "1"}, wantErr: "$SEDIMENT_COMPACTION_READ_AHEAD is now $SEDIMENT_COMPACTOR_READ_AHEAD"},
+		{args: []string{"-config.file=" + writeYAML(t, "compaction:\n  workers: 2\n")}, wantErr: "the section compaction is now called compactor"},
+	} {
+		getenv := none
+		if tc.env != nil {
+			getenv = func(k string) string { return tc.env[k] }
+		}
+		var c Config
+		if err := c.Load(tc.args, getenv); err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+			t.Errorf("Load(%q, %v) = %v, want an error containing %q", tc.args, tc.env, err, tc.wantErr)
+		}
+	}
+	var c Config
+	file := writeYAML(t, "compactor:\n  workers: 3\n  planner:\n    plan_interval: 2s\n")
+	if err := c.Load([]string{"-config.file=" + file, "-compactor.ack-wait=7s"}, none); err != nil {
+		t.Fatal(err)
+	}
+	if c.Compactor.Workers != 3 || c.Compactor.Planner.Interval != 2*time.Second || c.Compactor.AckWait != 7*time.Second {
+		t.Fatalf("compactor section = %+v", c.Compactor)
+	}
+}

@@ -12,19 +12,20 @@ import (
 
 	"github.com/gocql/gocql"
 
+	"github.com/sedimentdb/sediment/frontend"
 	"github.com/sedimentdb/sediment/manifest"
 )
 
 // nodeMembers returns the members that are nodes, without the frontends'
 // CQL endpoints.
 func nodeMembers(mems []manifest.Member) []manifest.Member {
-	return slices.DeleteFunc(slices.Clone(mems), func(m manifest.Member) bool { return strings.HasSuffix(m.ID, cqlMemberSuffix) })
+	return slices.DeleteFunc(slices.Clone(mems), func(m manifest.Member) bool { return strings.HasSuffix(m.ID, frontend.MemberSuffix) })
 }
 
 // cqlSession connects gocql to a process's CQL port.
 func cqlSession(t *testing.T, p *process, keyspace string) *gocql.Session {
 	t.Helper()
-	host, port, err := net.SplitHostPort(p.s.cqlAddr)
+	host, port, err := net.SplitHostPort(p.s.frontend.Addr())
 	if err != nil {
 		t.Fatalf("no CQL address: %v", err)
 	}
@@ -36,7 +37,7 @@ func cqlSession(t *testing.T, p *process, keyspace string) *gocql.Session {
 	c.ConnectTimeout = 10 * time.Second
 	s, err := c.CreateSession()
 	if err != nil {
-		t.Fatalf("connecting to %s: %v\n%s", p.s.cqlAddr, err, p.log)
+		t.Fatalf("connecting to %s: %v\n%s", p.s.frontend.Addr(), err, p.log)
 	}
 	t.Cleanup(s.Close)
 	return s
@@ -96,12 +97,12 @@ func TestRunFrontendAllInOne(t *testing.T) {
 		t.Errorf("peers of the lone frontend: %d %v", n, err)
 	}
 	mems := p.s.view.Members()
-	i := slices.IndexFunc(mems, func(m manifest.Member) bool { return m.ID == p.s.nodeID+cqlMemberSuffix })
-	if i < 0 || mems[i].Addr != p.s.cqlAddr || !slices.Equal(mems[i].Roles, []string{Frontend}) {
-		t.Fatalf("members %+v lack the CQL endpoint %s\n%s", mems, p.s.cqlAddr, p.log)
+	i := slices.IndexFunc(mems, func(m manifest.Member) bool { return m.ID == p.s.nodeID+frontend.MemberSuffix })
+	if i < 0 || mems[i].Addr != p.s.frontend.Addr() || !slices.Equal(mems[i].Roles, []string{Frontend}) {
+		t.Fatalf("members %+v lack the CQL endpoint %s\n%s", mems, p.s.frontend.Addr(), p.log)
 	}
 	p.stop(t)
-	if ln, err := net.Listen("tcp", p.s.cqlAddr); err != nil {
+	if ln, err := net.Listen("tcp", p.s.frontend.Addr()); err != nil {
 		t.Fatalf("CQL address still in use after stop: %v", err)
 	} else {
 		ln.Close()
@@ -146,8 +147,8 @@ func TestRunFrontendRemote(t *testing.T) {
 	// Each lists the other as a peer, with its CQL address. The driver
 	// spreads queries over the peers it finds, so ask the node's frontend
 	// alone.
-	_, fePort, _ := net.SplitHostPort(fe.s.cqlAddr)
-	_, nodePort, _ := net.SplitHostPort(node.s.cqlAddr)
+	_, fePort, _ := net.SplitHostPort(fe.s.frontend.Addr())
+	_, nodePort, _ := net.SplitHostPort(node.s.frontend.Addr())
 	c := gocql.NewCluster("127.0.0.1")
 	c.Port, _ = strconv.Atoi(nodePort)
 	c.Timeout, c.ConnectTimeout = 20*time.Second, 10*time.Second
@@ -175,7 +176,7 @@ func TestRunFrontendRemote(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("peers_v2 of the ingest process's frontend (itself at %s): %q, want 127.0.0.1:%s (%v); members %+v", node.s.cqlAddr, seen, fePort, err, node.s.view.Members())
+			t.Fatalf("peers_v2 of the ingest process's frontend (itself at %s): %q, want 127.0.0.1:%s (%v); members %+v", node.s.frontend.Addr(), seen, fePort, err, node.s.view.Members())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -7,9 +7,11 @@ import (
 	"log/slog"
 	"net"
 	"path"
-	"sync/atomic"
 	"time"
 
+	"github.com/grafana/dskit/services"
+
+	"github.com/sedimentdb/sediment/compactor"
 	"github.com/sedimentdb/sediment/frontend/engine"
 	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/ingest/rpc"
@@ -64,13 +66,13 @@ const (
 )
 
 // initIngest runs the ingest node as the comment above describes.
-func (s *Sediment) initIngest(ctx context.Context) (service, error) {
+func (s *Sediment) initIngest(ctx context.Context) (services.Service, error) {
 	cfg := s.cfg.Ingest
 	// Listen first, so that a taken port stops the start before any range
 	// is claimed.
 	ln, err := net.Listen("tcp", cfg.RPCAddress)
 	if err != nil {
-		return service{}, fmt.Errorf("-ingest.rpc-address: %w", err)
+		return nil, fmt.Errorf("-ingest.rpc-address: %w", err)
 	}
 	served := false
 	defer func() {
@@ -82,26 +84,26 @@ func (s *Sediment) initIngest(ctx context.Context) (service, error) {
 	if addr == "" {
 		host, _, _ := net.SplitHostPort(cfg.RPCAddress) // checked by Validate
 		if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
-			return service{}, fmt.Errorf("-ingest.rpc-address %s names no host for the other nodes to reach: set -node.address", cfg.RPCAddress)
+			return nil, fmt.Errorf("-ingest.rpc-address %s names no host for the other nodes to reach: set -node.address", cfg.RPCAddress)
 		}
 		addr = ln.Addr().String()
 	}
 	id, err := loadNodeID(vfs.Default, s.cfg.DataDir)
 	if err != nil {
-		return service{}, err
+		return nil, err
 	}
 	m := s.manifest
 	if err := m.InitRanges(ctx, cfg.Ranges); err != nil {
-		return service{}, fmt.Errorf("-ingest.ranges: %w", err)
+		return nil, fmt.Errorf("-ingest.ranges: %w", err)
 	}
 	ranges, err := m.RangeCount(ctx)
 	if err != nil {
-		return service{}, err
+		return nil, err
 	}
 	committer := ingest.NewManifestCommitter(m, s.store, id)
 	claimed, err := s.claimRanges(ctx, committer, id, ranges)
 	if err != nil {
-		return service{}, fmt.Errorf("claim ranges: %w", err)
+		return nil, fmt.Errorf("claim ranges: %w", err)
 	}
 	logger := s.logger.With("component", "ingest", "node", id)
 	logger.Info("token ranges claimed", "owned", len(claimed), "ranges", ranges)
@@ -116,7 +118,7 @@ func (s *Sediment) initIngest(ctx context.Context) (service, error) {
 	if s.view != nil {
 		flushes = engine.NewViewCommitter(committer, s.view)
 		tables = engine.NewTableReader(s.view, s.store, nil, 0)
-		l0 = newL0Gauge(s.view)
+		l0 = compactor.NewL0Gauge(s.view)
 	}
 	ncfg := cfg.Config
 	ncfg.ObjectPrefix = path.Join(ncfg.ObjectPrefix, id)
@@ -130,7 +132,7 @@ func (s *Sediment) initIngest(ctx context.Context) (service, error) {
 		L0:         l0,
 	})
 	if err != nil {
-		return service{}, err
+		return nil, err
 	}
 	// Serve before announcing the address, so that it answers once
 	// members can see it.
@@ -145,56 +147,62 @@ func (s *Sediment) initIngest(ctx context.Context) (service, error) {
 	roles, _ := s.cfg.Roles() // checked by Validate
 	member := manifest.Member{ID: id, Roles: roles, Addr: addr, Shards: node.Shards(), Unflushed: node.UnflushedMember()}
 	if err := m.Heartbeat(ctx, member); err != nil {
-		return service{}, errors.Join(fmt.Errorf("heartbeat: %w", err), srv.Close(), node.Close())
+		return nil, errors.Join(fmt.Errorf("heartbeat: %w", err), srv.Close(), node.Close())
 	}
 	logger.Info("ingest node open", "shards", node.Shards(), "commitlog", ncfg.Commitlog.Dir, "rpc", ln.Addr().String(), "address", addr)
 
 	// Before the heartbeat loop, which reads the node's unflushed writes.
 	s.nodeID, s.ingest, s.committer, s.rpcAddr = id, node, committer, ln.Addr().String()
 	hbCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	var hbErr atomic.Pointer[error] // the last heartbeat's error, nil if it worked
+	beater := m.NewBeater(s.cfg.Node.HeartbeatInterval, func() manifest.Member {
+		member.Unflushed = node.UnflushedMember()
+		return member
+	}, logger)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		s.heartbeat(hbCtx, member, &hbErr, logger)
+		beater.Run(hbCtx)
 	}()
-	return service{
-		ready: func() error {
-			select {
-			case <-serving:
-				return fmt.Errorf("rpc server stopped: %w", serveErr)
-			default:
+	ready := func() error {
+		select {
+		case <-serving:
+			return fmt.Errorf("rpc server stopped: %w", serveErr)
+		default:
+		}
+		if err := beater.Err(); err != nil {
+			return fmt.Errorf("heartbeat: %w", err)
+		}
+		return nil
+	}
+	return newSimple(ready, func() error {
+		ctx, cancelStop := context.WithTimeout(context.Background(), stopTimeout)
+		defer cancelStop()
+		cancel()
+		<-done
+		// No more writes come in, so the flush leaves nothing behind;
+		// frontends see the node unavailable, which they may retry.
+		if err := srv.Close(); err != nil {
+			logger.Warn("closing the rpc server", "err", err)
+		}
+		<-serving
+		errs := []error{node.Flush(ctx)}
+		if errs[0] != nil {
+			errs[0] = fmt.Errorf("flush on stop (the commitlog keeps what is left): %w", errs[0])
+		}
+		errs = append(errs, node.Close())
+		if cfg.LeaveOnStop {
+			if errs[0] == nil {
+				errs = append(errs, releaseRanges(ctx, committer, logger))
+			} else {
+				errs = append(errs, errors.New("-ingest.leave-on-stop: ranges kept, since writes are left unflushed"))
 			}
-			if err := hbErr.Load(); err != nil {
-				return fmt.Errorf("heartbeat: %w", *err)
-			}
-			return nil
-		},
-		stop: func(ctx context.Context) error {
-			cancel()
-			<-done
-			// No more writes come in, so the flush leaves nothing behind;
-			// frontends see the node unavailable, which they may retry.
-			if err := srv.Close(); err != nil {
-				logger.Warn("closing the rpc server", "err", err)
-			}
-			<-serving
-			errs := []error{node.Flush(ctx)}
-			if errs[0] != nil {
-				errs[0] = fmt.Errorf("flush on stop (the commitlog keeps what is left): %w", errs[0])
-			}
-			errs = append(errs, node.Close())
-			if cfg.LeaveOnStop {
-				if errs[0] == nil {
-					errs = append(errs, releaseRanges(ctx, committer, logger))
-				} else {
-					errs = append(errs, errors.New("-ingest.leave-on-stop: ranges kept, since writes are left unflushed"))
-				}
-			}
-			return errors.Join(append(errs, m.Leave(ctx, id))...)
-		},
-	}, nil
+		}
+		return errors.Join(append(errs, m.Leave(ctx, id))...)
+	}), nil
 }
+
+// stopTimeout bounds the ingest node's stop: its last flush, and leaving.
+const stopTimeout = 25 * time.Second
 
 // claimRanges claims, under the claim lease, the ranges that are free or
 // already the node's, and returns them.
@@ -268,38 +276,6 @@ func (s *Sediment) acquireClaimLease(ctx context.Context, id string) (time.Time,
 		case <-ctx.Done():
 			return time.Time{}, ctx.Err()
 		case <-time.After(wait):
-		}
-	}
-}
-
-// heartbeat renews member every heartbeat interval until ctx ends, keeping
-// the outcome of the last attempt in last for the readiness check.
-func (s *Sediment) heartbeat(ctx context.Context, member manifest.Member, last *atomic.Pointer[error], logger *slog.Logger) {
-	every := s.cfg.Node.HeartbeatInterval
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		if s.ingest != nil {
-			member.Unflushed = s.ingest.UnflushedMember()
-		}
-		hctx, cancel := context.WithTimeout(ctx, every)
-		err := s.manifest.Heartbeat(hctx, member)
-		cancel()
-		switch {
-		case ctx.Err() != nil:
-			return
-		case err != nil:
-			if last.Load() == nil {
-				logger.Warn("heartbeat failed", "err", err)
-			}
-			last.Store(&err)
-		default:
-			last.Store(nil)
 		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"log/slog"
 	"maps"
 	"net/http"
 	"os"
@@ -13,12 +12,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/internal/cqltype"
@@ -26,9 +21,7 @@ import (
 	"github.com/sedimentdb/sediment/internal/kv"
 	"github.com/sedimentdb/sediment/internal/model"
 	"github.com/sedimentdb/sediment/internal/token"
-	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/manifest"
-	"github.com/sedimentdb/sediment/objectstore"
 )
 
 const testRanges = 4
@@ -344,56 +337,4 @@ func TestRunIngestLeavesOtherNodesRanges(t *testing.T) {
 		t.Fatalf("run = %v, want an error about the range count", err)
 	}
 	p.stop(t)
-}
-
-func TestHeartbeatRecordsFailures(t *testing.T) {
-	srv, err := manifest.StartEmbedded(filepath.Join(t.TempDir(), "nats"), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Shutdown()
-	nc, err := nats.Connect(srv.URL(), nats.MaxReconnects(-1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := objectstore.NewFile(vfs.Default, t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := manifest.Open(context.Background(), js, store, "c1", manifest.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &Sediment{cfg: &Config{Node: NodeConfig{HeartbeatInterval: 20 * time.Millisecond}}, manifest: m}
-	ctx, cancel := context.WithCancel(context.Background())
-	var last atomic.Pointer[error]
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		s.heartbeat(ctx, manifest.Member{ID: "n1", Addr: "127.0.0.1:1"}, &last, slog.New(slog.DiscardHandler))
-	}()
-	defer func() { cancel(); <-done }()
-
-	// The loop beats after each interval; the process beat once before it.
-	var beats []time.Time
-	waitFor(t, "two heartbeats", func() bool {
-		mems, err := m.Members(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(mems) == 1 && !slices.Contains(beats, mems[0].Heartbeat) {
-			beats = append(beats, mems[0].Heartbeat)
-		}
-		return len(beats) >= 2
-	})
-	if last.Load() != nil {
-		t.Fatalf("heartbeats succeed but the last error is %v", *last.Load())
-	}
-	srv.Shutdown()
-	waitFor(t, "a failed heartbeat", func() bool { return last.Load() != nil })
 }

@@ -129,11 +129,18 @@ func (s *Sediment) run(ctx context.Context) error {
 	}
 	logger.Info("sediment ready", "roles", roles)
 
-	<-ctx.Done()
-	logger.Info("sediment stopping")
+	// A module that fails on its own stops the process: a supervisor
+	// restarts it whole, rather than it serving with a part missing.
+	var failed error
+	select {
+	case <-ctx.Done():
+		logger.Info("sediment stopping")
+	case failed = <-mods.failures():
+		logger.Error("a module failed; sediment stopping", "err", failed)
+	}
 	stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := mods.stop(stopCtx); err != nil {
+	if err := errors.Join(failed, mods.stop(stopCtx)); err != nil {
 		return err
 	}
 	logger.Info("sediment stopped cleanly")

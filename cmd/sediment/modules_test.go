@@ -10,7 +10,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/grafana/dskit/services"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -21,15 +23,15 @@ type recorder struct {
 }
 
 func (r *recorder) init(name string) initFunc {
-	return func(context.Context) (service, error) {
+	return func(context.Context) (services.Service, error) {
 		if name == r.fail {
-			return service{}, errors.New("boom")
+			return nil, errors.New("boom")
 		}
 		r.events = append(r.events, "start "+name)
-		return service{stop: func(context.Context) error {
+		return newSimple(nil, func() error {
 			r.events = append(r.events, "stop "+name)
 			return nil
-		}}, nil
+		}), nil
 	}
 }
 
@@ -118,14 +120,14 @@ func TestModuleStopErrorsDoNotStopTheRest(t *testing.T) {
 	var stopped []string
 	m := newModuleManager()
 	for _, name := range []string{"a", "b", "c"} {
-		m.register(name, func(context.Context) (service, error) {
-			return service{stop: func(context.Context) error {
+		m.register(name, func(context.Context) (services.Service, error) {
+			return newSimple(nil, func() error {
 				stopped = append(stopped, name)
 				if name == "b" {
 					return errors.New("stuck")
 				}
 				return nil
-			}}, nil
+			}), nil
 		})
 	}
 	m.register("all", nil, "a", "b", "c")
@@ -141,15 +143,15 @@ func TestModuleStopErrorsDoNotStopTheRest(t *testing.T) {
 func TestReadyEndpoint(t *testing.T) {
 	var down atomic.Bool
 	m := newModuleManager()
-	m.register("nats", func(context.Context) (service, error) {
-		return service{ready: func() error {
+	m.register("nats", func(context.Context) (services.Service, error) {
+		return newSimple(func() error {
 			if down.Load() {
 				return errors.New("connection RECONNECTING")
 			}
 			return nil
-		}}, nil
+		}, func() error { return nil }), nil
 	})
-	m.register("plain", func(context.Context) (service, error) { return service{}, nil })
+	m.register("plain", func(context.Context) (services.Service, error) { return nil, nil })
 	m.register("role", nil, "nats", "plain")
 	srv := httptest.NewServer(httpHandler(prometheus.NewRegistry(), m))
 	defer srv.Close()
@@ -192,6 +194,60 @@ func TestReadyEndpoint(t *testing.T) {
 	}
 	if code, body := get("/ready"); code != http.StatusServiceUnavailable || !strings.Contains(body, "stopping") {
 		t.Fatalf("after stop: %d %q", code, body)
+	}
+}
+
+// TestModuleFailureIsWatched checks that a module whose service fails
+// while it runs is reported on failures and by /ready, and that one whose
+// start fails stops what started before it.
+func TestModuleFailureIsWatched(t *testing.T) {
+	crash := make(chan struct{})
+	m := newModuleManager()
+	m.register("base", func(context.Context) (services.Service, error) {
+		return newSimple(nil, func() error { return nil }), nil
+	})
+	m.register("role", func(context.Context) (services.Service, error) {
+		return services.NewBasicService(nil, func(ctx context.Context) error {
+			select {
+			case <-crash:
+				return errors.New("lost its disk")
+			case <-ctx.Done():
+				return nil
+			}
+		}, nil), nil
+	}, "base")
+	if err := m.start(context.Background(), []string{"role"}); err != nil {
+		t.Fatal(err)
+	}
+	close(crash)
+	select {
+	case err := <-m.failures():
+		if err == nil || !strings.Contains(err.Error(), "lost its disk") {
+			t.Fatalf("failure = %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("no failure reported")
+	}
+	if nr := m.notReady(); len(nr) != 1 || !strings.HasPrefix(nr[0], "role: Failed") || !strings.Contains(nr[0], "lost its disk") {
+		t.Fatalf("notReady = %q", nr)
+	}
+	if err := m.stop(context.Background()); err == nil || !strings.Contains(err.Error(), "stop role") {
+		t.Fatalf("stop = %v, want the role's failure", err)
+	}
+
+	failing := newModuleManager()
+	var stopped atomic.Bool
+	failing.register("base", func(context.Context) (services.Service, error) {
+		return newSimple(nil, func() error { stopped.Store(true); return nil }), nil
+	})
+	failing.register("role", func(context.Context) (services.Service, error) {
+		return services.NewBasicService(func(context.Context) error { return errors.New("port taken") }, nil, nil), nil
+	}, "base")
+	if err := failing.start(context.Background(), []string{"role"}); err == nil || !strings.Contains(err.Error(), "start role: port taken") {
+		t.Fatalf("start = %v", err)
+	}
+	if !stopped.Load() {
+		t.Fatal("a failed start left its dependency running")
 	}
 }
 

@@ -7,10 +7,13 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/grafana/dskit/services"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sedimentdb/sediment/compactor"
+	"github.com/sedimentdb/sediment/frontend"
 	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/objectstore"
@@ -21,9 +24,9 @@ const (
 	ObjectStore = "objectstore"
 	NATS        = "nats"
 	Manifest    = "manifest"
-	Frontend    = "frontend"
-	Ingest      = "ingest"
-	Compactor   = "compactor"
+	Frontend    = frontend.Role
+	Ingest      = ingest.IngestRole
+	Compactor   = compactor.Role
 )
 
 // Sediment holds what the modules of one process share: each module's init
@@ -37,6 +40,7 @@ type Sediment struct {
 
 	store    objectstore.Store
 	nats     *nats.Conn
+	js       jetstream.JetStream
 	manifest *manifest.Manifest
 	view     *manifest.View
 
@@ -47,8 +51,8 @@ type Sediment struct {
 	committer *ingest.ManifestCommitter
 	// rpcAddr is where the node serves frontends (package rpc).
 	rpcAddr string
-	// cqlAddr is where the frontend role serves CQL.
-	cqlAddr string
+	// frontend is the frontend role, when it runs.
+	frontend *frontend.Frontend
 }
 
 // modules registers every module with its dependencies. The frontend role
@@ -80,14 +84,14 @@ func (s *Sediment) roles() ([]string, error) {
 
 // initObjectStore opens the configured bucket and checks that it answers, so
 // that a wrong endpoint or credentials stop the process at start.
-func (s *Sediment) initObjectStore(ctx context.Context) (service, error) {
+func (s *Sediment) initObjectStore(ctx context.Context) (services.Service, error) {
 	cfg := s.cfg.ObjectStore
 	store, err := objectstore.New(ctx, cfg, s.reg, s.logger.With("component", "objectstore"))
 	if err != nil {
-		return service{}, err
+		return nil, err
 	}
 	if _, err := store.Head(ctx, "sediment-probe"); err != nil && !objectstore.IsNotFound(err) {
-		return service{}, fmt.Errorf("the bucket does not answer: %w", err)
+		return nil, fmt.Errorf("the bucket does not answer: %w", err)
 	}
 	where := cfg.Dir
 	if cfg.Backend == objectstore.BackendFile {
@@ -99,22 +103,22 @@ func (s *Sediment) initObjectStore(ctx context.Context) (service, error) {
 	}
 	s.logger.Info("object store ready", "backend", cfg.Backend, "location", where, "prefix", cfg.Prefix)
 	s.store = store
-	return service{}, nil
+	return nil, nil
 }
 
 // initNATS connects to the external NATS, or starts the embedded one (on
 // 127.0.0.1, storing under the data directory) and connects to it.
-func (s *Sediment) initNATS(context.Context) (service, error) {
+func (s *Sediment) initNATS(context.Context) (services.Service, error) {
 	cfg := &s.cfg.Manifest
 	var emb *manifest.Embedded
 	url := cfg.NATSURL
 	if url == "" {
 		dir, err := filepath.Abs(cfg.EmbeddedDir)
 		if err != nil {
-			return service{}, err
+			return nil, err
 		}
 		if emb, err = manifest.StartEmbedded(dir, cfg.EmbeddedPort); err != nil {
-			return service{}, err
+			return nil, err
 		}
 		url = emb.URL()
 		s.logger.Info("embedded NATS started", "url", url, "dir", dir)
@@ -124,53 +128,49 @@ func (s *Sediment) initNATS(context.Context) (service, error) {
 		if emb != nil {
 			emb.Shutdown()
 		}
-		return service{}, err
+		return nil, err
 	}
 	s.logger.Info("NATS connected", "url", nc.ConnectedUrlRedacted(), "embedded", emb != nil)
 	s.nats = nc
-	return service{
-		ready: func() error {
-			if st := nc.Status(); st != nats.CONNECTED {
-				return fmt.Errorf("connection %s", st)
-			}
-			return nil
-		},
-		stop: func(context.Context) error {
-			nc.Close()
-			if emb != nil {
-				emb.Shutdown()
-			}
-			return nil
-		},
-	}, nil
+	ready := func() error {
+		if st := nc.Status(); st != nats.CONNECTED {
+			return fmt.Errorf("connection %s", st)
+		}
+		return nil
+	}
+	return newSimple(ready, func() error {
+		nc.Close()
+		if emb != nil {
+			emb.Shutdown()
+		}
+		return nil
+	}), nil
 }
 
 // initManifest opens the cluster's catalog and loads a View of it, which its
 // watchers then keep current until the module stops.
-func (s *Sediment) initManifest(ctx context.Context) (service, error) {
+func (s *Sediment) initManifest(ctx context.Context) (services.Service, error) {
 	cfg := &s.cfg.Manifest
 	js, err := jetstream.New(s.nats)
 	if err != nil {
-		return service{}, err
+		return nil, err
 	}
 	opts := cfg.Options()
 	opts.Logger = s.logger.With("component", "manifest")
 	m, err := manifest.Open(ctx, js, s.store, cfg.ClusterName, opts)
 	if err != nil {
-		return service{}, err
+		return nil, err
 	}
 	// The View outlives the start's context: the ingest role's flushes on
 	// stop wait for it to show them. The module's stop closes it.
 	view, err := m.Watch(context.WithoutCancel(ctx))
 	if err != nil {
-		return service{}, err
+		return nil, err
 	}
 	s.logger.Info("manifest view loaded", "cluster", m.Cluster(), "schema_version", view.SchemaVersion(), "members", len(view.Members()))
-	s.manifest, s.view = m, view
-	return service{
-		stop: func(context.Context) error {
-			view.Close()
-			return nil
-		},
-	}, nil
+	s.js, s.manifest, s.view = js, m, view
+	return newSimple(nil, func() error {
+		view.Close()
+		return nil
+	}), nil
 }

@@ -67,8 +67,8 @@ func TestStatusPage(t *testing.T) {
 		"-node.heartbeat-interval=50ms",
 		"-ingest.shards=1", "-ingest.ranges=2",
 		"-ingest.flush-age=50ms",
-		"-compaction.workers=1",
-		"-compaction.plan-interval=100ms",
+		"-compactor.workers=1",
+		"-compactor.plan-interval=100ms",
 	)
 	p.waitReady(t)
 	s := cqlSession(t, p, "")

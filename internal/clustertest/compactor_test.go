@@ -29,9 +29,9 @@ func newCompactor(t *testing.T, bin, id string, n *testserver.NATSServer, m *tes
 	nd := &node{id: id, dataDir: t.TempDir(), httpAddr: freeAddr(t), out: &syncBuffer{}}
 	nd.prepare(t)
 	nd.args = append(common(bin, "compactor", nd, n, m, cluster),
-		"-compaction.workers=1",
-		"-compaction.plan-interval=200ms",
-		"-compaction.ack-wait=2s",
+		"-compactor.workers=1",
+		"-compactor.plan-interval=200ms",
+		"-compactor.ack-wait=2s",
 		"-gc.grace-period=1s",
 		"-gc.interval=200ms",
 	)

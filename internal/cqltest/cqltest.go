@@ -13,16 +13,18 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"log/slog"
 	"net"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/gocql/gocql"
-	"github.com/google/uuid"
+	"github.com/grafana/dskit/services"
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/sedimentdb/sediment/frontend"
 	"github.com/sedimentdb/sediment/frontend/cql/exec"
 	"github.com/sedimentdb/sediment/frontend/engine"
 	"github.com/sedimentdb/sediment/frontend/transport"
@@ -59,9 +61,8 @@ type Server struct {
 	View     *manifest.View
 	Store    objectstore.Store
 	Node     *ingest.Node
-	Engine   *engine.Local
+	Frontend *frontend.Frontend
 	Executor *exec.Executor
-	CQL      *transport.Server
 	// Auth is the executor's Auth; nil without password authentication.
 	Auth *exec.Auth
 }
@@ -119,69 +120,45 @@ func Start(t testing.TB, o Options) *Server {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { node.Close() })
-	eng, err := engine.NewLocal(engine.LocalConfig{Node: node, View: view, Store: store})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var fc transport.Config
-	fc.RegisterFlags(flag.NewFlagSet("cql", flag.ContinueOnError))
-	fc.ListenAddress = ln.Addr().String()
+
+	var fc frontend.Config
+	fc.RegisterFlags(flag.NewFlagSet("frontend", flag.ContinueOnError))
+	fc.CQL.ListenAddress = "127.0.0.1:0"
+	fc.Cache.MemoryBytes = 0 // no block cache: every read reaches the bucket
 	if o.Frontend != nil {
-		o.Frontend(&fc)
+		o.Frontend(&fc.CQL)
 	}
-	var auth *exec.Auth
-	fo := transport.Options{Registerer: prometheus.NewRegistry()}
-	if fc.Authenticator == "password" {
-		auth = exec.NewAuth(m, view, exec.AuthOptions{BcryptCost: bcrypt.MinCost})
-		if err := auth.Setup(ctx); err != nil {
-			t.Fatal(err)
-		}
-		fo.Authenticator = auth
-	}
-	xc := exec.Config{
-		Auth:       auth,
-		Engine:     eng,
-		Manifest:   m,
-		View:       view,
-		Local:      exec.Node{HostID: uuid.New(), Addr: ln.Addr().String()},
-		Now:        o.Now,
+	f, err := frontend.New(fc, frontend.Deps{
+		Manifest:          m,
+		View:              view,
+		Store:             store,
+		Node:              node,
+		NodeID:            "n1",
+		HeartbeatInterval: 10 * time.Second,
+		Auth:              func(o *exec.AuthOptions) { o.BcryptCost = bcrypt.MinCost },
+		Executor: func(c *exec.Config) {
+			c.Now = o.Now
+			if o.Executor != nil {
+				o.Executor(c)
+			}
+		},
 		Registerer: prometheus.NewRegistry(),
-	}
-	if o.Executor != nil {
-		o.Executor(&xc)
-	}
-	x, err := exec.New(xc)
+		Logger:     slog.New(slog.DiscardHandler),
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := transport.New(fc, x.Handler(), fo)
-	if err != nil {
+	if err := services.StartAndAwaitRunning(ctx, f); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		srv.Serve(ln)
-	}()
-	watchCtx, stopWatch := context.WithCancel(ctx)
-	watched := make(chan struct{})
-	go func() {
-		defer close(watched)
-		x.Watch(watchCtx, srv.Publish)
-	}()
 	t.Cleanup(func() {
-		stopWatch()
-		<-watched
-		srv.Close()
-		<-done
+		if err := services.StopAndAwaitTerminated(ctx, f); err != nil {
+			t.Error(err)
+		}
 	})
 	return &Server{
-		Addr: ln.Addr().String(), Manifest: m, View: view, Store: store,
-		Node: node, Engine: eng, Executor: x, CQL: srv, Auth: auth,
+		Addr: f.Addr(), Manifest: m, View: view, Store: store,
+		Node: node, Frontend: f, Executor: f.Executor(), Auth: f.Auth(),
 	}
 }
 

@@ -1,21 +1,20 @@
-package main
+package compactor
 
 import (
 	"sync"
 
 	"github.com/google/uuid"
 
-	"github.com/sedimentdb/sediment/compactor"
 	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/manifest"
 )
 
-// l0Gauge answers the ingest node's flushes how full the L0 of a table's
+// L0Gauge answers the ingest node's flushes how full the L0 of a table's
 // token range is, from the node's manifest View: the table's compaction
 // strategy (its WITH compaction options) applied to the range's SSTables.
 // Answers are cached until the View's SSTables or schema change, since
 // every flush asks once per SSTable it commits.
-type l0Gauge struct {
+type L0Gauge struct {
 	view *manifest.View
 
 	mu     sync.Mutex
@@ -29,11 +28,13 @@ type l0Gauge struct {
 	ranges map[ingest.TableID]map[int]float64
 }
 
-var _ ingest.L0Gauge = (*l0Gauge)(nil)
+var _ ingest.L0Gauge = (*L0Gauge)(nil)
 
-func newL0Gauge(v *manifest.View) *l0Gauge { return &l0Gauge{view: v} }
+// NewL0Gauge returns the gauge of the tables v shows.
+func NewL0Gauge(v *manifest.View) *L0Gauge { return &L0Gauge{view: v} }
 
-func (g *l0Gauge) L0Pressure(table ingest.TableID, r int) float64 {
+// L0Pressure is ingest.L0Gauge's.
+func (g *L0Gauge) L0Pressure(table ingest.TableID, r int) float64 {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if v := g.view.SchemaVersion(); g.tables == nil || v != g.schema {
@@ -54,13 +55,13 @@ func (g *l0Gauge) L0Pressure(table ingest.TableID, r int) float64 {
 	if !ok {
 		byRange = map[int]float64{}
 		for _, t := range g.tables[table] {
-			st, err := compactor.ParseStrategy(t.Options.Compaction)
+			st, err := ParseStrategy(t.Options.Compaction)
 			if err != nil {
-				st = compactor.DefaultStrategy() // checked at DDL; an old schema may predate that
+				st = DefaultStrategy() // checked at DDL; an old schema may predate that
 			}
-			snap := compactor.SnapshotOf(g.view, t.ID)
+			snap := SnapshotOf(g.view, t.ID)
 			for rr, ssts := range snap.Ranges {
-				p := st.L0Pressure(compactor.Snapshot{Table: t.ID, Ranges: map[int][]manifest.SSTable{rr: ssts}})
+				p := st.L0Pressure(Snapshot{Table: t.ID, Ranges: map[int][]manifest.SSTable{rr: ssts}})
 				byRange[rr] = max(byRange[rr], p)
 			}
 		}
