@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sedimentdb/sediment/ingest"
+	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/objectstore"
@@ -68,7 +69,7 @@ func TestL0Gauge(t *testing.T) {
 	}
 	defer view.Close()
 	g := newL0Gauge(view)
-	id := ingest.TableIDOf(tbl.ID)
+	id := storage.TableIDOf(tbl.ID)
 
 	n := 0
 	add := func(r, level int) string {

@@ -12,10 +12,10 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/sedimentdb/sediment/frontend/cache"
-	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/ingest/rpc"
 	"github.com/sedimentdb/sediment/internal/keys"
 	"github.com/sedimentdb/sediment/internal/kv"
+	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/objectstore"
 )
@@ -114,22 +114,22 @@ func (r *Remote) Close() error {
 // if an entry's owner cannot be found.
 func (r *Remote) Apply(ctx context.Context, ms ...*Mutation) error {
 	if slices.Contains(ms, nil) {
-		return fmt.Errorf("%w: nil mutation", ingest.ErrInvalidMutation)
+		return fmt.Errorf("%w: nil mutation", storage.ErrInvalidMutation)
 	}
 	type part struct {
 		c *rpc.Client
-		m *ingest.Mutation
+		m *storage.Mutation
 	}
 	var parts []part
 	for _, m := range ms {
 		if len(m.Entries) == 0 {
-			return fmt.Errorf("%w: no entries", ingest.ErrInvalidMutation)
+			return fmt.Errorf("%w: no entries", storage.ErrInvalidMutation)
 		}
-		byClient := map[*rpc.Client]*ingest.Mutation{}
+		byClient := map[*rpc.Client]*storage.Mutation{}
 		for _, e := range m.Entries {
 			tok, err := keys.Token(e.Key)
 			if err != nil {
-				return fmt.Errorf("%w: key %x: %w", ingest.ErrInvalidMutation, e.Key, err)
+				return fmt.Errorf("%w: key %x: %w", storage.ErrInvalidMutation, e.Key, err)
 			}
 			c, err := r.owner(tok)
 			if err != nil {
@@ -137,7 +137,7 @@ func (r *Remote) Apply(ctx context.Context, ms ...*Mutation) error {
 			}
 			im, ok := byClient[c]
 			if !ok {
-				im = &ingest.Mutation{Table: ingest.TableIDOf(m.Table)}
+				im = &storage.Mutation{Table: storage.TableIDOf(m.Table)}
 				byClient[c] = im
 				parts = append(parts, part{c, im})
 			}
@@ -285,7 +285,7 @@ func (m remoteMemtables) iter(ctx context.Context, table uuid.UUID, first, last 
 		segs = append(segs, segment{c: c, lo: lo, hi: hi})
 		rg = next
 	}
-	it := &remoteIter{ctx: ctx, table: ingest.TableIDOf(table), segs: segs}
+	it := &remoteIter{ctx: ctx, table: storage.TableIDOf(table), segs: segs}
 	if partition != nil {
 		if err := it.loadAll(); err != nil {
 			return nil, err
@@ -317,7 +317,7 @@ func clip(lower, upper []byte, from, to, n int) (lo, hi []byte) {
 // fetch appends to dst the entries of table in [lo, hi) that c's memtables
 // hold, page by page, each checked by checkPage, and returns the highest
 // commit mark of the pages.
-func fetch(ctx context.Context, c scanner, table ingest.TableID, lo, hi []byte, dst []ingest.Entry) ([]ingest.Entry, uint64, error) {
+func fetch(ctx context.Context, c scanner, table storage.TableID, lo, hi []byte, dst []storage.Entry) ([]storage.Entry, uint64, error) {
 	req := rpc.ScanRequest{Table: table, Lower: lo, Upper: hi}
 	var mark uint64
 	for {

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/internal/benchfig"
+	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/objectstore"
 )
@@ -45,8 +46,8 @@ func openBenchNode(b *testing.B) *ingest.Node {
 }
 
 // benchMutations are rows of about 100-byte values in partitions of 8.
-func benchMutations() []*ingest.Mutation {
-	ms := make([]*ingest.Mutation, 1<<14)
+func benchMutations() []*storage.Mutation {
+	ms := make([]*storage.Mutation, 1<<14)
 	val := string(make([]byte, 100))
 	for i := range ms {
 		ms[i] = rowMutation(1, "p"+strconv.Itoa(i/8), int64(i%8), 1, val)
@@ -56,7 +57,7 @@ func benchMutations() []*ingest.Mutation {
 
 // applyParallel runs b.N applies through h spread over benchWriters
 // goroutines.
-func applyParallel(b *testing.B, h Handler, ms []*ingest.Mutation) {
+func applyParallel(b *testing.B, h Handler, ms []*storage.Mutation) {
 	b.SetBytes(int64(len(ms[0].Entries[0].Key) + len(ms[0].Entries[0].Value)))
 	b.ReportAllocs()
 	var next atomic.Int64

@@ -47,7 +47,7 @@
 //	0xff  Error    v code, message: the request failed
 //
 // The error code (Code) names the sentinel the error matched on the
-// server, so that errors.Is(err, ingest.ErrOverloaded) or ingest.ErrFenced
+// server, so that errors.Is(err, storage.ErrOverloaded) or storage.ErrFenced
 // holds on the client too. A request's timeout is the caller's remaining
 // deadline, so the server gives up when the caller does. A caller that
 // cancels stops waiting at once; the answer, when it comes, is dropped.

@@ -13,6 +13,7 @@ import (
 	"github.com/sedimentdb/sediment/internal/cqltype"
 	"github.com/sedimentdb/sediment/internal/keys"
 	"github.com/sedimentdb/sediment/internal/model"
+	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/internal/token"
 	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/objectstore"
@@ -96,8 +97,8 @@ func rowValue(ts int64, v string) []byte {
 	return model.AppendRow(nil, &model.Row{Cells: []model.Cell{{Column: 1, Timestamp: ts, Value: []byte(v)}}})
 }
 
-func rowMutation(table ingest.TableID, pk string, ck, ts int64, v string) *ingest.Mutation {
-	return &ingest.Mutation{Table: table, Entries: []ingest.Entry{{Key: rowKey(pk, ck), Value: rowValue(ts, v)}}}
+func rowMutation(table storage.TableID, pk string, ck, ts int64, v string) *storage.Mutation {
+	return &storage.Mutation{Table: table, Entries: []storage.Entry{{Key: rowKey(pk, ck), Value: rowValue(ts, v)}}}
 }
 
 func pk(i int) string { return "p" + strconv.Itoa(i) }

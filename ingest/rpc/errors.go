@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/sedimentdb/sediment/ingest"
+	"github.com/sedimentdb/sediment/internal/storage"
 )
 
 // Code classifies an error carried in an error frame, so that the errors a
@@ -14,16 +14,16 @@ type Code uint8
 const (
 	// CodeInternal is any error without a code of its own.
 	CodeInternal Code = 0
-	// CodeOverloaded is ingest.ErrOverloaded: the write was not applied,
+	// CodeOverloaded is storage.ErrOverloaded: the write was not applied,
 	// retry later or elsewhere.
 	CodeOverloaded Code = 1
-	// CodeFenced is ingest.ErrFenced: the node no longer owns the range.
+	// CodeFenced is storage.ErrFenced: the node no longer owns the range.
 	CodeFenced Code = 2
-	// CodeInvalidMutation is ingest.ErrInvalidMutation: never retry.
+	// CodeInvalidMutation is storage.ErrInvalidMutation: never retry.
 	CodeInvalidMutation Code = 3
-	// CodeTooLarge is ingest.ErrTooLarge: never retry.
+	// CodeTooLarge is storage.ErrTooLarge: never retry.
 	CodeTooLarge Code = 4
-	// CodeClosed is ingest.ErrClosed: the node is shutting down.
+	// CodeClosed is storage.ErrClosed: the node is shutting down.
 	CodeClosed Code = 5
 	// CodeProtocol is ErrProtocol: the server could not decode the request.
 	CodeProtocol Code = 6
@@ -34,11 +34,11 @@ const (
 
 // sentinels maps each code to the error it stands for.
 var sentinels = [...]error{
-	CodeOverloaded:      ingest.ErrOverloaded,
-	CodeFenced:          ingest.ErrFenced,
-	CodeInvalidMutation: ingest.ErrInvalidMutation,
-	CodeTooLarge:        ingest.ErrTooLarge,
-	CodeClosed:          ingest.ErrClosed,
+	CodeOverloaded:      storage.ErrOverloaded,
+	CodeFenced:          storage.ErrFenced,
+	CodeInvalidMutation: storage.ErrInvalidMutation,
+	CodeTooLarge:        storage.ErrTooLarge,
+	CodeClosed:          storage.ErrClosed,
 	CodeProtocol:        ErrProtocol,
 	CodeDeadline:        context.DeadlineExceeded,
 }
@@ -53,7 +53,7 @@ func codeOf(err error) Code {
 }
 
 // Error is an error returned by the server. It matches, with errors.Is,
-// the sentinel its code stands for (ingest.ErrOverloaded, ingest.ErrFenced,
+// the sentinel its code stands for (storage.ErrOverloaded, storage.ErrFenced,
 // ...), and carries the server's message.
 type Error struct {
 	Code    Code
@@ -88,5 +88,5 @@ var (
 // it again is the caller's decision (the same timestamped cells applied
 // twice reconcile to once, but not every write is that plain).
 func Retriable(err error) bool {
-	return errors.Is(err, ErrConnLost) || errors.Is(err, ErrUnavailable) || errors.Is(err, ingest.ErrOverloaded)
+	return errors.Is(err, ErrConnLost) || errors.Is(err, ErrUnavailable) || errors.Is(err, storage.ErrOverloaded)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/internal/keys"
 	"github.com/sedimentdb/sediment/internal/kv"
+	"github.com/sedimentdb/sediment/internal/storage"
 )
 
 // Handler is what an ingest node serves: the server calls it for each
@@ -15,7 +16,7 @@ import (
 // against a node in its process (NodeHandler) or across the network.
 type Handler interface {
 	// Apply writes m and returns once it is durable (ingest.Node.Apply).
-	Apply(ctx context.Context, m *ingest.Mutation) error
+	Apply(ctx context.Context, m *storage.Mutation) error
 	// Scan returns a page of the node's memtables' entries of a table.
 	Scan(ctx context.Context, r ScanRequest) (*Page, error)
 	// ApplyIf applies m, whose entries belong to one partition, if that
@@ -24,10 +25,10 @@ type Handler interface {
 	// comes between the check and the write (ingest.Node.ApplyIf). It
 	// reports whether m was applied: false is a conflict, the partition
 	// changed since the caller read it.
-	ApplyIf(ctx context.Context, m *ingest.Mutation, want Digest) (bool, error)
+	ApplyIf(ctx context.Context, m *storage.Mutation, want Digest) (bool, error)
 	// Truncate removes every entry of table written before it from the
 	// node's memtables, durably (ingest.Node.Truncate).
-	Truncate(ctx context.Context, table ingest.TableID) error
+	Truncate(ctx context.Context, table storage.TableID) error
 	// Flush flushes every shard of the node and returns once the flushed
 	// memtables are committed to the manifest (ingest.Node.Flush): every
 	// write acknowledged before the call is then in an SSTable. An
@@ -39,7 +40,7 @@ type Handler interface {
 // ingest node's memtables: a page of them, which the caller merges with
 // the table's SSTables.
 type ScanRequest struct {
-	Table ingest.TableID
+	Table storage.TableID
 	// Lower and Upper bound the keys, Lower <= key < Upper; nil is open.
 	Lower, Upper []byte
 	// Reverse returns the page in descending key order, from Upper down.
@@ -51,7 +52,7 @@ type ScanRequest struct {
 
 // Page is one page of a scan.
 type Page struct {
-	Entries []ingest.Entry
+	Entries []storage.Entry
 	// Next is nil when the page ends the scan; otherwise Resume builds the
 	// request for the next page from it.
 	Next []byte
@@ -88,17 +89,17 @@ type nodeHandler struct {
 
 var _ Handler = (*nodeHandler)(nil)
 
-func (h *nodeHandler) Apply(ctx context.Context, m *ingest.Mutation) error {
+func (h *nodeHandler) Apply(ctx context.Context, m *storage.Mutation) error {
 	return h.node.Apply(ctx, m)
 }
 
-func (h *nodeHandler) ApplyIf(ctx context.Context, m *ingest.Mutation, want Digest) (bool, error) {
+func (h *nodeHandler) ApplyIf(ctx context.Context, m *storage.Mutation, want Digest) (bool, error) {
 	if len(m.Entries) == 0 {
-		return false, fmt.Errorf("%w: conditional mutation without entries", ingest.ErrInvalidMutation)
+		return false, fmt.Errorf("%w: conditional mutation without entries", storage.ErrInvalidMutation)
 	}
 	n, err := keys.PartitionPrefixLen(m.Entries[0].Key)
 	if err != nil {
-		return false, fmt.Errorf("%w: key %x: %w", ingest.ErrInvalidMutation, m.Entries[0].Key, err)
+		return false, fmt.Errorf("%w: key %x: %w", storage.ErrInvalidMutation, m.Entries[0].Key, err)
 	}
 	prefix := m.Entries[0].Key[:n]
 	return h.node.ApplyIf(ctx, m, func(current kv.Iterator) (bool, error) {
@@ -107,7 +108,7 @@ func (h *nodeHandler) ApplyIf(ctx context.Context, m *ingest.Mutation, want Dige
 	})
 }
 
-func (h *nodeHandler) Truncate(ctx context.Context, table ingest.TableID) error {
+func (h *nodeHandler) Truncate(ctx context.Context, table storage.TableID) error {
 	return h.node.Truncate(ctx, table)
 }
 
@@ -160,9 +161,9 @@ func (h *nodeHandler) Scan(ctx context.Context, r ScanRequest) (*Page, error) {
 	// After the read: any memtable it missed was dropped after its flush's
 	// commit raised the mark.
 	p.Mark = h.node.CommitMark()
-	p.Entries = make([]ingest.Entry, len(spans))
+	p.Entries = make([]storage.Entry, len(spans))
 	for i, s := range spans {
-		p.Entries[i] = ingest.Entry{Key: buf[s.k0:s.k1:s.k1], Value: buf[s.k1:s.v1:s.v1]}
+		p.Entries[i] = storage.Entry{Key: buf[s.k0:s.k1:s.k1], Value: buf[s.k1:s.v1:s.v1]}
 	}
 	return p, nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/internal/kv"
+	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/internal/vfs"
 )
 
@@ -20,17 +21,17 @@ import (
 // released, counting those it holds.
 type gate struct {
 	Handler
-	held    ingest.TableID
+	held    storage.TableID
 	release chan struct{}
 	waiting atomic.Int32
 	arrived chan context.Context
 }
 
-func newGate(h Handler, held ingest.TableID) *gate {
+func newGate(h Handler, held storage.TableID) *gate {
 	return &gate{Handler: h, held: held, release: make(chan struct{}), arrived: make(chan context.Context, 100)}
 }
 
-func (g *gate) Apply(ctx context.Context, m *ingest.Mutation) error {
+func (g *gate) Apply(ctx context.Context, m *storage.Mutation) error {
 	if m.Table == g.held {
 		g.waiting.Add(1)
 		defer g.waiting.Add(-1)
@@ -45,7 +46,7 @@ func (g *gate) Apply(ctx context.Context, m *ingest.Mutation) error {
 }
 
 // readAll returns the node's memtable entries of table in [lower, upper).
-func readAll(t *testing.T, n *ingest.Node, table ingest.TableID, lower, upper []byte, reverse bool) []ingest.Entry {
+func readAll(t *testing.T, n *ingest.Node, table storage.TableID, lower, upper []byte, reverse bool) []storage.Entry {
 	t.Helper()
 	it := n.NewIter(table, lower, upper)
 	defer it.Close()
@@ -53,9 +54,9 @@ func readAll(t *testing.T, n *ingest.Node, table ingest.TableID, lower, upper []
 	if reverse {
 		first, next = it.Last, it.Prev
 	}
-	var out []ingest.Entry
+	var out []storage.Entry
 	for ok := first(); ok; ok = next() {
-		out = append(out, ingest.Entry{Key: bytes.Clone(it.Key()), Value: bytes.Clone(it.Value())})
+		out = append(out, storage.Entry{Key: bytes.Clone(it.Key()), Value: bytes.Clone(it.Value())})
 	}
 	if err := it.Error(); err != nil {
 		t.Fatal(err)
@@ -219,7 +220,7 @@ func TestScanPages(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("%+v", r), func(t *testing.T) {
 			want := readAll(t, n, r.Table, r.Lower, r.Upper, r.Reverse)
-			var got []ingest.Entry
+			var got []storage.Entry
 			pages := 0
 			for req := r; ; {
 				p, err := c.Scan(ctx, req)
@@ -292,17 +293,17 @@ func TestScanPageBytes(t *testing.T) {
 // failing answers every request with err.
 type failing struct{ err error }
 
-func (f failing) Apply(context.Context, *ingest.Mutation) error    { return f.err }
+func (f failing) Apply(context.Context, *storage.Mutation) error   { return f.err }
 func (f failing) Scan(context.Context, ScanRequest) (*Page, error) { return nil, f.err }
-func (f failing) ApplyIf(context.Context, *ingest.Mutation, Digest) (bool, error) {
+func (f failing) ApplyIf(context.Context, *storage.Mutation, Digest) (bool, error) {
 	return false, f.err
 }
-func (f failing) Truncate(context.Context, ingest.TableID) error { return f.err }
-func (f failing) Flush(context.Context) error                    { return f.err }
+func (f failing) Truncate(context.Context, storage.TableID) error { return f.err }
+func (f failing) Flush(context.Context) error                     { return f.err }
 
 func TestErrorCodes(t *testing.T) {
 	ctx := context.Background()
-	for _, want := range []error{ingest.ErrOverloaded, ingest.ErrFenced, ingest.ErrClosed, ingest.ErrTooLarge, context.DeadlineExceeded} {
+	for _, want := range []error{storage.ErrOverloaded, storage.ErrFenced, storage.ErrClosed, storage.ErrTooLarge, context.DeadlineExceeded} {
 		addr, _ := serve(t, failing{fmt.Errorf("shard 2: %w", want)}, Options{})
 		c := dial(t, addr, Options{})
 		err := c.Apply(ctx, rowMutation(1, "p", 0, 1, "v"))
@@ -321,7 +322,7 @@ func TestErrorCodes(t *testing.T) {
 		if err := c.Flush(ctx); !errors.Is(err, want) {
 			t.Fatalf("flush failed with %v, want %v", err, want)
 		}
-		if Retriable(err) != (want == ingest.ErrOverloaded) {
+		if Retriable(err) != (want == storage.ErrOverloaded) {
 			t.Fatalf("Retriable(%v) = %v", err, Retriable(err))
 		}
 	}
@@ -330,15 +331,15 @@ func TestErrorCodes(t *testing.T) {
 	n := openNode(t, vfs.NewMem(), "log", 1)
 	addr, _ := serve(t, NodeHandler(n), Options{})
 	c := dial(t, addr, Options{})
-	bad := &ingest.Mutation{Table: 1, Entries: []ingest.Entry{{Key: []byte("junk"), Value: []byte("junk")}}}
-	if err := c.Apply(ctx, bad); !errors.Is(err, ingest.ErrInvalidMutation) {
+	bad := &storage.Mutation{Table: 1, Entries: []storage.Entry{{Key: []byte("junk"), Value: []byte("junk")}}}
+	if err := c.Apply(ctx, bad); !errors.Is(err, storage.ErrInvalidMutation) {
 		t.Fatalf("invalid mutation: %v", err)
 	}
 	n.Close()
-	if err := c.Apply(ctx, rowMutation(1, "p", 0, 1, "v")); !errors.Is(err, ingest.ErrClosed) {
+	if err := c.Apply(ctx, rowMutation(1, "p", 0, 1, "v")); !errors.Is(err, storage.ErrClosed) {
 		t.Fatalf("closed node: %v", err)
 	}
-	if err := c.Flush(ctx); !errors.Is(err, ingest.ErrClosed) {
+	if err := c.Flush(ctx); !errors.Is(err, storage.ErrClosed) {
 		t.Fatalf("flush of a closed node: %v", err)
 	}
 }

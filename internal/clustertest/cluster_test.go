@@ -129,7 +129,7 @@ func code(err error) int {
 }
 
 // overloaded reports whether err is how a frontend reports that the owner
-// refused a write for want of memtable memory (ingest.ErrOverloaded): as
+// refused a write for want of memtable memory (storage.ErrOverloaded): as
 // Overloaded, or as a WriteTimeout if the write's own deadline came first.
 func overloaded(err error) bool {
 	c := code(err)

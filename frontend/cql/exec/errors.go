@@ -6,9 +6,9 @@ import (
 	"fmt"
 
 	"github.com/sedimentdb/sediment/frontend/engine"
-	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/ingest/rpc"
 	"github.com/sedimentdb/sediment/internal/cqltype"
+	"github.com/sedimentdb/sediment/internal/storage"
 )
 
 // Code is a native protocol error code (native_protocol_v4.spec, section 9).
@@ -157,9 +157,9 @@ func engineError(err error) *Error {
 	switch {
 	case errors.As(err, &e):
 		return e
-	case errors.Is(err, ingest.ErrOverloaded):
+	case errors.Is(err, storage.ErrOverloaded):
 		return &Error{Code: CodeOverloaded, Message: "Server is overloaded: memtable memory exhausted, retry later", Cause: err}
-	case errors.Is(err, engine.ErrNoOwner), errors.Is(err, rpc.ErrUnavailable), errors.Is(err, ingest.ErrFenced):
+	case errors.Is(err, engine.ErrNoOwner), errors.Is(err, rpc.ErrUnavailable), errors.Is(err, storage.ErrFenced):
 		return &Error{Code: CodeUnavailable, Message: "Cannot achieve consistency level: no reachable owner of the token range", Cause: err}
 	}
 	return nil

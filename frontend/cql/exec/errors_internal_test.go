@@ -8,8 +8,8 @@ import (
 
 	"github.com/sedimentdb/sediment/frontend/engine"
 	"github.com/sedimentdb/sediment/frontend/wire"
-	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/ingest/rpc"
+	"github.com/sedimentdb/sediment/internal/storage"
 )
 
 // TestErrorCodes: the engine's errors reach clients as the protocol's
@@ -23,15 +23,15 @@ func TestErrorCodes(t *testing.T) {
 		writeType string
 		msg       string
 	}{
-		{"overloaded", wrap(ingest.ErrOverloaded), wire.ErrorCode(CodeOverloaded), "", "Server is overloaded"},
+		{"overloaded", wrap(storage.ErrOverloaded), wire.ErrorCode(CodeOverloaded), "", "Server is overloaded"},
 		{"no owner", wrap(engine.ErrNoOwner), wire.ErrorCode(CodeUnavailable), "", "Cannot achieve consistency level"},
 		{"rpc unavailable", wrap(rpc.ErrUnavailable), wire.ErrorCode(CodeUnavailable), "", "Cannot achieve consistency level"},
-		{"fenced", wrap(ingest.ErrFenced), wire.ErrorCode(CodeUnavailable), "", "Cannot achieve consistency level"},
+		{"fenced", wrap(storage.ErrFenced), wire.ErrorCode(CodeUnavailable), "", "Cannot achieve consistency level"},
 		{"write timeout", applyError(wrap(context.DeadlineExceeded), writeUnloggedBatch), wire.ErrorCode(CodeWriteTimeout), writeUnloggedBatch, "Operation timed out"},
 		{"write conn lost", applyError(wrap(rpc.ErrConnLost), writeBatch), wire.ErrorCode(CodeWriteTimeout), writeBatch, "Operation timed out"},
-		{"too large", applyError(wrap(ingest.ErrTooLarge), writeBatch), wire.ErrorCode(CodeInvalid), "", "Mutation is too large"},
+		{"too large", applyError(wrap(storage.ErrTooLarge), writeBatch), wire.ErrorCode(CodeInvalid), "", "Mutation is too large"},
 		{"read timeout", readError(wrap(context.DeadlineExceeded)), wire.ErrorCode(CodeReadTimeout), "", "Operation timed out"},
-		{"read overloaded", readError(wrap(ingest.ErrOverloaded)), wire.ErrorCode(CodeOverloaded), "", "Server is overloaded"},
+		{"read overloaded", readError(wrap(storage.ErrOverloaded)), wire.ErrorCode(CodeOverloaded), "", "Server is overloaded"},
 		{"other", errors.New("disk on fire"), wire.ErrorCode(CodeServer), "", ""},
 	} {
 		var we *wire.Error

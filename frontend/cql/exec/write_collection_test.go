@@ -10,10 +10,10 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/internal/cqltype"
 	"github.com/sedimentdb/sediment/internal/keys"
 	"github.com/sedimentdb/sediment/internal/model"
+	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/manifest"
 )
 
@@ -179,8 +179,8 @@ func testLayout(t *testing.T) *tableLayout {
 }
 
 func TestApplyErrorTooLarge(t *testing.T) {
-	err := applyError(fmt.Errorf("%w: 40000000 bytes, at most 16777215", ingest.ErrTooLarge), writeSimple)
-	if err.Code != CodeInvalid || !errors.Is(err, ingest.ErrTooLarge) {
+	err := applyError(fmt.Errorf("%w: 40000000 bytes, at most 16777215", storage.ErrTooLarge), writeSimple)
+	if err.Code != CodeInvalid || !errors.Is(err, storage.ErrTooLarge) {
 		t.Fatalf("too large mutation: %+v", err)
 	}
 	if err := applyError(context.DeadlineExceeded, writeBatch); err.Code != CodeWriteTimeout || err.WriteType != writeBatch {

@@ -8,10 +8,10 @@ import (
 	"github.com/sedimentdb/sediment/frontend/cql/ast"
 	"github.com/sedimentdb/sediment/frontend/cql/values"
 	"github.com/sedimentdb/sediment/frontend/engine"
-	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/internal/cqltype"
 	"github.com/sedimentdb/sediment/internal/keys"
 	"github.com/sedimentdb/sediment/internal/model"
+	"github.com/sedimentdb/sediment/internal/storage"
 )
 
 var _ plan = (*modPlan)(nil)
@@ -405,7 +405,7 @@ func assignText(a *ast.Assignment) string {
 // commitlog record is the client's to split, as Cassandra's "Mutation ...
 // too large" is; the rest as every write error.
 func applyError(err error, wt string) *Error {
-	if errors.Is(err, ingest.ErrTooLarge) {
+	if errors.Is(err, storage.ErrTooLarge) {
 		return &Error{Code: CodeInvalid, Message: "Mutation is too large for the maximum size of a commitlog record: " + err.Error(), Cause: err}
 	}
 	return writeError(err, wt)
