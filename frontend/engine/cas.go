@@ -50,7 +50,7 @@ const (
 // cond may thus run several times, once per attempt, and must not have
 // effects beyond its answer. After casAttempts conflicts ApplyIf fails with
 // ErrContended. Like Apply, it never resends a write whose fate is unknown:
-// an error matching rpc.ErrConnLost may hide an applied write.
+// an error matching storage.ErrTimeout may hide an applied write.
 func (r *Remote) ApplyIf(ctx context.Context, m *Mutation, now int64, cond Condition) (bool, error) {
 	prefix, err := casPartition(m)
 	if err != nil {

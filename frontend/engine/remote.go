@@ -20,16 +20,10 @@ import (
 	"github.com/sedimentdb/sediment/objectstore"
 )
 
-var (
-	// ErrNoOwner means the View names no reachable owner for a token range:
-	// the range is free, or its owner is not in the member list. Ownership
-	// moves, so it also matches rpc.ErrUnavailable and rpc.Retriable holds.
-	ErrNoOwner = errors.New("engine: token range has no owner")
-	// ErrFlushRaced means a node flushed and dropped memtable entries a
-	// scan had yet to fetch, after the scan chose its SSTables, which may
-	// lack them. Repeating the scan is safe: rpc.Retriable holds.
-	ErrFlushRaced = errors.New("engine: a flush raced the scan's later memtable pages")
-)
+// ErrNoOwner means the View names no reachable owner for a token range:
+// the range is free, or its owner is not in the member list. Ownership
+// moves, so it is a storage.ErrUnavailable, which storage.Retriable accepts.
+var ErrNoOwner = fmt.Errorf("engine: token range has no owner (%w)", storage.ErrUnavailable)
 
 // RemoteConfig is what Remote works with.
 type RemoteConfig struct {
@@ -58,7 +52,7 @@ type RemoteConfig struct {
 // bounded by its context, for this View to reach the highest mark of the
 // pages it has before choosing SSTables. A scan fetches its later pages as
 // it moves on; one whose mark passed the SSTables' revision fails with
-// ErrFlushRaced rather than miss the entries its node dropped meanwhile, and
+// storage.ErrFlushRaced rather than miss the entries its node dropped meanwhile, and
 // Read and Scan then start again, choosing SSTables anew (a few times; then
 // the error, retriable, reaches the caller).
 //
@@ -68,8 +62,8 @@ type RemoteConfig struct {
 // again and retries (optimistic concurrency; see ApplyIf).
 //
 // Remote never resends a write whose fate is unknown: a write that failed
-// with an error rpc.Retriable accepts may be sent again by the caller (see
-// rpc.ErrConnLost).
+// with an error storage.Retriable accepts may be sent again by the caller (see
+// storage.ErrTimeout).
 type Remote struct {
 	view *manifest.View
 	opts rpc.Options
@@ -167,16 +161,16 @@ func (r *Remote) Scan(ctx context.Context, s Scan) (*Page, error) {
 }
 
 // raceRetries bounds how often Read and Scan start again after
-// ErrFlushRaced. Each new attempt chooses SSTables after the flush that raced
+// storage.ErrFlushRaced. Each new attempt chooses SSTables after the flush that raced
 // the last, so only a stream of flushes, one per attempt, exhausts them.
 const raceRetries = 8
 
-// retryRaced runs read again while it fails with ErrFlushRaced, at most
+// retryRaced runs read again while it fails with storage.ErrFlushRaced, at most
 // raceRetries more times, and returns its last result.
 func retryRaced[T any](ctx context.Context, read func() (T, error)) (T, error) {
 	for i := 0; ; i++ {
 		v, err := read()
-		if err == nil || !errors.Is(err, ErrFlushRaced) || i == raceRetries || ctx.Err() != nil {
+		if err == nil || !errors.Is(err, storage.ErrFlushRaced) || i == raceRetries || ctx.Err() != nil {
 			return v, err
 		}
 	}
@@ -220,16 +214,16 @@ func (r *Remote) owner(tok int64) (*rpc.Client, error) {
 // rangeOwner returns the client of the node that owns range rg.
 func (r *Remote) rangeOwner(rg int) (*rpc.Client, error) {
 	if r.view.RangeCount() == 0 {
-		return nil, fmt.Errorf("%w (%w): the cluster's ranges are not set", ErrNoOwner, rpc.ErrUnavailable)
+		return nil, fmt.Errorf("%w: the cluster's ranges are not set", ErrNoOwner)
 	}
 	o, ok := r.view.Ownership(rg)
 	if !ok || o.Owner == "" {
-		return nil, fmt.Errorf("%w (%w): range %d is free", ErrNoOwner, rpc.ErrUnavailable, rg)
+		return nil, fmt.Errorf("%w: range %d is free", ErrNoOwner, rg)
 	}
 	members := r.view.Members()
 	i := slices.IndexFunc(members, func(m manifest.Member) bool { return m.ID == o.Owner })
 	if i < 0 || members[i].Addr == "" {
-		return nil, fmt.Errorf("%w (%w): range %d: owner %s is not a member", ErrNoOwner, rpc.ErrUnavailable, rg, o.Owner)
+		return nil, fmt.Errorf("%w: range %d: owner %s is not a member", ErrNoOwner, rg, o.Owner)
 	}
 	return r.client(members[i].Addr, members)
 }

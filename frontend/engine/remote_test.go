@@ -290,15 +290,15 @@ func TestRemoteOwnerDown(t *testing.T) {
 	c.servers[1].Close()
 
 	err := e.Apply(c.ctx, &Mutation{Table: c.table, Entries: []Entry{insert(down, 2, 1, "y", 0, 100)}})
-	if err == nil || !rpc.Retriable(err) {
+	if err == nil || !storage.Retriable(err) {
 		t.Fatalf("write to the node that is down: %v, want a retriable error", err)
 	}
-	if _, err := e.Read(c.ctx, Slice{Table: c.table, Key: []byte(down), Now: 100}); err == nil || !rpc.Retriable(err) {
+	if _, err := e.Read(c.ctx, Slice{Table: c.table, Key: []byte(down), Now: 100}); err == nil || !storage.Retriable(err) {
 		t.Fatalf("read from the node that is down: %v, want a retriable error", err)
 	}
 	// A batch touching both nodes: the live node's part is applied.
 	err = e.Apply(c.ctx, &Mutation{Table: c.table, Entries: []Entry{insert(up, 1, 1, "u", 0, 100), insert(down, 3, 1, "z", 0, 100)}})
-	if err == nil || !rpc.Retriable(err) {
+	if err == nil || !storage.Retriable(err) {
 		t.Fatalf("batch over both nodes: %v, want a retriable error", err)
 	}
 	if err := e.Apply(c.ctx, &Mutation{Table: c.table, Entries: []Entry{insert(up, 2, 1, "v", 0, 100)}}); err != nil {
@@ -333,7 +333,7 @@ func TestRemoteFreeRangeAndConditions(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := c.remotes[0].Apply(c.ctx, &Mutation{Table: c.table, Entries: []Entry{insert(pk, 1, 1, "x", 0, 100)}})
-	if !errors.Is(err, ErrNoOwner) || !rpc.Retriable(err) {
+	if !errors.Is(err, ErrNoOwner) || !storage.Retriable(err) {
 		t.Fatalf("write to a free range: %v, want ErrNoOwner, retriable", err)
 	}
 	ok, err := c.remotes[0].ApplyIf(c.ctx, &Mutation{Table: c.table, Entries: []Entry{insert(pk, 1, 1, "x", 0, 100)}}, 100,

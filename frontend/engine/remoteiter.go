@@ -66,7 +66,7 @@ func (it *remoteIter) pin(rev uint64) { it.pinned, it.isPinned = rev, true }
 func (it *remoteIter) noteMark(m uint64) error {
 	it.maxMark = max(it.maxMark, m)
 	if it.isPinned && m > it.pinned {
-		return fmt.Errorf("%w (%w): page mark %d, SSTables of revision %d", ErrFlushRaced, rpc.ErrUnavailable, m, it.pinned)
+		return fmt.Errorf("%w: page mark %d, SSTables of revision %d", storage.ErrFlushRaced, m, it.pinned)
 	}
 	return nil
 }

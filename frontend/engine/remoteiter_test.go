@@ -150,14 +150,14 @@ func TestRemoteIterMarks(t *testing.T) {
 	peer.mark = 8
 	for it.Next() {
 	}
-	if err := it.Error(); !errors.Is(err, ErrFlushRaced) || !rpc.Retriable(err) {
+	if err := it.Error(); !errors.Is(err, storage.ErrFlushRaced) || !storage.Retriable(err) {
 		t.Fatalf("page past the pinned mark: %v", err)
 	}
 	// Moving back after the first page fetches every page again, checked too.
 	peer.mark = 7
 	it = &remoteIter{ctx: context.Background(), table: 1, segs: []segment{{c: peer, lo: []byte("k")}}}
 	it.pin(6)
-	if it.Last() || !errors.Is(it.Error(), ErrFlushRaced) {
+	if it.Last() || !errors.Is(it.Error(), storage.ErrFlushRaced) {
 		t.Fatalf("Last past the pinned mark: %v", it.Error())
 	}
 }
@@ -170,7 +170,7 @@ func TestRetryRaced(t *testing.T) {
 		return func() (int, error) {
 			calls++
 			if calls <= n {
-				return 0, ErrFlushRaced
+				return 0, storage.ErrFlushRaced
 			}
 			return calls, nil
 		}, &calls
@@ -181,7 +181,7 @@ func TestRetryRaced(t *testing.T) {
 		t.Fatalf("3 races: %d, %v after %d calls", v, err, *calls)
 	}
 	read, calls = raced(100)
-	if _, err := retryRaced(ctx, read); !errors.Is(err, ErrFlushRaced) || *calls != raceRetries+1 {
+	if _, err := retryRaced(ctx, read); !errors.Is(err, storage.ErrFlushRaced) || *calls != raceRetries+1 {
 		t.Fatalf("endless races: %v after %d calls", err, *calls)
 	}
 	other := errors.New("other")
@@ -192,7 +192,7 @@ func TestRetryRaced(t *testing.T) {
 	done, cancel := context.WithCancel(ctx)
 	cancel()
 	read, calls = raced(100)
-	if _, err := retryRaced(done, read); !errors.Is(err, ErrFlushRaced) || *calls != 1 {
+	if _, err := retryRaced(done, read); !errors.Is(err, storage.ErrFlushRaced) || *calls != 1 {
 		t.Fatalf("done context: %v after %d calls", err, *calls)
 	}
 }

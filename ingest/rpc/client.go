@@ -205,7 +205,7 @@ func (cl *Client) conn(ctx context.Context, s *slot) (*clientConn, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: %w", storage.ErrUnavailable, err)
 	}
 	if cl.closed.Load() {
 		nc.Close()
@@ -331,8 +331,8 @@ func (c *clientConn) roundTrip(ctx context.Context, op byte, body func([]byte) [
 	}
 }
 
-// failure returns why the connection broke, as a retriable error unless
-// the client was closed.
+// failure returns why the connection broke: ErrConnLost, a timeout (the
+// fate of the requests in flight is unknown), unless the client was closed.
 func (c *clientConn) failure() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()

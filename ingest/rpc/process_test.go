@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/internal/vfs"
 )
 
@@ -55,7 +56,7 @@ func TestKillServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	child.Wait()
-	if err := <-held; !errors.Is(err, ErrConnLost) || !Retriable(err) {
+	if err := <-held; !errors.Is(err, ErrConnLost) || !storage.Retriable(err) {
 		t.Fatalf("request in flight when the server was killed: %v", err)
 	}
 
@@ -64,7 +65,7 @@ func TestKillServer(t *testing.T) {
 	var err error
 	for start := time.Now(); ; time.Sleep(10 * time.Millisecond) {
 		// The port is open once the child listens; until then, dials fail.
-		if p, err = c.Scan(ctx, ScanRequest{Table: 1}); !errors.Is(err, ErrUnavailable) || time.Since(start) > 30*time.Second {
+		if p, err = c.Scan(ctx, ScanRequest{Table: 1}); !errors.Is(err, storage.ErrUnavailable) || time.Since(start) > 30*time.Second {
 			break
 		}
 	}

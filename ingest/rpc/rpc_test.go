@@ -322,8 +322,8 @@ func TestErrorCodes(t *testing.T) {
 		if err := c.Flush(ctx); !errors.Is(err, want) {
 			t.Fatalf("flush failed with %v, want %v", err, want)
 		}
-		if Retriable(err) != (want == storage.ErrOverloaded) {
-			t.Fatalf("Retriable(%v) = %v", err, Retriable(err))
+		if storage.Retriable(err) != (want == storage.ErrOverloaded) {
+			t.Fatalf("Retriable(%v) = %v", err, storage.Retriable(err))
 		}
 	}
 
@@ -362,10 +362,10 @@ func TestServerKilled(t *testing.T) {
 	<-g.arrived
 	s.Close()
 	err := <-inFlight
-	if !errors.Is(err, ErrConnLost) || !Retriable(err) {
-		t.Fatalf("request in flight on a killed server: %v, want ErrConnLost", err)
+	if !errors.Is(err, ErrConnLost) || !errors.Is(err, storage.ErrTimeout) || !storage.Retriable(err) {
+		t.Fatalf("request in flight on a killed server: %v, want ErrConnLost, a timeout", err)
 	}
-	if err := c.Apply(ctx, rowMutation(1, "p", 0, 1, "v")); !errors.Is(err, ErrUnavailable) || !Retriable(err) {
+	if err := c.Apply(ctx, rowMutation(1, "p", 0, 1, "v")); !errors.Is(err, storage.ErrUnavailable) || !storage.Retriable(err) {
 		t.Fatalf("request while the server is down: %v, want ErrUnavailable", err)
 	}
 
@@ -513,7 +513,7 @@ func TestFrameLimit(t *testing.T) {
 	addr, _ := serve(t, NodeHandler(n), Options{})
 	c := dial(t, addr, Options{Conns: 1, MaxFrame: 1 << 10})
 	big := rowMutation(1, "p", 0, 1, string(make([]byte, 2<<10)))
-	if err := c.Apply(context.Background(), big); err == nil || Retriable(err) {
+	if err := c.Apply(context.Background(), big); err == nil || storage.Retriable(err) {
 		t.Fatalf("request past the frame limit: %v", err)
 	}
 	// Nothing was sent; the connection is intact.

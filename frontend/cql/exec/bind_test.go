@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sedimentdb/sediment/ingest/rpc"
 	"github.com/sedimentdb/sediment/internal/cqltype"
+	"github.com/sedimentdb/sediment/internal/storage"
 )
 
 func TestBindValues(t *testing.T) {
@@ -113,10 +113,10 @@ func TestToError(t *testing.T) {
 	if e := writeError(fmt.Errorf("x: %w", errTimeoutForTest), writeSimple); e.Code != CodeWriteTimeout || e.WriteType != "SIMPLE" {
 		t.Errorf("deadline mapped to %#x %q", e.Code, e.WriteType)
 	}
-	if e := writeError(fmt.Errorf("x: %w", rpc.ErrConnLost), writeCAS); e.Code != CodeWriteTimeout || e.WriteType != "CAS" {
+	if e := writeError(fmt.Errorf("x: %w", storage.ErrTimeout), writeCAS); e.Code != CodeWriteTimeout || e.WriteType != "CAS" {
 		t.Errorf("lost connection on a write mapped to %#x %q", e.Code, e.WriteType)
 	}
-	if e := readError(fmt.Errorf("x: %w", rpc.ErrConnLost)); e.Code != CodeReadTimeout {
+	if e := readError(fmt.Errorf("x: %w", storage.ErrTimeout)); e.Code != CodeReadTimeout {
 		t.Errorf("lost connection on a read mapped to %#x", e.Code)
 	}
 }

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/sedimentdb/sediment/frontend/engine"
-	"github.com/sedimentdb/sediment/ingest/rpc"
 	"github.com/sedimentdb/sediment/internal/cqltype"
 	"github.com/sedimentdb/sediment/internal/storage"
 )
@@ -133,7 +131,7 @@ func writeError(err error, wt string) *Error {
 	if e := engineError(err); e != nil {
 		return e
 	}
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, rpc.ErrConnLost) {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, storage.ErrTimeout) {
 		return &Error{Code: CodeWriteTimeout, Message: "Operation timed out - received only 0 responses.", WriteType: wt, Cause: err}
 	}
 	return toError(err)
@@ -144,7 +142,7 @@ func readError(err error) *Error {
 	if e := engineError(err); e != nil {
 		return e
 	}
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, engine.ErrFlushRaced) || errors.Is(err, rpc.ErrConnLost) {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, storage.ErrTimeout) {
 		return &Error{Code: CodeReadTimeout, Message: "Operation timed out - received only 0 responses.", Cause: err}
 	}
 	return toError(err)
@@ -159,7 +157,7 @@ func engineError(err error) *Error {
 		return e
 	case errors.Is(err, storage.ErrOverloaded):
 		return &Error{Code: CodeOverloaded, Message: "Server is overloaded: memtable memory exhausted, retry later", Cause: err}
-	case errors.Is(err, engine.ErrNoOwner), errors.Is(err, rpc.ErrUnavailable), errors.Is(err, storage.ErrFenced):
+	case errors.Is(err, storage.ErrUnavailable), errors.Is(err, storage.ErrFlushRaced), errors.Is(err, storage.ErrFenced):
 		return &Error{Code: CodeUnavailable, Message: "Cannot achieve consistency level: no reachable owner of the token range", Cause: err}
 	}
 	return nil

@@ -25,7 +25,7 @@ func TestErrorCodes(t *testing.T) {
 	}{
 		{"overloaded", wrap(storage.ErrOverloaded), wire.ErrorCode(CodeOverloaded), "", "Server is overloaded"},
 		{"no owner", wrap(engine.ErrNoOwner), wire.ErrorCode(CodeUnavailable), "", "Cannot achieve consistency level"},
-		{"rpc unavailable", wrap(rpc.ErrUnavailable), wire.ErrorCode(CodeUnavailable), "", "Cannot achieve consistency level"},
+		{"rpc unavailable", wrap(storage.ErrUnavailable), wire.ErrorCode(CodeUnavailable), "", "Cannot achieve consistency level"},
 		{"fenced", wrap(storage.ErrFenced), wire.ErrorCode(CodeUnavailable), "", "Cannot achieve consistency level"},
 		{"write timeout", applyError(wrap(context.DeadlineExceeded), writeUnloggedBatch), wire.ErrorCode(CodeWriteTimeout), writeUnloggedBatch, "Operation timed out"},
 		{"write conn lost", applyError(wrap(rpc.ErrConnLost), writeBatch), wire.ErrorCode(CodeWriteTimeout), writeBatch, "Operation timed out"},
