@@ -88,7 +88,7 @@ func newCluster(t testing.TB) *cluster {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := rpc.NewServer(rpc.NodeHandler(node), rpc.Options{})
+		s := rpc.NewServer(ingest.RPCHandler(node), rpc.Options{})
 		go s.Serve(ln)
 		t.Cleanup(func() { s.Close() })
 		if err := m.Heartbeat(ctx, manifest.Member{ID: id, Roles: []string{"ingest"}, Addr: ln.Addr().String(), Shards: node.Shards()}); err != nil {
@@ -452,7 +452,7 @@ func TestRemoteFollowsNewAddress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := rpc.NewServer(rpc.NodeHandler(c.nodes[1]), rpc.Options{})
+	s := rpc.NewServer(ingest.RPCHandler(c.nodes[1]), rpc.Options{})
 	go s.Serve(ln)
 	t.Cleanup(func() { s.Close() })
 	addr := ln.Addr().String()

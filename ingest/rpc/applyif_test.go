@@ -1,4 +1,4 @@
-package rpc
+package rpc_test
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/sedimentdb/sediment/ingest"
+	"github.com/sedimentdb/sediment/ingest/rpc"
 	"github.com/sedimentdb/sediment/internal/keys"
 	"github.com/sedimentdb/sediment/internal/kv"
 	"github.com/sedimentdb/sediment/internal/model"
@@ -55,9 +57,9 @@ func TestPartitionDigest(t *testing.T) {
 		sort.Slice(es, func(i, j int) bool { return bytes.Compare(es[i].Key, es[j].Key) < 0 })
 		return &sliceIter{es: es, i: -1}
 	}
-	digest := func(it kv.Iterator, prefix []byte) Digest {
+	digest := func(it kv.Iterator, prefix []byte) rpc.Digest {
 		t.Helper()
-		d, err := PartitionDigest(it, prefix)
+		d, err := rpc.PartitionDigest(it, prefix)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,16 +97,16 @@ func TestPartitionDigest(t *testing.T) {
 func TestApplyIfOverRPC(t *testing.T) {
 	ctx := context.Background()
 	n := openNode(t, vfs.NewMem(), "log", 2)
-	addr, _ := serve(t, NodeHandler(n), Options{})
-	c := dial(t, addr, Options{})
+	addr, _ := serve(t, ingest.RPCHandler(n), rpc.Options{})
+	c := dial(t, addr, rpc.Options{})
 	const table = 3
 	p := pk(7)
 	prefix := prefixOf(p)
-	current := func() Digest {
+	current := func() rpc.Digest {
 		t.Helper()
 		it := n.NewIter(table, prefix, keys.AppendPartitionEnd(nil, prefix))
 		defer it.Close()
-		d, err := PartitionDigest(it, prefix)
+		d, err := rpc.PartitionDigest(it, prefix)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,8 +154,8 @@ func TestApplyIfOverRPC(t *testing.T) {
 func TestTruncateOverRPC(t *testing.T) {
 	ctx := context.Background()
 	n, committed := openNodeCommitter(t, vfs.NewMem(), "log", 2)
-	addr, _ := serve(t, NodeHandler(n), Options{})
-	c := dial(t, addr, Options{})
+	addr, _ := serve(t, ingest.RPCHandler(n), rpc.Options{})
+	c := dial(t, addr, rpc.Options{})
 	// count counts a table's entries in the memtables and the committed
 	// SSTables: a truncation queues the memtables it leaves for flush.
 	count := func(table storage.TableID) int {

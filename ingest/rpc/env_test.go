@@ -1,4 +1,4 @@
-package rpc
+package rpc_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sedimentdb/sediment/ingest"
+	"github.com/sedimentdb/sediment/ingest/rpc"
 	"github.com/sedimentdb/sediment/internal/cqltype"
 	"github.com/sedimentdb/sediment/internal/keys"
 	"github.com/sedimentdb/sediment/internal/model"
@@ -64,18 +65,18 @@ func listen(tb testing.TB) net.Listener {
 
 // serve serves h on a fresh loopback listener and returns its address and
 // the server, closed when the test ends.
-func serve(tb testing.TB, h Handler, opts Options) (string, *Server) {
+func serve(tb testing.TB, h rpc.Handler, opts rpc.Options) (string, *rpc.Server) {
 	tb.Helper()
 	ln := listen(tb)
-	s := NewServer(h, opts)
+	s := rpc.NewServer(h, opts)
 	go s.Serve(ln)
 	tb.Cleanup(func() { s.Close() })
 	return ln.Addr().String(), s
 }
 
-func dial(tb testing.TB, addr string, opts Options) *Client {
+func dial(tb testing.TB, addr string, opts rpc.Options) *rpc.Client {
 	tb.Helper()
-	c := Dial(addr, opts)
+	c := rpc.Dial(addr, opts)
 	tb.Cleanup(func() { c.Close() })
 	return c
 }
