@@ -2,9 +2,6 @@ package exec
 
 import (
 	"bytes"
-	"context"
-	"errors"
-	"fmt"
 	"slices"
 	"testing"
 
@@ -13,7 +10,6 @@ import (
 	"github.com/sedimentdb/sediment/internal/cqltype"
 	"github.com/sedimentdb/sediment/internal/keys"
 	"github.com/sedimentdb/sediment/internal/model"
-	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/manifest"
 )
 
@@ -176,14 +172,4 @@ func testLayout(t *testing.T) *tableLayout {
 		t.Fatal(err)
 	}
 	return l
-}
-
-func TestApplyErrorTooLarge(t *testing.T) {
-	err := applyError(fmt.Errorf("%w: 40000000 bytes, at most 16777215", storage.ErrTooLarge), writeSimple)
-	if err.Code != CodeInvalid || !errors.Is(err, storage.ErrTooLarge) {
-		t.Fatalf("too large mutation: %+v", err)
-	}
-	if err := applyError(context.DeadlineExceeded, writeBatch); err.Code != CodeWriteTimeout || err.WriteType != writeBatch {
-		t.Fatalf("timeout: %+v", err)
-	}
 }
