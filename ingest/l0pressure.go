@@ -21,12 +21,12 @@ const holdPoll = 100 * time.Millisecond
 
 // throttle slows the commit of a flush writing tables when their L0 is
 // filling up, so that compaction catches up rather than read amplification
-// growing without bound. Below the limit the delay grows with the
-// pressure, up to Config.FlushDelay; at or past it the flush is held until
-// the pressure drops below 1 or Config.FlushHold passes. Meanwhile the
-// memtable stays in memory, so writes wait and then fail with
-// storage.ErrOverloaded: back-pressure reaches clients, and nothing acknowledged is
-// ever dropped. It returns early only if ctx ends.
+// growing without bound. Below the limit the delay grows with the pressure,
+// up to Config.FlushDelay; at or past it the flush is held until the
+// pressure drops below 1 or Config.FlushHold passes. Meanwhile the memtable
+// stays in memory, so writes wait and then fail with storage.ErrOverloaded:
+// back-pressure reaches clients, and nothing acknowledged is ever dropped.
+// It returns early only if ctx ends.
 func (s *Shard) throttle(ctx context.Context, tables []SSTable) error {
 	g := s.deps.L0
 	if g == nil || len(tables) == 0 {

@@ -115,8 +115,9 @@ func TestFlushDelayedByL0Pressure(t *testing.T) {
 }
 
 // TestFlushHeldAtL0Limit holds a flush at pressure 1: nothing is committed,
-// memtables fill, writes fail with storage.ErrOverloaded; once the pressure drops
-// the flush commits, writes resume and every acknowledged write is there.
+// memtables fill, writes fail with storage.ErrOverloaded; once the pressure
+// drops the flush commits, writes resume and every acknowledged write is
+// there.
 func TestFlushHeldAtL0Limit(t *testing.T) {
 	e := newEnv(t)
 	e.cfg.WriteTimeout = 50 * time.Millisecond

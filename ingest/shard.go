@@ -579,9 +579,9 @@ func (s *Shard) run() {
 	}
 }
 
-// expire fails the requests whose deadline has passed with storage.ErrOverloaded.
-// Requests are in arrival order, so their deadlines ascend (but for the
-// moments between a request's creation and its arrival).
+// expire fails the requests whose deadline has passed with
+// storage.ErrOverloaded. Requests are in arrival order, so their deadlines
+// ascend (but for the moments between a request's creation and its arrival).
 func (s *Shard) expire(pending []*request, now time.Time) []*request {
 	i := 0
 	for i < len(pending) && !pending[i].deadline.After(now) {

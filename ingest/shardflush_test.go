@@ -139,8 +139,8 @@ func TestFlushWaitsForBucket(t *testing.T) {
 	}
 }
 
-// TestFlushClosedOrFenced: Flush on a closed shard is storage.ErrClosed, and on a
-// fenced one the fencing error.
+// TestFlushClosedOrFenced: Flush on a closed shard is storage.ErrClosed, and
+// on a fenced one the fencing error.
 func TestFlushClosedOrFenced(t *testing.T) {
 	e := newEnv(t)
 	s := e.open()

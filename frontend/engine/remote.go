@@ -52,9 +52,9 @@ type RemoteConfig struct {
 // bounded by its context, for this View to reach the highest mark of the
 // pages it has before choosing SSTables. A scan fetches its later pages as
 // it moves on; one whose mark passed the SSTables' revision fails with
-// storage.ErrFlushRaced rather than miss the entries its node dropped meanwhile, and
-// Read and Scan then start again, choosing SSTables anew (a few times; then
-// the error, retriable, reaches the caller).
+// storage.ErrFlushRaced rather than miss the entries its node dropped
+// meanwhile, and Read and Scan then start again, choosing SSTables anew (a
+// few times; then the error, retriable, reaches the caller).
 //
 // A conditional write (ApplyIf) reads the partition as Read does and sends
 // its write with the digest of what it read; the owner applies it only if
@@ -161,8 +161,9 @@ func (r *Remote) Scan(ctx context.Context, s Scan) (*Page, error) {
 }
 
 // raceRetries bounds how often Read and Scan start again after
-// storage.ErrFlushRaced. Each new attempt chooses SSTables after the flush that raced
-// the last, so only a stream of flushes, one per attempt, exhausts them.
+// storage.ErrFlushRaced. Each new attempt chooses SSTables after the flush
+// that raced the last, so only a stream of flushes, one per attempt,
+// exhausts them.
 const raceRetries = 8
 
 // retryRaced runs read again while it fails with storage.ErrFlushRaced, at most

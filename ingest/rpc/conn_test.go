@@ -11,7 +11,8 @@ import (
 )
 
 // These tests feed raw frames to a client or a server or reach into a
-// connection, so they live in package rpc; the tests over a real ingest node are in package rpc_test.
+// connection, so they live in package rpc; the tests over a real ingest node
+// are in package rpc_test.
 
 // accepting answers every request with success.
 type accepting struct{}

@@ -137,10 +137,10 @@ func overloaded(err error) bool {
 }
 
 // connLost reports whether err is how a frontend reports today that its
-// connection to the owner broke with the write in flight (rpc.ErrConnLost, a storage.ErrTimeout):
-// a Server_error with the RPC client's message. The write may or may not
-// have been applied. (Cassandra would call it a WriteTimeout, which
-// retriableWrite accepts as well.)
+// connection to the owner broke with the write in flight (rpc.ErrConnLost, a
+// storage.ErrTimeout): a Server_error with the RPC client's message. The
+// write may or may not have been applied. (Cassandra would call it a
+// WriteTimeout, which retriableWrite accepts as well.)
 func connLost(err error) bool {
 	var re gocql.RequestError
 	return errors.As(err, &re) && re.Code() == gocql.ErrCodeServer && strings.HasPrefix(re.Message(), "rpc: connection lost")
