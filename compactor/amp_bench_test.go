@@ -23,6 +23,7 @@ import (
 	"github.com/sedimentdb/sediment/internal/keys"
 	"github.com/sedimentdb/sediment/internal/model"
 	"github.com/sedimentdb/sediment/internal/sstable"
+	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/internal/token"
 	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/manifest"
@@ -230,7 +231,7 @@ func (env *ampEnv) phase(b *testing.B, name string, logical int64, written []ato
 				}
 				for {
 					err := env.e.Apply(ctx, mu)
-					if errors.Is(err, ingest.ErrOverloaded) {
+					if errors.Is(err, storage.ErrOverloaded) {
 						retries.Add(1)
 						continue
 					}
@@ -393,7 +394,7 @@ type ampL0Gauge struct{ env *ampEnv }
 
 var _ ingest.L0Gauge = ampL0Gauge{}
 
-func (g ampL0Gauge) L0Pressure(_ ingest.TableID, r int) float64 {
+func (g ampL0Gauge) L0Pressure(_ storage.TableID, r int) float64 {
 	snap := SnapshotOf(g.env.view, g.env.table)
 	return g.env.strategy.L0Pressure(Snapshot{Table: snap.Table, Ranges: map[int][]manifest.SSTable{r: snap.Ranges[r]}})
 }

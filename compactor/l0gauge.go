@@ -6,6 +6,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/sedimentdb/sediment/ingest"
+	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/manifest"
 )
 
@@ -22,10 +23,10 @@ type L0Gauge struct {
 	schema uuid.UUID // SchemaVersion the cache is for
 	// tables maps a TableID to the tables of the schema that have it
 	// (two, rarely, and then the higher pressure counts).
-	tables map[ingest.TableID][]*manifest.Table
+	tables map[storage.TableID][]*manifest.Table
 	// ranges caches the pressure by table and range; a table with no
 	// L0 in a range has no entry.
-	ranges map[ingest.TableID]map[int]float64
+	ranges map[storage.TableID]map[int]float64
 }
 
 var _ ingest.L0Gauge = (*L0Gauge)(nil)
@@ -34,22 +35,22 @@ var _ ingest.L0Gauge = (*L0Gauge)(nil)
 func NewL0Gauge(v *manifest.View) *L0Gauge { return &L0Gauge{view: v} }
 
 // L0Pressure is ingest.L0Gauge's.
-func (g *L0Gauge) L0Pressure(table ingest.TableID, r int) float64 {
+func (g *L0Gauge) L0Pressure(table storage.TableID, r int) float64 {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if v := g.view.SchemaVersion(); g.tables == nil || v != g.schema {
-		g.schema, g.tables, g.ranges = v, map[ingest.TableID][]*manifest.Table{}, nil
+		g.schema, g.tables, g.ranges = v, map[storage.TableID][]*manifest.Table{}, nil
 		if s := g.view.Schema(); s != nil {
 			for _, ks := range s.Keyspaces {
 				for _, t := range ks.Tables {
-					id := ingest.TableIDOf(t.ID)
+					id := storage.TableIDOf(t.ID)
 					g.tables[id] = append(g.tables[id], t)
 				}
 			}
 		}
 	}
 	if rev := g.view.SSTablesRevision(); g.ranges == nil || rev != g.rev {
-		g.rev, g.ranges = rev, map[ingest.TableID]map[int]float64{}
+		g.rev, g.ranges = rev, map[storage.TableID]map[int]float64{}
 	}
 	byRange, ok := g.ranges[table]
 	if !ok {

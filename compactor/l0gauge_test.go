@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sedimentdb/sediment/ingest"
+	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/manifest/manifesttest"
@@ -53,7 +53,7 @@ func TestL0Gauge(t *testing.T) {
 	}
 	defer view.Close()
 	g := NewL0Gauge(view)
-	id := ingest.TableIDOf(tbl.ID)
+	id := storage.TableIDOf(tbl.ID)
 
 	n := 0
 	add := func(r, level int) string {

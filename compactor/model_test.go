@@ -20,6 +20,7 @@ import (
 	"github.com/sedimentdb/sediment/internal/keys"
 	"github.com/sedimentdb/sediment/internal/model"
 	"github.com/sedimentdb/sediment/internal/sstable"
+	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/internal/token"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/objectstore"
@@ -108,7 +109,7 @@ func (env *modelEnv) worker(store objectstore.Store) *Worker {
 		MinBackoff: 10 * time.Millisecond, MaxBackoff: 50 * time.Millisecond,
 		Run: Options{Writer: sstable.WriterOptions{BlockSize: 512}},
 		Unflushed: func(context.Context, uuid.UUID, int) (int64, error) {
-			if ts, ok := env.node.Unflushed()[ingest.TableIDOf(env.table)]; ok {
+			if ts, ok := env.node.Unflushed()[storage.TableIDOf(env.table)]; ok {
 				return ts, nil
 			}
 			return math.MaxInt64, nil

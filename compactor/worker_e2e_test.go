@@ -16,6 +16,7 @@ import (
 	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/internal/keys"
 	"github.com/sedimentdb/sediment/internal/model"
+	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/internal/token"
 	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/manifest"
@@ -167,7 +168,7 @@ func flushNode(t *testing.T, node *ingest.Node, table uuid.UUID) {
 	t.Helper()
 	// Truncating a table that holds nothing starts a new memtable and
 	// queues the others for flush.
-	const other ingest.TableID = 0xfffffff0
+	const other storage.TableID = 0xfffffff0
 	for i := range node.Shards() {
 		if err := node.Shard(i).Truncate(context.Background(), other); err != nil {
 			t.Fatal(err)
@@ -175,7 +176,7 @@ func flushNode(t *testing.T, node *ingest.Node, table uuid.UUID) {
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		it := node.NewIter(ingest.TableIDOf(table), nil, nil)
+		it := node.NewIter(storage.TableIDOf(table), nil, nil)
 		empty := !it.First()
 		err := it.Error()
 		it.Close()

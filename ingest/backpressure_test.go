@@ -7,11 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/objectstore/faultstore"
 )
 
 // TestBackpressure fails every upload: flushes retry, memtables fill to the
-// memory limit, writes wait and then fail with ErrOverloaded. When the
+// memory limit, writes wait and then fail with storage.ErrOverloaded. When the
 // bucket recovers, flushes resume by themselves, writes succeed again and
 // every acknowledged write is readable.
 func TestBackpressure(t *testing.T) {
@@ -41,7 +42,7 @@ func TestBackpressure(t *testing.T) {
 			t.Fatalf("memtables use %d bytes, limit %d", mem, e.cfg.MemoryLimit)
 		}
 	}
-	if !errors.Is(err, ErrOverloaded) {
+	if !errors.Is(err, storage.ErrOverloaded) {
 		t.Fatalf("write failed with %v, want ErrOverloaded", err)
 	}
 	if counterValue(s.m.flushFailures) == 0 || counterValue(s.m.flushes) != 0 {

@@ -20,6 +20,7 @@ import (
 	"github.com/sedimentdb/sediment/internal/memtable"
 	"github.com/sedimentdb/sediment/internal/model"
 	"github.com/sedimentdb/sediment/internal/sstable"
+	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/internal/testserver"
 	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/objectstore"
@@ -29,8 +30,8 @@ import (
 const benchWriters = 64
 
 // benchRows returns mutations of one row each with values of about size bytes.
-func benchRows(size int) []*Mutation {
-	rows := make([]*Mutation, 1<<14)
+func benchRows(size int) []*storage.Mutation {
+	rows := make([]*storage.Mutation, 1<<14)
 	val := string(make([]byte, size))
 	for i := range rows {
 		rows[i] = rowMutation(1, "p"+strconv.Itoa(i/8), int64(i%8), 1, val)
@@ -187,11 +188,11 @@ func BenchmarkFlushMinIO(b *testing.B) {
 	}
 	b.Cleanup(func() { s.Close() })
 
-	mutations := func(ts int64) []*Mutation {
+	mutations := func(ts int64) []*storage.Mutation {
 		val := fmt.Sprintf("%0100d", ts)
-		ms := make([]*Mutation, 0, parts)
+		ms := make([]*storage.Mutation, 0, parts)
 		for p := range parts {
-			mu := &Mutation{Table: 1}
+			mu := &storage.Mutation{Table: 1}
 			for ck := range partRows {
 				mu.Entries = append(mu.Entries, rowMutation(1, "p"+strconv.Itoa(p), int64(ck), ts, val).Entries...)
 			}
@@ -199,7 +200,7 @@ func BenchmarkFlushMinIO(b *testing.B) {
 		}
 		return ms
 	}
-	var entries []Entry
+	var entries []storage.Entry
 	var raw int64
 	for _, mu := range mutations(1) {
 		for _, e := range mu.Entries {
@@ -207,7 +208,7 @@ func BenchmarkFlushMinIO(b *testing.B) {
 			raw += int64(len(e.Key) + len(e.Value))
 		}
 	}
-	slices.SortFunc(entries, func(a, b Entry) int { return bytes.Compare(a.Key, b.Key) })
+	slices.SortFunc(entries, func(a, b storage.Entry) int { return bytes.Compare(a.Key, b.Key) })
 
 	bare := func(b *testing.B) {
 		b.SetBytes(raw)

@@ -10,13 +10,14 @@ import (
 	"github.com/sedimentdb/sediment/internal/kv"
 	"github.com/sedimentdb/sediment/internal/model"
 	"github.com/sedimentdb/sediment/internal/sstable"
+	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/objectstore"
 )
 
 // SSTable is one flushed table object: the entries of one table in one
 // token range (manifest.RangeOf) that a memtable held.
 type SSTable struct {
-	Table TableID
+	Table storage.TableID
 	Range int
 	Key   string // object key in the store
 	Size  int64
@@ -80,7 +81,7 @@ type FlushCommitter interface {
 // every Commit that has returned, so that data never falls between a
 // flushed memtable and its SSTables.
 type TableReader interface {
-	NewIter(ctx context.Context, table TableID, lower, upper []byte) (kv.Iterator, error)
+	NewIter(ctx context.Context, table storage.TableID, lower, upper []byte) (kv.Iterator, error)
 }
 
 // MemCommitter is a FlushCommitter and TableReader kept in memory, for tests
@@ -91,7 +92,7 @@ type MemCommitter struct {
 
 	mu      sync.Mutex
 	flushed map[uint32]commitlog.Position
-	tables  map[TableID][]*memTable
+	tables  map[storage.TableID][]*memTable
 }
 
 type memTable struct {
@@ -106,7 +107,7 @@ var (
 
 // NewMemCommitter returns an empty MemCommitter reading SSTables from store.
 func NewMemCommitter(store objectstore.Store) *MemCommitter {
-	return &MemCommitter{store: store, flushed: map[uint32]commitlog.Position{}, tables: map[TableID][]*memTable{}}
+	return &MemCommitter{store: store, flushed: map[uint32]commitlog.Position{}, tables: map[storage.TableID][]*memTable{}}
 }
 
 // Commit implements FlushCommitter.
@@ -158,7 +159,7 @@ func (c *MemCommitter) Recorded(ctx context.Context, t SSTable) (SSTable, bool, 
 }
 
 // SSTables returns the committed SSTables of table.
-func (c *MemCommitter) SSTables(table TableID) []SSTable {
+func (c *MemCommitter) SSTables(table storage.TableID) []SSTable {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := make([]SSTable, len(c.tables[table]))
@@ -170,7 +171,7 @@ func (c *MemCommitter) SSTables(table TableID) []SSTable {
 
 // NewIter implements TableReader: it merges every committed SSTable of table
 // whose key range meets [lower, upper).
-func (c *MemCommitter) NewIter(ctx context.Context, table TableID, lower, upper []byte) (kv.Iterator, error) {
+func (c *MemCommitter) NewIter(ctx context.Context, table storage.TableID, lower, upper []byte) (kv.Iterator, error) {
 	c.mu.Lock()
 	ts := append([]*memTable(nil), c.tables[table]...)
 	c.mu.Unlock()

@@ -7,12 +7,13 @@ import (
 
 	"github.com/sedimentdb/sediment/internal/commitlog"
 	"github.com/sedimentdb/sediment/internal/sstable"
+	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/objectstore"
 )
 
 // putTable stores an SSTable of the given rows (key order) and describes it.
-func putTable(t *testing.T, store objectstore.Store, name string, table TableID, rows ...*Mutation) SSTable {
+func putTable(t *testing.T, store objectstore.Store, name string, table storage.TableID, rows ...*storage.Mutation) SSTable {
 	t.Helper()
 	var buf bytes.Buffer
 	w := sstable.NewWriter(&buf, sstable.WriterOptions{Split: splitPartition, Stats: entryStats})

@@ -23,7 +23,7 @@ type Config struct {
 	// it, writes wait for a flush to finish.
 	MemoryLimit int64 `yaml:"memory_limit"`
 	// WriteTimeout is how long a write may wait for memory before failing
-	// with ErrOverloaded.
+	// with storage.ErrOverloaded.
 	WriteTimeout time.Duration `yaml:"write_timeout"`
 	// FlushMinBackoff and FlushMaxBackoff bound the pause between attempts
 	// of a failing flush.

@@ -5,7 +5,7 @@
 //
 // # Mutations and commitlog records
 //
-// A Mutation is a table ID and entries: storage keys (package keys) and
+// A storage.Mutation is a table ID and entries: storage keys (package keys) and
 // model-encoded values, merged into what the table holds. The shard writes
 // the mutations of one group commit as one commitlog record (the commitlog
 // frames and checksums it, so the record has no checksum of its own). The
@@ -72,22 +72,23 @@
 // In a cluster the committer is a ManifestCommitter, and step 2 is one
 // manifest commit per SSTable (per table and range), each fenced by the
 // node's ownership epoch of its range and naming the flush (node, shard,
-// Through) and its SSTable count; its tables are the manifest's, named here by
-// TableIDOf (the first four bytes of the table's UUID). A crash between them
-// leaves the flush recorded in part: Flushed does not count it, so restart
-// replays all its records, and replay ends a memtable at its Through (Partial). That
-// memtable then has the same From and Through, its flush the same object
-// names, and the flush reuses the SSTables already recorded (Recorded)
-// instead of overwriting them: every write is stored once. Only if memory
-// forces replay to cut the memtable short do new SSTables repeat some
-// recorded entries, which reads merge away (merging is idempotent).
+// Through) and its SSTable count; its tables are the manifest's, named here
+// by storage.TableIDOf (the first four bytes of the table's UUID). A crash
+// between them leaves the flush recorded in part: Flushed does not count it,
+// so restart replays all its records, and replay ends a memtable at its
+// Through (Partial). That memtable then has the same From and Through, its
+// flush the same object names, and the flush reuses the SSTables already
+// recorded (Recorded) instead of overwriting them: every write is stored
+// once. Only if memory forces replay to cut the memtable short do new
+// SSTables repeat some recorded entries, which reads merge away (merging is
+// idempotent).
 //
-// A commit fenced because another node now owns a range (ErrFenced) is
-// final: the shard stops flushing and fails every later write with an
-// error matching ErrFenced (and manifest.ErrFenced), since it could never
-// make them durable in the manifest. Its memtables still serve reads, its
-// records stay in the commitlog, and a reopened shard that owns the ranges
-// again replays and commits them.
+// A commit fenced because another node now owns a range (storage.ErrFenced)
+// is final: the shard stops flushing and fails every later write with an
+// error matching storage.ErrFenced (and manifest.ErrFenced), since it could
+// never make them durable in the manifest. Its memtables still serve reads,
+// its records stay in the commitlog, and a reopened shard that owns the
+// ranges again replays and commits them.
 //
 // Commits follow log order, so the committed Throughs of a shard only grow and
 // one position says what the SSTables hold. A failed step is retried with
@@ -112,10 +113,10 @@
 // The active and flushing memtables of a shard may use Config.MemoryLimit
 // bytes (plus at most one batch). Past it, the shard goroutine stops taking
 // batches until a flush frees memory; a write that waits longer than
-// Config.WriteTimeout fails with ErrOverloaded and is not applied. Nothing
-// acknowledged is ever dropped: acknowledged writes are in the commitlog
-// until a committed SSTable holds them. When the bucket recovers, the
-// retried flushes succeed and writes resume by themselves.
+// Config.WriteTimeout fails with storage.ErrOverloaded and is not applied.
+// Nothing acknowledged is ever dropped: acknowledged writes are in the
+// commitlog until a committed SSTable holds them. When the bucket recovers,
+// the retried flushes succeed and writes resume by themselves.
 //
 // # Truncation
 //

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/manifest"
 )
 
@@ -27,7 +28,7 @@ func TestManifestTruncateThenDrop(t *testing.T) {
 	if c.stored(c.tables[0]) == 0 {
 		t.Fatal("nothing of the first table was flushed")
 	}
-	if err := s.Truncate(ctx, TableIDOf(c.tables[0])); err != nil {
+	if err := s.Truncate(ctx, storage.TableIDOf(c.tables[0])); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.m.DropSSTables(ctx, c.tables[0]); err != nil {
@@ -57,7 +58,7 @@ func TestManifestTruncateThenDrop(t *testing.T) {
 	if partial == 0 {
 		t.Fatal("no flush is left recorded in part by the drop")
 	}
-	m := rowMutation(TableIDOf(c.tables[0]), "after", 1, 2, "new")
+	m := rowMutation(storage.TableIDOf(c.tables[0]), "after", 1, 2, "new")
 	if err := s.Apply(ctx, m); err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +78,7 @@ func TestManifestTruncateThenDrop(t *testing.T) {
 	waitFor(t, "every memtable flushed", func() bool {
 		n := 0
 		for _, id := range c.tables {
-			n += count(t, s.NewIter(TableIDOf(id), nil, nil))
+			n += count(t, s.NewIter(storage.TableIDOf(id), nil, nil))
 		}
 		return n == 0 && s.flushing() == 0
 	})

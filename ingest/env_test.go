@@ -15,6 +15,7 @@ import (
 	"github.com/sedimentdb/sediment/internal/keys"
 	"github.com/sedimentdb/sediment/internal/kv"
 	"github.com/sedimentdb/sediment/internal/model"
+	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/internal/token"
 	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/objectstore"
@@ -142,7 +143,7 @@ func (c *crasher) crash() error {
 
 // write applies m unless the crash happened, reporting whether it was
 // acknowledged before the crash.
-func (c *crasher) write(s *Shard, m *Mutation) (bool, error) {
+func (c *crasher) write(s *Shard, m *storage.Mutation) (bool, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.crashed {
@@ -171,8 +172,8 @@ func rowValue(ts int64, v string) []byte {
 	return model.AppendRow(nil, &model.Row{Cells: []model.Cell{{Column: 1, Timestamp: ts, Value: []byte(v)}}})
 }
 
-func rowMutation(table TableID, pk string, ck, ts int64, v string) *Mutation {
-	return &Mutation{Table: table, Entries: []Entry{{Key: rowKey(pk, ck), Value: rowValue(ts, v)}}}
+func rowMutation(table storage.TableID, pk string, ck, ts int64, v string) *storage.Mutation {
+	return &storage.Mutation{Table: table, Entries: []storage.Entry{{Key: rowKey(pk, ck), Value: rowValue(ts, v)}}}
 }
 
 // cellValue returns the value of column 1 of an encoded row.
@@ -190,7 +191,7 @@ func cellValue(t testing.TB, value []byte) string {
 
 // contents reads a table as the read path would: the shard's memtables
 // merged with the committed SSTables.
-func contents(t testing.TB, s *Shard, c TableReader, table TableID) map[string]string {
+func contents(t testing.TB, s *Shard, c TableReader, table storage.TableID) map[string]string {
 	t.Helper()
 	mem := s.NewIter(table, nil, nil)
 	sst, err := c.NewIter(context.Background(), table, nil, nil)

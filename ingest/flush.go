@@ -15,6 +15,7 @@ import (
 	"github.com/sedimentdb/sediment/internal/kv"
 	"github.com/sedimentdb/sediment/internal/model"
 	"github.com/sedimentdb/sediment/internal/sstable"
+	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/manifest"
 )
 
@@ -84,7 +85,7 @@ func (s *Shard) flushLoop() {
 			s.logger.Warn("flush not committed within the max commit delay; uploading it again", "through", m.through.String(), "max_commit_delay", s.cfg.MaxCommitDelay)
 			continue
 		}
-		if errors.Is(err, ErrFenced) {
+		if errors.Is(err, storage.ErrFenced) {
 			// Another node owns a range of the memtable: its records can
 			// never be committed here, so nothing more may be acknowledged.
 			// They stay in the commitlog.
@@ -193,7 +194,7 @@ func (s *Shard) flush(ctx context.Context, m *memState, recheck, held bool) (Flu
 	it := m.mt.Snapshot().NewIter(nil, nil)
 	defer it.Close()
 	for valid := it.First(); valid; {
-		table := TableID(binary.BigEndian.Uint32(it.Key()))
+		table := storage.TableID(binary.BigEndian.Uint32(it.Key()))
 		if truncated[table] {
 			_, hi := tableBounds(table, nil, nil)
 			valid = hi != nil && it.SeekGE(hi)
@@ -257,7 +258,7 @@ func (s *Shard) flush(ctx context.Context, m *memState, recheck, held bool) (Flu
 
 // rangeEnd returns the memtable key just past the entries of table in
 // token range r of n, or nil if none is.
-func rangeEnd(table TableID, r, n int) []byte {
+func rangeEnd(table storage.TableID, r, n int) []byte {
 	_, last := manifest.RangeBounds(r, n)
 	if last == math.MaxInt64 {
 		_, hi := tableBounds(table, nil, nil)
@@ -272,7 +273,7 @@ func rangeEnd(table TableID, r, n int) []byte {
 // its commit, with the same entries, and reuses rather than overwrites a
 // committed one: a flush whose commit may be recorded, wholly or in part,
 // first asks the committer.
-func (s *Shard) objectKey(table TableID, from, through commitlog.Position, r int) string {
+func (s *Shard) objectKey(table storage.TableID, from, through commitlog.Position, r int) string {
 	return fmt.Sprintf("%s/%08x/%05d-%016x-%016x-%016x-%016x-%05d.sst", s.cfg.ObjectPrefix, uint32(table), s.id,
 		from.Segment, from.Offset, through.Segment, through.Offset, r)
 }
@@ -303,7 +304,7 @@ func (s *Shard) writeTable(ctx context.Context, t SSTable, created time.Time, it
 	valid := true
 	for valid {
 		k := it.Key()
-		if TableID(binary.BigEndian.Uint32(k)) != t.Table || (end != nil && bytes.Compare(k, end) >= 0) {
+		if storage.TableID(binary.BigEndian.Uint32(k)) != t.Table || (end != nil && bytes.Compare(k, end) >= 0) {
 			break
 		}
 		if err := sw.Add(k[tablePrefixLen:], it.Value()); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/objectstore/faultstore"
 )
 
@@ -55,10 +56,10 @@ func TestFlushWaitsForUploads(t *testing.T) {
 	}
 	defer s.Close()
 	ctx := context.Background()
-	want := map[TableID]int{}
+	want := map[storage.TableID]int{}
 	for round := range 3 {
 		for i := range 40 {
-			table := TableID(1 + i%tables)
+			table := storage.TableID(1 + i%tables)
 			if err := s.Apply(ctx, rowMutation(table, "p"+strconv.Itoa(i), int64(round), 1, "v")); err != nil {
 				t.Fatal(err)
 			}
@@ -71,7 +72,7 @@ func TestFlushWaitsForUploads(t *testing.T) {
 	if n := counterValue(s.m.flushFailures); n != 1 {
 		t.Fatalf("%v failed flushes, want the 1 whose upload was lost", n)
 	}
-	for table := TableID(1); table <= tables; table++ {
+	for table := storage.TableID(1); table <= tables; table++ {
 		if n := len(e.committer.SSTables(table)); n != 3 {
 			t.Fatalf("table %d: %d SSTables committed, want one per flush", table, n)
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 
 	"github.com/sedimentdb/sediment/internal/kv"
+	"github.com/sedimentdb/sediment/internal/storage"
 )
 
 // A shard's memtables hold every table: an entry's memtable key is its
@@ -11,14 +12,14 @@ import (
 // followed by its storage key.
 const tablePrefixLen = 4
 
-func appendTableKey(dst []byte, t TableID, key []byte) []byte {
+func appendTableKey(dst []byte, t storage.TableID, key []byte) []byte {
 	dst = binary.BigEndian.AppendUint32(dst, uint32(t))
 	return append(dst, key...)
 }
 
 // tableBounds returns the memtable bounds of a table's keys in
 // [lower, upper); nil bounds are open.
-func tableBounds(t TableID, lower, upper []byte) (lo, hi []byte) {
+func tableBounds(t storage.TableID, lower, upper []byte) (lo, hi []byte) {
 	lo = appendTableKey(nil, t, lower)
 	switch {
 	case upper != nil:
@@ -33,7 +34,7 @@ func tableBounds(t TableID, lower, upper []byte) (lo, hi []byte) {
 // to that table) with the table prefix removed from keys.
 type tableIter struct {
 	kv.Iterator
-	table TableID
+	table storage.TableID
 	buf   []byte
 }
 

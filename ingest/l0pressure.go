@@ -3,6 +3,8 @@ package ingest
 import (
 	"context"
 	"time"
+
+	"github.com/sedimentdb/sediment/internal/storage"
 )
 
 // L0Gauge reports how full the L0 of a table's token range is: 0 when it
@@ -10,7 +12,7 @@ import (
 // (compaction.Strategy.L0Pressure), more beyond. It is asked before every
 // flush commit, so it must answer from memory.
 type L0Gauge interface {
-	L0Pressure(table TableID, r int) float64
+	L0Pressure(table storage.TableID, r int) float64
 }
 
 // holdPoll is how often a held flush asks again when Config.FlushDelay
@@ -19,12 +21,12 @@ const holdPoll = 100 * time.Millisecond
 
 // throttle slows the commit of a flush writing tables when their L0 is
 // filling up, so that compaction catches up rather than read amplification
-// growing without bound. Below the limit the delay grows with the
-// pressure, up to Config.FlushDelay; at or past it the flush is held until
-// the pressure drops below 1 or Config.FlushHold passes. Meanwhile the
-// memtable stays in memory, so writes wait and then fail with
-// ErrOverloaded: back-pressure reaches clients, and nothing acknowledged is
-// ever dropped. It returns early only if ctx ends.
+// growing without bound. Below the limit the delay grows with the pressure,
+// up to Config.FlushDelay; at or past it the flush is held until the
+// pressure drops below 1 or Config.FlushHold passes. Meanwhile the memtable
+// stays in memory, so writes wait and then fail with storage.ErrOverloaded:
+// back-pressure reaches clients, and nothing acknowledged is ever dropped.
+// It returns early only if ctx ends.
 func (s *Shard) throttle(ctx context.Context, tables []SSTable) error {
 	g := s.deps.L0
 	if g == nil || len(tables) == 0 {

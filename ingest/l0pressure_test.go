@@ -11,6 +11,8 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/sedimentdb/sediment/internal/storage"
 )
 
 // fakeL0 answers a pressure set by the test and records what it was asked.
@@ -30,7 +32,7 @@ func newFakeL0(p float64) *fakeL0 {
 
 func (g *fakeL0) set(p float64) { g.p.Store(math.Float64bits(p)) }
 
-func (g *fakeL0) L0Pressure(table TableID, r int) float64 {
+func (g *fakeL0) L0Pressure(table storage.TableID, r int) float64 {
 	g.mu.Lock()
 	g.asked[[2]int{int(table), r}]++
 	g.mu.Unlock()
@@ -113,8 +115,9 @@ func TestFlushDelayedByL0Pressure(t *testing.T) {
 }
 
 // TestFlushHeldAtL0Limit holds a flush at pressure 1: nothing is committed,
-// memtables fill, writes fail with ErrOverloaded; once the pressure drops
-// the flush commits, writes resume and every acknowledged write is there.
+// memtables fill, writes fail with storage.ErrOverloaded; once the pressure
+// drops the flush commits, writes resume and every acknowledged write is
+// there.
 func TestFlushHeldAtL0Limit(t *testing.T) {
 	e := newEnv(t)
 	e.cfg.WriteTimeout = 50 * time.Millisecond
@@ -142,7 +145,7 @@ func TestFlushHeldAtL0Limit(t *testing.T) {
 	for err == nil {
 		err = write()
 	}
-	if !errors.Is(err, ErrOverloaded) {
+	if !errors.Is(err, storage.ErrOverloaded) {
 		t.Fatalf("write failed with %v, want ErrOverloaded", err)
 	}
 	if n := counterValue(s.m.flushes); n != 0 {

@@ -15,15 +15,10 @@ import (
 	"github.com/sedimentdb/sediment/internal/kv"
 	"github.com/sedimentdb/sediment/internal/model"
 	"github.com/sedimentdb/sediment/internal/sstable"
+	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/objectstore"
 )
-
-// TableIDOf returns the TableID of the manifest table id, its
-// manifest.ShortID. The manifest keeps them distinct when it creates tables;
-// should two still collide, a ManifestCommitter refuses to guess between
-// them.
-func TableIDOf(id uuid.UUID) TableID { return TableID(manifest.ShortID(id)) }
 
 // errAmbiguousTable means two tables of the schema share a TableID.
 var errAmbiguousTable = errors.New("ingest: two tables share a table ID")
@@ -129,15 +124,15 @@ func (c *ManifestCommitter) Release(ctx context.Context, r int) error {
 
 // tables maps TableIDs to the schema's tables; ambiguous IDs map to
 // uuid.Nil.
-func (c *ManifestCommitter) tables(ctx context.Context) (map[TableID]uuid.UUID, error) {
+func (c *ManifestCommitter) tables(ctx context.Context) (map[storage.TableID]uuid.UUID, error) {
 	s, err := c.m.Schema(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := map[TableID]uuid.UUID{}
+	out := map[storage.TableID]uuid.UUID{}
 	for _, ks := range s.Keyspaces {
 		for _, t := range ks.Tables {
-			id := TableIDOf(t.ID)
+			id := storage.TableIDOf(t.ID)
 			if _, dup := out[id]; dup {
 				out[id] = uuid.Nil
 				continue
@@ -148,7 +143,7 @@ func (c *ManifestCommitter) tables(ctx context.Context) (map[TableID]uuid.UUID, 
 	return out, nil
 }
 
-func (c *ManifestCommitter) table(ctx context.Context, id TableID) (uuid.UUID, bool, error) {
+func (c *ManifestCommitter) table(ctx context.Context, id storage.TableID) (uuid.UUID, bool, error) {
 	ts, err := c.tables(ctx)
 	if err != nil {
 		return uuid.Nil, false, err
@@ -187,7 +182,7 @@ func (c *ManifestCommitter) Commit(ctx context.Context, f Flush) error {
 		epoch, ok := c.epochs[t.Range]
 		c.mu.Unlock()
 		if !ok {
-			return fmt.Errorf("%w: node %q holds no epoch of range %d", ErrFenced, c.node, t.Range)
+			return fmt.Errorf("%w: node %q holds no epoch of range %d", storage.ErrFenced, c.node, t.Range)
 		}
 		id := ids[t.Table]
 		sst := toManifest(t, cover)
@@ -202,7 +197,7 @@ func (c *ManifestCommitter) Commit(ctx context.Context, f Flush) error {
 			}
 		}
 		if errors.Is(err, manifest.ErrFenced) {
-			return fmt.Errorf("%w: %w", ErrFenced, err)
+			return fmt.Errorf("%w: %w", storage.ErrFenced, err)
 		}
 		if err != nil {
 			return fmt.Errorf("ingest: commit %s: %w", t.Key, err)
@@ -289,7 +284,7 @@ func (c *ManifestCommitter) flushes(ctx context.Context, shard uint32) (done com
 // NewIter implements TableReader: it merges the live SSTables of table
 // whose key range meets [lower, upper), reading only one range's when the
 // bounds lie in one.
-func (c *ManifestCommitter) NewIter(ctx context.Context, table TableID, lower, upper []byte) (kv.Iterator, error) {
+func (c *ManifestCommitter) NewIter(ctx context.Context, table storage.TableID, lower, upper []byte) (kv.Iterator, error) {
 	id, ok, err := c.table(ctx, table)
 	if err != nil {
 		return nil, err
@@ -352,7 +347,7 @@ func toManifest(t SSTable, cover manifest.LogPosition) manifest.SSTable {
 	}
 }
 
-func fromManifest(table TableID, r int, s manifest.SSTable) SSTable {
+func fromManifest(table storage.TableID, r int, s manifest.SSTable) SSTable {
 	return SSTable{
 		Table: table, Range: r, Key: s.Key, Size: s.Size,
 		FirstKey: s.FirstKey, LastKey: s.LastKey,

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sedimentdb/sediment/internal/commitlog"
 	"github.com/sedimentdb/sediment/internal/keys"
+	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/manifest/manifesttest"
@@ -119,7 +120,7 @@ func writeBoth(t *testing.T, c *cluster, s *Shard, i int, acked []map[string]str
 	t.Helper()
 	v := "v" + strconv.Itoa(i) + string(make([]byte, 100))
 	for j, id := range c.tables {
-		m := rowMutation(TableIDOf(id), "p"+strconv.Itoa(i%64), int64(i), 1, v)
+		m := rowMutation(storage.TableIDOf(id), "p"+strconv.Itoa(i%64), int64(i), 1, v)
 		if err := s.Apply(context.Background(), m); err != nil {
 			t.Fatal(err)
 		}
@@ -130,7 +131,7 @@ func writeBoth(t *testing.T, c *cluster, s *Shard, i int, acked []map[string]str
 func checkContents(t *testing.T, c *cluster, s *Shard, r TableReader, acked []map[string]string) {
 	t.Helper()
 	for j, id := range c.tables {
-		got := contents(t, s, r, TableIDOf(id))
+		got := contents(t, s, r, storage.TableIDOf(id))
 		if len(got) != len(acked[j]) {
 			t.Fatalf("table %d: %d rows, want %d", j, len(got), len(acked[j]))
 		}
@@ -216,7 +217,7 @@ func TestManifestFlushPerRange(t *testing.T) {
 	defer s.Close()
 	checkContents(t, c, s, mc, acked)
 	for j, id := range c.tables {
-		if n := c.stored(id) + count(t, s.NewIter(TableIDOf(id), nil, nil)); n != len(acked[j]) {
+		if n := c.stored(id) + count(t, s.NewIter(storage.TableIDOf(id), nil, nil)); n != len(acked[j]) {
 			t.Fatalf("table %d: %d entries stored for %d rows", j, n, len(acked[j]))
 		}
 	}
@@ -248,7 +249,7 @@ func TestManifestCrashBetweenParts(t *testing.T) {
 				v := "v" + strconv.Itoa(i) + string(make([]byte, 100))
 				ok := true
 				for j, id := range c.tables {
-					m := rowMutation(TableIDOf(id), "p"+strconv.Itoa(i%64), int64(i), 1, v)
+					m := rowMutation(storage.TableIDOf(id), "p"+strconv.Itoa(i%64), int64(i), 1, v)
 					w, err := cr.write(s, m)
 					if err != nil {
 						t.Fatal(err)
@@ -305,13 +306,13 @@ func TestManifestCrashBetweenParts(t *testing.T) {
 			waitFor(t, "every memtable flushed", func() bool {
 				n := 0
 				for _, id := range c.tables {
-					n += count(t, s.NewIter(TableIDOf(id), nil, nil))
+					n += count(t, s.NewIter(storage.TableIDOf(id), nil, nil))
 				}
 				return n == 0 && s.flushing() == 0
 			})
 			storedAll, rows := 0, 0
 			for j, id := range c.tables {
-				it, err := mc.NewIter(ctx, TableIDOf(id), nil, nil)
+				it, err := mc.NewIter(ctx, storage.TableIDOf(id), nil, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -373,12 +374,12 @@ func TestManifestFenced(t *testing.T) {
 			t.Fatal("writes still acknowledged after the range was reassigned")
 		}
 		v := "v" + strconv.Itoa(i)
-		werr = s.Apply(ctx, rowMutation(TableIDOf(c.tables[0]), "p"+strconv.Itoa(i%64), int64(i), 1, v))
+		werr = s.Apply(ctx, rowMutation(storage.TableIDOf(c.tables[0]), "p"+strconv.Itoa(i%64), int64(i), 1, v))
 	}
-	if !errors.Is(werr, ErrFenced) || !errors.Is(werr, manifest.ErrFenced) {
+	if !errors.Is(werr, storage.ErrFenced) || !errors.Is(werr, manifest.ErrFenced) {
 		t.Fatalf("write after fencing: %v", werr)
 	}
-	if err := s.Apply(ctx, rowMutation(TableIDOf(c.tables[1]), "x", 1, 1, "x")); !errors.Is(err, ErrFenced) {
+	if err := s.Apply(ctx, rowMutation(storage.TableIDOf(c.tables[1]), "x", 1, 1, "x")); !errors.Is(err, storage.ErrFenced) {
 		t.Fatalf("second write after fencing: %v", err)
 	}
 	// The fenced flush advanced nothing, and range 0 holds only what the
@@ -405,15 +406,15 @@ func TestManifestFenced(t *testing.T) {
 	// A node that never held range 0's epoch cannot commit to it either.
 	other := NewManifestCommitter(c.m, c.store, "n3")
 	err = other.Commit(ctx, Flush{Shard: 1, Through: commitlog.Position{Segment: 1, Offset: 1},
-		Tables: []SSTable{{Table: TableIDOf(c.tables[0]), Range: 0, Key: "x"}}})
-	if !errors.Is(err, ErrFenced) {
+		Tables: []SSTable{{Table: storage.TableIDOf(c.tables[0]), Range: 0, Key: "x"}}})
+	if !errors.Is(err, storage.ErrFenced) {
 		t.Fatalf("commit without ownership: %v", err)
 	}
 }
 
 func TestTableIDOf(t *testing.T) {
 	id := uuid.MustParse("01020304-0506-4708-890a-0b0c0d0e0f10")
-	if got := TableIDOf(id); got != 0x01020304 {
+	if got := storage.TableIDOf(id); got != 0x01020304 {
 		t.Fatalf("TableIDOf = %08x", uint32(got))
 	}
 }
@@ -490,7 +491,7 @@ func TestManifestPartialCommitRetried(t *testing.T) {
 				retried = retried || cs.count(sst.Key) == 2
 			}
 		}
-		if n := c.stored(id) + count(t, s.NewIter(TableIDOf(id), nil, nil)); n != len(acked[j]) {
+		if n := c.stored(id) + count(t, s.NewIter(storage.TableIDOf(id), nil, nil)); n != len(acked[j]) {
 			t.Fatalf("table %d: %d entries stored for %d rows", j, n, len(acked[j]))
 		}
 	}

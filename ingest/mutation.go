@@ -7,29 +7,11 @@ import (
 
 	"github.com/sedimentdb/sediment/internal/keys"
 	"github.com/sedimentdb/sediment/internal/model"
+	"github.com/sedimentdb/sediment/internal/storage"
 )
-
-// TableID names a table; the schema assigns it and never reuses it.
-type TableID uint32
-
-// Entry is one value to merge into a table: a storage key (package keys)
-// and a model-encoded header or row.
-type Entry struct {
-	Key, Value []byte
-}
-
-// Mutation is a set of entries of one table, applied atomically: a
-// snapshot read sees all of them or none.
-type Mutation struct {
-	Table   TableID
-	Entries []Entry
-}
 
 // ErrCorrupt marks a commitlog record that does not decode.
 var ErrCorrupt = errors.New("ingest: corrupt mutation record")
-
-// ErrInvalidMutation marks a mutation refused before it reaches the log.
-var ErrInvalidMutation = errors.New("ingest: invalid mutation")
 
 // The first byte of a commitlog record says what it holds, in which
 // version of the format.
@@ -39,12 +21,12 @@ const (
 )
 
 // appendTruncate appends the record of the truncation of table.
-func appendTruncate(dst []byte, table TableID) []byte {
+func appendTruncate(dst []byte, table storage.TableID) []byte {
 	return binary.AppendUvarint(append(dst, recordTruncate), uint64(table))
 }
 
 // decodeTruncate decodes a truncation record.
-func decodeTruncate(rec []byte) (TableID, error) {
+func decodeTruncate(rec []byte) (storage.TableID, error) {
 	if len(rec) == 0 || rec[0] != recordTruncate {
 		return 0, fmt.Errorf("%w: not a truncation", ErrCorrupt)
 	}
@@ -52,40 +34,40 @@ func decodeTruncate(rec []byte) (TableID, error) {
 	if n <= 0 || t > 1<<32-1 || 1+n != len(rec) {
 		return 0, fmt.Errorf("%w: bad truncation", ErrCorrupt)
 	}
-	return TableID(t), nil
+	return storage.TableID(t), nil
 }
 
 // validate checks what the shard relies on: every key is a storage key whose
 // kind matches its value's, and every value decodes. A value that could not
 // be merged must never reach the log, where replay would meet it forever.
-func (m *Mutation) validate() error {
+func validate(m *storage.Mutation) error {
 	if len(m.Entries) == 0 {
-		return fmt.Errorf("%w: no entries", ErrInvalidMutation)
+		return fmt.Errorf("%w: no entries", storage.ErrInvalidMutation)
 	}
 	for i, e := range m.Entries {
 		kk, err := keys.EntryKind(e.Key)
 		if err != nil {
-			return fmt.Errorf("%w: entry %d: %w", ErrInvalidMutation, i, err)
+			return fmt.Errorf("%w: entry %d: %w", storage.ErrInvalidMutation, i, err)
 		}
 		if _, err := keys.PartitionPrefixLen(e.Key); err != nil {
-			return fmt.Errorf("%w: entry %d: %w", ErrInvalidMutation, i, err)
+			return fmt.Errorf("%w: entry %d: %w", storage.ErrInvalidMutation, i, err)
 		}
 		vk, err := model.KindOf(e.Value)
 		if err != nil {
-			return fmt.Errorf("%w: entry %d: %w", ErrInvalidMutation, i, err)
+			return fmt.Errorf("%w: entry %d: %w", storage.ErrInvalidMutation, i, err)
 		}
 		if (kk == keys.KindHeader) != (vk == model.KindHeader) {
-			return fmt.Errorf("%w: entry %d: key kind %d, value kind %d", ErrInvalidMutation, i, kk, vk)
+			return fmt.Errorf("%w: entry %d: key kind %d, value kind %d", storage.ErrInvalidMutation, i, kk, vk)
 		}
 		if _, err := model.ValueStats(e.Value); err != nil {
-			return fmt.Errorf("%w: entry %d: %w", ErrInvalidMutation, i, err)
+			return fmt.Errorf("%w: entry %d: %w", storage.ErrInvalidMutation, i, err)
 		}
 	}
 	return nil
 }
 
 // appendMutation appends the encoding of m to dst.
-func appendMutation(dst []byte, m *Mutation) []byte {
+func appendMutation(dst []byte, m *storage.Mutation) []byte {
 	dst = binary.AppendUvarint(dst, uint64(m.Table))
 	dst = binary.AppendUvarint(dst, uint64(len(m.Entries)))
 	for _, e := range m.Entries {
@@ -99,7 +81,7 @@ func appendMutation(dst []byte, m *Mutation) []byte {
 
 // decodeRecord calls fn for every mutation of a record, in order. The
 // mutation and its entries alias rec and are valid only during the call.
-func decodeRecord(rec []byte, fn func(m *Mutation) error) error {
+func decodeRecord(rec []byte, fn func(m *storage.Mutation) error) error {
 	if len(rec) == 0 {
 		return fmt.Errorf("%w: empty", ErrCorrupt)
 	}
@@ -113,9 +95,9 @@ func decodeRecord(rec []byte, fn func(m *Mutation) error) error {
 }
 
 // decodeMutations calls fn for each mutation encoded in b, in order.
-func decodeMutations(b []byte, fn func(m *Mutation) error) error {
+func decodeMutations(b []byte, fn func(m *storage.Mutation) error) error {
 	rec := b
-	var m Mutation
+	var m storage.Mutation
 	for len(b) > 0 {
 		table, n := binary.Uvarint(b)
 		if n <= 0 || table > 1<<32-1 {
@@ -128,7 +110,7 @@ func decodeMutations(b []byte, fn func(m *Mutation) error) error {
 			return fmt.Errorf("%w: bad entry count at byte %d", ErrCorrupt, len(rec)-len(b))
 		}
 		b = b[n:]
-		m.Table = TableID(table)
+		m.Table = storage.TableID(table)
 		m.Entries = m.Entries[:0]
 		for range count {
 			var key, val []byte
@@ -139,7 +121,7 @@ func decodeMutations(b []byte, fn func(m *Mutation) error) error {
 			if val, b, ok = cutBytes(b); !ok || len(val) == 0 {
 				return fmt.Errorf("%w: bad value at byte %d", ErrCorrupt, len(rec)-len(b))
 			}
-			m.Entries = append(m.Entries, Entry{Key: key, Value: val})
+			m.Entries = append(m.Entries, storage.Entry{Key: key, Value: val})
 		}
 		if err := fn(&m); err != nil {
 			return err

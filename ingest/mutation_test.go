@@ -4,12 +4,14 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+
+	"github.com/sedimentdb/sediment/internal/storage"
 )
 
 func TestRecordRoundTrip(t *testing.T) {
-	ms := []*Mutation{
+	ms := []*storage.Mutation{
 		rowMutation(1, "a", 1, 10, "x"),
-		{Table: 1<<32 - 1, Entries: []Entry{
+		{Table: 1<<32 - 1, Entries: []storage.Entry{
 			{Key: rowKey("b", 1), Value: rowValue(1, "y")},
 			{Key: rowKey("b", 2), Value: rowValue(2, string(make([]byte, 300)))},
 		}},
@@ -18,9 +20,9 @@ func TestRecordRoundTrip(t *testing.T) {
 	for _, m := range ms {
 		rec = appendMutation(rec, m)
 	}
-	var got []*Mutation
-	err := decodeRecord(rec, func(m *Mutation) error {
-		c := &Mutation{Table: m.Table, Entries: append([]Entry(nil), m.Entries...)}
+	var got []*storage.Mutation
+	err := decodeRecord(rec, func(m *storage.Mutation) error {
+		c := &storage.Mutation{Table: m.Table, Entries: append([]storage.Entry(nil), m.Entries...)}
 		got = append(got, c)
 		return nil
 	})
@@ -47,7 +49,7 @@ func TestRecordRejects(t *testing.T) {
 		"empty key":     {recordMutations, 3, 1, 0, 1, 'v'},
 		"empty value":   {recordMutations, 3, 1, 1, 'k', 0},
 	} {
-		if err := decodeRecord(rec, func(*Mutation) error { return nil }); !errors.Is(err, ErrCorrupt) {
+		if err := decodeRecord(rec, func(*storage.Mutation) error { return nil }); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%s: got %v, want ErrCorrupt", name, err)
 		}
 	}
@@ -56,19 +58,19 @@ func TestRecordRejects(t *testing.T) {
 func TestValidate(t *testing.T) {
 	header := rowMutation(1, "a", 1, 1, "v")
 	header.Entries[0].Value = []byte{0x11, 0}
-	bad := []*Mutation{
+	bad := []*storage.Mutation{
 		{Table: 1},
-		{Table: 1, Entries: []Entry{{Key: []byte("nokey"), Value: rowValue(1, "v")}}},
-		{Table: 1, Entries: []Entry{{Key: rowKey("a", 1), Value: []byte{0xff}}}},
-		{Table: 1, Entries: []Entry{{Key: rowKey("a", 1), Value: rowValue(1, "v")[:3]}}},
+		{Table: 1, Entries: []storage.Entry{{Key: []byte("nokey"), Value: rowValue(1, "v")}}},
+		{Table: 1, Entries: []storage.Entry{{Key: rowKey("a", 1), Value: []byte{0xff}}}},
+		{Table: 1, Entries: []storage.Entry{{Key: rowKey("a", 1), Value: rowValue(1, "v")[:3]}}},
 		header, // header value under a row key
 	}
 	for i, m := range bad {
-		if err := m.validate(); !errors.Is(err, ErrInvalidMutation) {
+		if err := validate(m); !errors.Is(err, storage.ErrInvalidMutation) {
 			t.Errorf("mutation %d: got %v, want ErrInvalidMutation", i, err)
 		}
 	}
-	if err := rowMutation(1, "a", 1, 1, "v").validate(); err != nil {
+	if err := validate(rowMutation(1, "a", 1, 1, "v")); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -88,7 +90,7 @@ func FuzzDecodeRecord(f *testing.F) {
 			t.Fatalf("error %v does not match ErrCorrupt", err)
 		}
 		var again []byte
-		err := decodeRecord(rec, func(m *Mutation) error {
+		err := decodeRecord(rec, func(m *storage.Mutation) error {
 			if len(m.Entries) == 0 {
 				t.Fatal("mutation without entries")
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/sedimentdb/sediment/internal/keys"
 	"github.com/sedimentdb/sediment/internal/kv"
 	"github.com/sedimentdb/sediment/internal/model"
+	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/internal/token"
 	"github.com/sedimentdb/sediment/internal/vfs"
 )
@@ -106,7 +107,7 @@ func (n *Node) Shards() int { return len(n.shards) }
 func (n *Node) shardOfKey(key []byte) (int, error) {
 	tok, err := keys.Token(key)
 	if err != nil {
-		return 0, fmt.Errorf("%w: %w", ErrInvalidMutation, err)
+		return 0, fmt.Errorf("%w: %w", storage.ErrInvalidMutation, err)
 	}
 	return n.ShardOf(tok), nil
 }
@@ -114,10 +115,10 @@ func (n *Node) shardOfKey(key []byte) (int, error) {
 // Apply writes m. Entries of partitions on different shards are applied
 // by each shard separately: each partition's entries are atomic, as in
 // Cassandra, not the whole mutation. An invalid mutation is refused whole.
-func (n *Node) Apply(ctx context.Context, m *Mutation) error {
+func (n *Node) Apply(ctx context.Context, m *storage.Mutation) error {
 	// Before the split, or a shard could apply its part while another
 	// refuses an invalid entry.
-	if err := m.validate(); err != nil {
+	if err := validate(m); err != nil {
 		return err
 	}
 	first, err := n.shardOfKey(firstKey(m))
@@ -135,11 +136,11 @@ func (n *Node) Apply(ctx context.Context, m *Mutation) error {
 	if !split {
 		return n.shards[first].Apply(ctx, m)
 	}
-	parts := map[int]*Mutation{}
+	parts := map[int]*storage.Mutation{}
 	for _, e := range m.Entries {
 		i, _ := n.shardOfKey(e.Key)
 		if parts[i] == nil {
-			parts[i] = &Mutation{Table: m.Table}
+			parts[i] = &storage.Mutation{Table: m.Table}
 		}
 		parts[i].Entries = append(parts[i].Entries, e)
 	}
@@ -154,7 +155,7 @@ func (n *Node) Apply(ctx context.Context, m *Mutation) error {
 	return errors.Join(all...)
 }
 
-func firstKey(m *Mutation) []byte {
+func firstKey(m *storage.Mutation) []byte {
 	if len(m.Entries) == 0 {
 		return nil
 	}
@@ -163,7 +164,7 @@ func firstKey(m *Mutation) []byte {
 
 // ApplyIf applies m, whose entries belong to one partition, on its shard if
 // cond holds; see Shard.ApplyIf.
-func (n *Node) ApplyIf(ctx context.Context, m *Mutation, cond func(current kv.Iterator) (bool, error)) (bool, error) {
+func (n *Node) ApplyIf(ctx context.Context, m *storage.Mutation, cond func(current kv.Iterator) (bool, error)) (bool, error) {
 	i, err := n.shardOfKey(firstKey(m))
 	if err != nil {
 		return false, err
@@ -174,7 +175,7 @@ func (n *Node) ApplyIf(ctx context.Context, m *Mutation, cond func(current kv.It
 // Truncate removes every entry of table written before it from the
 // memtables of every shard, durably; see Shard.Truncate. The shards truncate
 // at once, so writes concurrent with Truncate may or may not survive it.
-func (n *Node) Truncate(ctx context.Context, table TableID) error {
+func (n *Node) Truncate(ctx context.Context, table storage.TableID) error {
 	errs := make([]error, len(n.shards))
 	var wg sync.WaitGroup
 	for i, s := range n.shards {
@@ -186,7 +187,7 @@ func (n *Node) Truncate(ctx context.Context, table TableID) error {
 
 // NewIter returns an iterator over the memtables of every shard whose
 // slice of the ring meets [lower, upper); see Shard.NewIter.
-func (n *Node) NewIter(table TableID, lower, upper []byte) kv.Iterator {
+func (n *Node) NewIter(table storage.TableID, lower, upper []byte) kv.Iterator {
 	lo, hi := 0, len(n.shards)-1
 	if tok, err := keys.Token(lower); err == nil {
 		lo = n.ShardOf(tok)

@@ -11,6 +11,7 @@ import (
 	"github.com/sedimentdb/sediment/internal/keys"
 	"github.com/sedimentdb/sediment/internal/kv"
 	"github.com/sedimentdb/sediment/internal/model"
+	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/internal/token"
 	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/internal/vfs/errorfs"
@@ -39,9 +40,9 @@ func TestNode(t *testing.T) {
 		}
 	}
 	// One mutation spanning partitions of different shards.
-	spanning := &Mutation{Table: 1}
+	spanning := &storage.Mutation{Table: 1}
 	for p := range 8 {
-		spanning.Entries = append(spanning.Entries, Entry{Key: rowKey("p"+strconv.Itoa(p), 1), Value: rowValue(1, "s")})
+		spanning.Entries = append(spanning.Entries, storage.Entry{Key: rowKey("p"+strconv.Itoa(p), 1), Value: rowValue(1, "s")})
 	}
 	if err := n.Apply(ctx, spanning); err != nil {
 		t.Fatal(err)
@@ -132,11 +133,11 @@ func TestNodeApplyInvalid(t *testing.T) {
 	for i := 2; shardOf(other) == shardOf("p0"); i++ {
 		other = "p" + strconv.Itoa(i)
 	}
-	m := &Mutation{Table: 1, Entries: []Entry{
+	m := &storage.Mutation{Table: 1, Entries: []storage.Entry{
 		{Key: rowKey("p0", 1), Value: rowValue(1, "v")},
 		{Key: rowKey(other, 1), Value: []byte{0xff, 0xff}},
 	}}
-	if err := n.Apply(context.Background(), m); !errors.Is(err, ErrInvalidMutation) {
+	if err := n.Apply(context.Background(), m); !errors.Is(err, storage.ErrInvalidMutation) {
 		t.Fatalf("got %v, want ErrInvalidMutation", err)
 	}
 	if got := drain(t, n.NewIter(1, nil, nil)); len(got) != 0 {

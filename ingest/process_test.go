@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sedimentdb/sediment/internal/crashtest"
+	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/objectstore"
 )
@@ -193,7 +194,7 @@ func processChild(dir, baseStr string) {
 				id := base + next.Add(1)
 				pk, ck := processRow(id)
 				m := rowMutation(1, pk, ck, 1, strconv.FormatUint(id, 10))
-				m.Entries = append(m.Entries, Entry{Key: rowKey(pk, ck+1000), Value: rowValue(1, val)})
+				m.Entries = append(m.Entries, storage.Entry{Key: rowKey(pk, ck+1000), Value: rowValue(1, val)})
 				if err := s.Apply(context.Background(), m); err != nil {
 					fmt.Fprintln(os.Stderr, "apply:", err)
 					os.Exit(2)

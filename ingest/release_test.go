@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sedimentdb/sediment/internal/commitlog"
+	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/manifest"
 )
 
@@ -50,8 +51,8 @@ func TestManifestRelease(t *testing.T) {
 	}
 	// The released node's next flush is fenced.
 	err := mc.Commit(ctx, Flush{Shard: 7, Through: commitlog.Position{Segment: 9, Offset: 1},
-		Tables: []SSTable{{Table: TableIDOf(c.tables[0]), Range: 0, Key: "x"}}})
-	if !errors.Is(err, ErrFenced) {
+		Tables: []SSTable{{Table: storage.TableIDOf(c.tables[0]), Range: 0, Key: "x"}}})
+	if !errors.Is(err, storage.ErrFenced) {
 		t.Fatalf("commit after release: %v, want ErrFenced", err)
 	}
 	// Another node claims the ranges; n1 cannot release them again.

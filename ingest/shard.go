@@ -17,25 +17,10 @@ import (
 	"github.com/sedimentdb/sediment/internal/kv"
 	"github.com/sedimentdb/sediment/internal/memtable"
 	"github.com/sedimentdb/sediment/internal/model"
+	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/objectstore"
-)
-
-var (
-	// ErrOverloaded is returned by a write that waited WriteTimeout for
-	// memtable memory: flushes are not keeping up (a slow or failing bucket).
-	// The write was not applied.
-	ErrOverloaded = errors.New("ingest: overloaded, memtable memory exhausted")
-	// ErrClosed is returned by operations on a closed shard.
-	ErrClosed = errors.New("ingest: shard closed")
-	// ErrTooLarge is returned for a mutation that does not fit in a
-	// commitlog segment.
-	ErrTooLarge = errors.New("ingest: mutation too large")
-	// ErrFenced means a flush could not be committed because another node
-	// owns a token range it covers (manifest.ErrFenced). The shard then
-	// refuses every write: it cannot flush, so it cannot acknowledge more.
-	ErrFenced = errors.New("ingest: token range owned by another node")
 )
 
 // Deps are what a shard works with.
@@ -112,8 +97,8 @@ type Shard struct {
 	group   []*request
 	rec     []byte
 	keyBuf  []byte
-	recMin  map[TableID]int64 // scratch of applyRecord
-	err     error             // sticky: the commitlog failed
+	recMin  map[storage.TableID]int64 // scratch of applyRecord
+	err     error                     // sticky: the commitlog failed
 	loopCtx context.Context
 }
 
@@ -130,20 +115,20 @@ type memState struct {
 	first    time.Time // when the first record was applied; zero if empty
 	// truncated are the tables truncated after the memtable was filled:
 	// reads and the flush skip their entries.
-	truncated map[TableID]bool
+	truncated map[storage.TableID]bool
 	// created is the SSTables' creation time, set by the first flush
 	// attempt; owned by the flush goroutine.
 	created time.Time
 	// oldest maps each table with entries in mt to the smallest write
 	// timestamp among them (see Shard.Unflushed).
-	oldest map[TableID]int64
+	oldest map[storage.TableID]int64
 }
 
 // request is one write waiting for the shard goroutine.
 type request struct {
 	ctx      context.Context
 	enc      []byte // the encoded mutation
-	table    TableID
+	table    storage.TableID
 	prefix   []byte                          // partition prefix (conditional writes)
 	cond     func(kv.Iterator) (bool, error) // nil for plain writes
 	truncate bool
@@ -247,7 +232,7 @@ func (s *Shard) replay(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	truncated := map[TableID]commitlog.Position{}
+	truncated := map[storage.TableID]commitlog.Position{}
 	err = s.log.Replay(func(pos commitlog.Position, rec []byte) error {
 		if pos.Compare(flushed) <= 0 || len(rec) == 0 || rec[0] != recordTruncate {
 			return nil
@@ -322,7 +307,7 @@ func (s *Shard) replay(ctx context.Context) error {
 // Apply writes m and returns once it is durable in the commitlog and
 // visible to reads. If ctx ends first, Apply returns ctx.Err() and m may or
 // may not be applied. The caller may reuse m once Apply returns.
-func (s *Shard) Apply(ctx context.Context, m *Mutation) error {
+func (s *Shard) Apply(ctx context.Context, m *storage.Mutation) error {
 	r, err := s.newRequest(ctx, m)
 	if err != nil {
 		return err
@@ -335,7 +320,7 @@ func (s *Shard) Apply(ctx context.Context, m *Mutation) error {
 // committed SSTables). No other write of the shard runs between the read
 // and the write. It reports whether m was applied. The shard's other
 // writes wait while cond runs and while the SSTables are read.
-func (s *Shard) ApplyIf(ctx context.Context, m *Mutation, cond func(current kv.Iterator) (bool, error)) (bool, error) {
+func (s *Shard) ApplyIf(ctx context.Context, m *storage.Mutation, cond func(current kv.Iterator) (bool, error)) (bool, error) {
 	r, err := s.newRequest(ctx, m)
 	if err != nil {
 		return false, err
@@ -345,7 +330,7 @@ func (s *Shard) ApplyIf(ctx context.Context, m *Mutation, cond func(current kv.I
 		if i == 0 {
 			r.prefix = append([]byte(nil), e.Key[:n]...)
 		} else if string(e.Key[:n]) != string(r.prefix) {
-			return false, fmt.Errorf("%w: conditional mutation spans partitions", ErrInvalidMutation)
+			return false, fmt.Errorf("%w: conditional mutation spans partitions", storage.ErrInvalidMutation)
 		}
 	}
 	r.cond = cond
@@ -359,7 +344,7 @@ func (s *Shard) ApplyIf(ctx context.Context, m *Mutation, cond func(current kv.I
 // memtables, durably: the truncation is logged, and replay honours it. The
 // table's committed SSTables are the manifest's to drop; once Truncate
 // returns, no flush commits entries written before it.
-func (s *Shard) Truncate(ctx context.Context, table TableID) error {
+func (s *Shard) Truncate(ctx context.Context, table storage.TableID) error {
 	r := &request{
 		ctx:      ctx,
 		enc:      appendTruncate(nil, table),
@@ -375,7 +360,7 @@ func (s *Shard) Truncate(ctx context.Context, table TableID) error {
 // waits until every memtable queued so far is committed: then no write
 // acknowledged before Flush was called needs the commitlog, and a reopen
 // replays none of it. It returns early with ctx's error, with the error
-// that fenced the shard, or with ErrClosed if the shard is closed.
+// that fenced the shard, or with storage.ErrClosed if the shard is closed.
 func (s *Shard) Flush(ctx context.Context) error {
 	r := &request{ctx: ctx, flush: true, done: make(chan struct{})}
 	if err := s.submit(r); err != nil {
@@ -407,7 +392,7 @@ func (s *Shard) Flush(ctx context.Context) error {
 			case fenced != nil:
 				return fenced
 			}
-			return ErrClosed
+			return storage.ErrClosed
 		}
 	}
 }
@@ -436,13 +421,13 @@ func (s *Shard) rotateFor(pending []*request) []*request {
 	return pending[:n]
 }
 
-func (s *Shard) newRequest(ctx context.Context, m *Mutation) (*request, error) {
-	if err := m.validate(); err != nil {
+func (s *Shard) newRequest(ctx context.Context, m *storage.Mutation) (*request, error) {
+	if err := validate(m); err != nil {
 		return nil, err
 	}
 	enc := appendMutation(nil, m)
 	if 1+len(enc) > s.maxRecord {
-		return nil, fmt.Errorf("%w: %d bytes, at most %d", ErrTooLarge, len(enc), s.maxRecord-1)
+		return nil, fmt.Errorf("%w: %d bytes, at most %d", storage.ErrTooLarge, len(enc), s.maxRecord-1)
 	}
 	return &request{
 		ctx:      ctx,
@@ -459,7 +444,7 @@ func (s *Shard) submit(r *request) error {
 	case <-r.ctx.Done():
 		return r.ctx.Err()
 	case <-s.quit:
-		return ErrClosed
+		return storage.ErrClosed
 	}
 	select {
 	case <-r.done:
@@ -471,7 +456,7 @@ func (s *Shard) submit(r *request) error {
 		case <-r.done:
 			return r.err
 		default:
-			return ErrClosed
+			return storage.ErrClosed
 		}
 	}
 }
@@ -481,7 +466,7 @@ func (s *Shard) submit(r *request) error {
 // bounds are open). Values sharing a key are reconciled with model.Merge.
 // A reader merging it with SSTables must take it before choosing the
 // SSTables, so that a memtable flushed in between is found in one of them.
-func (s *Shard) NewIter(table TableID, lower, upper []byte) kv.Iterator {
+func (s *Shard) NewIter(table storage.TableID, lower, upper []byte) kv.Iterator {
 	s.mu.Lock()
 	snaps := make([]memtable.Snapshot, 0, len(s.mems))
 	for _, m := range s.mems {
@@ -509,7 +494,7 @@ func (s *Shard) memory() int64 {
 	return n
 }
 
-// Close stops the shard: waiting writes fail with ErrClosed, flushes in
+// Close stops the shard: waiting writes fail with storage.ErrClosed, flushes in
 // progress are abandoned and the commitlog is closed. Memtables are not
 // flushed: their records are in the commitlog, which the next Open replays
 // (Flush first to leave nothing to replay).
@@ -533,7 +518,7 @@ func (s *Shard) run() {
 	var pending []*request
 	defer func() {
 		for _, r := range pending {
-			s.finish(r, ErrClosed)
+			s.finish(r, storage.ErrClosed)
 		}
 	}()
 	for {
@@ -594,14 +579,14 @@ func (s *Shard) run() {
 	}
 }
 
-// expire fails the requests whose deadline has passed with ErrOverloaded.
-// Requests are in arrival order, so their deadlines ascend (but for the
-// moments between a request's creation and its arrival).
+// expire fails the requests whose deadline has passed with
+// storage.ErrOverloaded. Requests are in arrival order, so their deadlines
+// ascend (but for the moments between a request's creation and its arrival).
 func (s *Shard) expire(pending []*request, now time.Time) []*request {
 	i := 0
 	for i < len(pending) && !pending[i].deadline.After(now) {
 		s.m.overloaded.Inc()
-		s.finish(pending[i], ErrOverloaded)
+		s.finish(pending[i], storage.ErrOverloaded)
 		i++
 	}
 	n := copy(pending, pending[i:])
@@ -715,7 +700,7 @@ func (s *Shard) truncate(r *request) error {
 
 // truncateMems marks table truncated in every memtable holding entries,
 // and starts a new active memtable for the writes that follow.
-func (s *Shard) truncateMems(table TableID) {
+func (s *Shard) truncateMems(table storage.TableID) {
 	s.truncMu.Lock()
 	s.mu.Lock()
 	for _, m := range s.mems {
@@ -723,7 +708,7 @@ func (s *Shard) truncateMems(table TableID) {
 			continue // the empty active memtable: later writes stay
 		}
 		if m.truncated == nil {
-			m.truncated = map[TableID]bool{}
+			m.truncated = map[storage.TableID]bool{}
 		}
 		m.truncated[table] = true
 	}
@@ -734,13 +719,13 @@ func (s *Shard) truncateMems(table TableID) {
 
 // applyRecord applies a logged record to the active memtable, less the
 // mutations of tables truncated after pos.
-func (s *Shard) applyRecord(pos commitlog.Position, rec []byte, truncated map[TableID]commitlog.Position) error {
+func (s *Shard) applyRecord(pos commitlog.Position, rec []byte, truncated map[storage.TableID]commitlog.Position) error {
 	a := s.active
 	if s.recMin == nil {
-		s.recMin = map[TableID]int64{}
+		s.recMin = map[storage.TableID]int64{}
 	}
 	clear(s.recMin)
-	err := decodeRecord(rec, func(m *Mutation) error {
+	err := decodeRecord(rec, func(m *storage.Mutation) error {
 		if t, ok := truncated[m.Table]; ok && pos.Compare(t) < 0 {
 			return nil
 		}
@@ -765,7 +750,7 @@ func (s *Shard) applyRecord(pos commitlog.Position, rec []byte, truncated map[Ta
 	s.mu.Lock()
 	for t, ts := range s.recMin {
 		if a.oldest == nil {
-			a.oldest = map[TableID]int64{}
+			a.oldest = map[storage.TableID]int64{}
 		}
 		if old, ok := a.oldest[t]; !ok || ts < old {
 			a.oldest[t] = ts

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sedimentdb/sediment/internal/commitlog"
 	"github.com/sedimentdb/sediment/internal/kv"
+	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/internal/vfs/errorfs"
 )
 
@@ -24,7 +25,7 @@ func TestApplyRead(t *testing.T) {
 	for w := range writers {
 		wg.Go(func() {
 			for i := range each {
-				m := rowMutation(TableID(1+w%2), "p"+strconv.Itoa(w), int64(i), 1, fmt.Sprint(w, "/", i))
+				m := rowMutation(storage.TableID(1+w%2), "p"+strconv.Itoa(w), int64(i), 1, fmt.Sprint(w, "/", i))
 				if err := s.Apply(context.Background(), m); err != nil {
 					t.Error(err)
 					return
@@ -33,7 +34,7 @@ func TestApplyRead(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	for table := TableID(1); table <= 2; table++ {
+	for table := storage.TableID(1); table <= 2; table++ {
 		got := contents(t, s, e.committer, table)
 		if len(got) != writers/2*each {
 			t.Fatalf("table %d holds %d rows, want %d", table, len(got), writers/2*each)
@@ -63,7 +64,7 @@ func TestMergeOnWrite(t *testing.T) {
 	s := e.open()
 	defer s.Close()
 	ctx := context.Background()
-	for _, m := range []*Mutation{rowMutation(1, "a", 1, 20, "new"), rowMutation(1, "a", 1, 10, "old")} {
+	for _, m := range []*storage.Mutation{rowMutation(1, "a", 1, 20, "new"), rowMutation(1, "a", 1, 10, "old")} {
 		if err := s.Apply(ctx, m); err != nil {
 			t.Fatal(err)
 		}
@@ -139,8 +140,8 @@ func TestApplyIf(t *testing.T) {
 	if _, err := s.ApplyIf(ctx, rowMutation(1, "k", 3, 3, "x"), func(kv.Iterator) (bool, error) { return false, errCond }); !errors.Is(err, errCond) {
 		t.Fatalf("got %v, want the condition's error", err)
 	}
-	spanning := &Mutation{Table: 1, Entries: []Entry{{Key: rowKey("a", 1), Value: rowValue(1, "v")}, {Key: rowKey("b", 1), Value: rowValue(1, "v")}}}
-	if _, err := s.ApplyIf(ctx, spanning, absent); !errors.Is(err, ErrInvalidMutation) {
+	spanning := &storage.Mutation{Table: 1, Entries: []storage.Entry{{Key: rowKey("a", 1), Value: rowValue(1, "v")}, {Key: rowKey("b", 1), Value: rowValue(1, "v")}}}
+	if _, err := s.ApplyIf(ctx, spanning, absent); !errors.Is(err, storage.ErrInvalidMutation) {
 		t.Fatalf("got %v, want ErrInvalidMutation", err)
 	}
 }
@@ -226,11 +227,11 @@ func TestApplyErrors(t *testing.T) {
 	e := newEnv(t)
 	s := e.open()
 	ctx := context.Background()
-	if err := s.Apply(ctx, &Mutation{Table: 1}); !errors.Is(err, ErrInvalidMutation) {
+	if err := s.Apply(ctx, &storage.Mutation{Table: 1}); !errors.Is(err, storage.ErrInvalidMutation) {
 		t.Fatalf("got %v, want ErrInvalidMutation", err)
 	}
 	big := rowMutation(1, "a", 1, 1, string(make([]byte, 70<<10)))
-	if err := s.Apply(ctx, big); !errors.Is(err, ErrTooLarge) {
+	if err := s.Apply(ctx, big); !errors.Is(err, storage.ErrTooLarge) {
 		t.Fatalf("got %v, want ErrTooLarge", err)
 	}
 	cctx, cancel := context.WithCancel(ctx)
@@ -241,7 +242,7 @@ func TestApplyErrors(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Apply(ctx, rowMutation(1, "a", 1, 1, "v")); !errors.Is(err, ErrClosed) {
+	if err := s.Apply(ctx, rowMutation(1, "a", 1, 1, "v")); !errors.Is(err, storage.ErrClosed) {
 		t.Fatalf("got %v, want ErrClosed", err)
 	}
 }
@@ -256,7 +257,7 @@ func TestFlushReleaseReopen(t *testing.T) {
 	const n = 2000
 	val := string(make([]byte, 100))
 	for i := range n {
-		if err := s.Apply(ctx, rowMutation(TableID(1+i%3), "p"+strconv.Itoa(i/10), int64(i), 1, val)); err != nil {
+		if err := s.Apply(ctx, rowMutation(storage.TableID(1+i%3), "p"+strconv.Itoa(i/10), int64(i), 1, val)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -273,7 +274,7 @@ func TestFlushReleaseReopen(t *testing.T) {
 	check := func(s *Shard) {
 		waitFor(t, "flushes to finish", func() bool { return s.flushing() == 0 })
 		total, stored := 0, 0
-		for table := TableID(1); table <= 3; table++ {
+		for table := storage.TableID(1); table <= 3; table++ {
 			total += len(contents(t, s, e.committer, table))
 			stored += count(t, s.NewIter(table, nil, nil))
 			for _, sst := range e.committer.SSTables(table) {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/objectstore/faultstore"
 )
 
@@ -138,21 +139,21 @@ func TestFlushWaitsForBucket(t *testing.T) {
 	}
 }
 
-// TestFlushClosedOrFenced: Flush on a closed shard is ErrClosed, and on a
-// fenced one the fencing error.
+// TestFlushClosedOrFenced: Flush on a closed shard is storage.ErrClosed, and
+// on a fenced one the fencing error.
 func TestFlushClosedOrFenced(t *testing.T) {
 	e := newEnv(t)
 	s := e.open()
 	ctx := context.Background()
-	setHook(&e.beforeCommit, func() error { return ErrFenced })
+	setHook(&e.beforeCommit, func() error { return storage.ErrFenced })
 	if err := s.Apply(ctx, rowMutation(1, "a", 1, 1, "v")); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Flush(ctx); !errors.Is(err, ErrFenced) {
+	if err := s.Flush(ctx); !errors.Is(err, storage.ErrFenced) {
 		t.Fatalf("Flush of a fenced shard: %v, want ErrFenced", err)
 	}
 	s.Close()
-	if err := s.Flush(ctx); !errors.Is(err, ErrClosed) {
+	if err := s.Flush(ctx); !errors.Is(err, storage.ErrClosed) {
 		t.Fatalf("Flush of a closed shard: %v, want ErrClosed", err)
 	}
 }

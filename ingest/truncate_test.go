@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/sedimentdb/sediment/internal/storage"
 )
 
 func TestTruncate(t *testing.T) {
@@ -14,7 +16,7 @@ func TestTruncate(t *testing.T) {
 	val := string(make([]byte, 100))
 	const n = 1000 // several memtables: some flushed, some not
 	for i := range n {
-		for table := TableID(1); table <= 2; table++ {
+		for table := storage.TableID(1); table <= 2; table++ {
 			if err := s.Apply(ctx, rowMutation(table, "p"+strconv.Itoa(i/10), int64(i), 1, val)); err != nil {
 				t.Fatal(err)
 			}
@@ -83,7 +85,7 @@ func TestTruncateDuringFlush(t *testing.T) {
 	s := e.open()
 	defer s.Close()
 	ctx := context.Background()
-	for table := TableID(1); table <= 2; table++ {
+	for table := storage.TableID(1); table <= 2; table++ {
 		if err := s.Apply(ctx, rowMutation(table, "a", 1, 1, "v")); err != nil {
 			t.Fatal(err)
 		}

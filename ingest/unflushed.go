@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/sedimentdb/sediment/internal/model"
+	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/manifest"
 )
 
@@ -35,7 +36,7 @@ func valueOldest(value []byte) int64 {
 // A memtable leaves the set only once its flush is committed, and its
 // SSTables then carry the same timestamps in the manifest, so that data is
 // always in one place or the other for compaction's purge rule.
-func (s *Shard) Unflushed(into map[TableID]int64) {
+func (s *Shard) Unflushed(into map[storage.TableID]int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, m := range s.mems {
@@ -50,8 +51,8 @@ func (s *Shard) Unflushed(into map[TableID]int64) {
 // Unflushed returns, for each table with entries in any shard's memtables,
 // the smallest write timestamp among them: what compaction's purge rule
 // calls the oldest write not yet flushed.
-func (n *Node) Unflushed() map[TableID]int64 {
-	out := map[TableID]int64{}
+func (n *Node) Unflushed() map[storage.TableID]int64 {
+	out := map[storage.TableID]int64{}
 	for _, s := range n.shards {
 		s.Unflushed(out)
 	}
@@ -62,7 +63,7 @@ func (n *Node) Unflushed() map[TableID]int64 {
 // the memtables know, rather than by the schema's ID, which a node whose
 // schema lags a new table could not name. Tables sharing a TableID share
 // its bound, which only makes it lower.
-func UnflushedKey(table TableID) string { return fmt.Sprintf("%08x", uint32(table)) }
+func UnflushedKey(table storage.TableID) string { return fmt.Sprintf("%08x", uint32(table)) }
 
 // UnflushedMember returns the memtables' oldest write timestamps keyed for
 // manifest.Member.Unflushed: never nil, so that an empty map says the node
@@ -93,7 +94,7 @@ const IngestRole = "ingest"
 // memtable leaves a member's report only once its flush is committed.
 func OldestUnflushed(members []manifest.Member, table uuid.UUID, since time.Time) (ts int64, known bool) {
 	ts, known = math.MaxInt64, true
-	key := UnflushedKey(TableIDOf(table))
+	key := UnflushedKey(storage.TableIDOf(table))
 	for _, m := range members {
 		if !slices.Contains(m.Roles, IngestRole) {
 			continue

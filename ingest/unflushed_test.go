@@ -10,12 +10,13 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/sedimentdb/sediment/internal/model"
+	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/objectstore/faultstore"
 )
 
-func unflushed(s *Shard) map[TableID]int64 {
-	out := map[TableID]int64{}
+func unflushed(s *Shard) map[storage.TableID]int64 {
+	out := map[storage.TableID]int64{}
 	s.Unflushed(out)
 	return out
 }
@@ -31,17 +32,17 @@ func TestUnflushed(t *testing.T) {
 		t.Fatalf("empty shard reports %v", got)
 	}
 	del := model.AppendRow(nil, &model.Row{Deletion: model.Deletion{MarkedForDeleteAt: 20, LocalDeletionTime: 1}})
-	for _, m := range []*Mutation{
+	for _, m := range []*storage.Mutation{
 		rowMutation(1, "a", 1, 50, "x"),
 		rowMutation(1, "b", 1, 30, "x"),
 		rowMutation(2, "a", 1, 70, "x"),
-		{Table: 2, Entries: []Entry{{Key: rowKey("c", 1), Value: rowValue(90, "y")}, {Key: rowKey("d", 1), Value: del}}},
+		{Table: 2, Entries: []storage.Entry{{Key: rowKey("c", 1), Value: rowValue(90, "y")}, {Key: rowKey("d", 1), Value: del}}},
 	} {
 		if err := s.Apply(ctx, m); err != nil {
 			t.Fatal(err)
 		}
 	}
-	want := map[TableID]int64{1: 30, 2: 20}
+	want := map[storage.TableID]int64{1: 30, 2: 20}
 	if got := unflushed(s); !maps.Equal(got, want) {
 		t.Fatalf("unflushed %v, want %v", got, want)
 	}
@@ -83,7 +84,7 @@ func TestUnflushed(t *testing.T) {
 	if err := s.Apply(ctx, rowMutation(2, "a", 2, 5, "x")); err != nil {
 		t.Fatal(err)
 	}
-	if got := unflushed(s); !maps.Equal(got, map[TableID]int64{2: 5}) {
+	if got := unflushed(s); !maps.Equal(got, map[storage.TableID]int64{2: 5}) {
 		t.Fatalf("after a new write: unflushed %v", got)
 	}
 }
@@ -104,14 +105,14 @@ func TestOldestUnflushed(t *testing.T) {
 	}{
 		{"no members", nil, math.MaxInt64, true},
 		{"nothing unflushed", []manifest.Member{ingest(map[string]int64{})}, math.MaxInt64, true},
-		{"other table", []manifest.Member{ingest(map[string]int64{UnflushedKey(TableIDOf(b)): 3})}, math.MaxInt64, true},
+		{"other table", []manifest.Member{ingest(map[string]int64{UnflushedKey(storage.TableIDOf(b)): 3})}, math.MaxInt64, true},
 		{"min of nodes", []manifest.Member{
-			ingest(map[string]int64{UnflushedKey(TableIDOf(a)): 40, UnflushedKey(TableIDOf(b)): 1}),
-			ingest(map[string]int64{UnflushedKey(TableIDOf(a)): 25}),
+			ingest(map[string]int64{UnflushedKey(storage.TableIDOf(a)): 40, UnflushedKey(storage.TableIDOf(b)): 1}),
+			ingest(map[string]int64{UnflushedKey(storage.TableIDOf(a)): 25}),
 			{Roles: []string{"compactor"}}, // reports nothing, holds nothing
 		}, 25, true},
-		{"older node", []manifest.Member{ingest(map[string]int64{UnflushedKey(TableIDOf(a)): 40}), ingest(nil)}, math.MinInt64, false},
-		{"no heartbeat since", []manifest.Member{ingest(map[string]int64{UnflushedKey(TableIDOf(a)): 40}), stale}, math.MinInt64, false},
+		{"older node", []manifest.Member{ingest(map[string]int64{UnflushedKey(storage.TableIDOf(a)): 40}), ingest(nil)}, math.MinInt64, false},
+		{"no heartbeat since", []manifest.Member{ingest(map[string]int64{UnflushedKey(storage.TableIDOf(a)): 40}), stale}, math.MinInt64, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ts, known := OldestUnflushed(tc.members, a, since)

@@ -393,7 +393,7 @@ func (m *Manifest) DropKeyspace(ctx context.Context, name string) error {
 }
 
 // ShortID is the 4-byte form of a table ID that memtables and commitlogs
-// know tables by (ingest.TableIDOf): its first four bytes, big-endian.
+// know tables by (storage.TableIDOf): its first four bytes, big-endian.
 func ShortID(id uuid.UUID) uint32 { return binary.BigEndian.Uint32(id[:4]) }
 
 // CreateTable creates a table, assigning its ID and column IDs, and returns

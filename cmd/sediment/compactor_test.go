@@ -18,6 +18,7 @@ import (
 	"github.com/sedimentdb/sediment/compactor/gc"
 	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/internal/sstable"
+	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/objectstore"
@@ -272,7 +273,7 @@ func TestCompactorPurges(t *testing.T) {
 	// Another ingest member, alive, holds an unflushed write of c.kept
 	// older than anything: no tombstone of c.kept may go.
 	ghost := manifest.Member{ID: "ghost", Roles: []string{"ingest"}, Addr: "127.0.0.1:1",
-		Unflushed: map[string]int64{ingest.UnflushedKey(ingest.TableIDOf(kept.ID)): 1}}
+		Unflushed: map[string]int64{ingest.UnflushedKey(storage.TableIDOf(kept.ID)): 1}}
 	ghostCtx, stopGhost := context.WithCancel(ctx)
 	ghostDone := make(chan struct{})
 	go func() {

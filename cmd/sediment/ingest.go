@@ -136,7 +136,7 @@ func (s *Sediment) initIngest(ctx context.Context) (services.Service, error) {
 	}
 	// Serve before announcing the address, so that it answers once
 	// members can see it.
-	srv := rpc.NewServer(rpc.NodeHandler(node), rpc.Options{})
+	srv := rpc.NewServer(ingest.RPCHandler(node), rpc.Options{})
 	serving := make(chan struct{})
 	var serveErr error
 	go func() {

@@ -15,11 +15,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/internal/cqltype"
 	"github.com/sedimentdb/sediment/internal/keys"
 	"github.com/sedimentdb/sediment/internal/kv"
 	"github.com/sedimentdb/sediment/internal/model"
+	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/internal/token"
 	"github.com/sedimentdb/sediment/manifest"
 )
@@ -36,7 +36,7 @@ var ingestFlags = []string{
 // testTable is a table (pk text, ck bigint, v text) created through the
 // manifest.
 type testTable struct {
-	id  ingest.TableID
+	id  storage.TableID
 	col uint32 // v's column ID
 }
 
@@ -59,11 +59,11 @@ func createTable(t *testing.T, m *manifest.Manifest) testTable {
 	if !ok {
 		t.Fatal("no column v")
 	}
-	return testTable{id: ingest.TableIDOf(tbl.ID), col: v.ID}
+	return testTable{id: storage.TableIDOf(tbl.ID), col: v.ID}
 }
 
 // row is the mutation that sets v of row (pk, ck).
-func (tt testTable) row(t *testing.T, pk string, ck int64, v string) *ingest.Mutation {
+func (tt testTable) row(t *testing.T, pk string, ck int64, v string) *storage.Mutation {
 	t.Helper()
 	c := binary.BigEndian.AppendUint64(nil, uint64(ck))
 	key, err := keys.RowKey(nil, token.Murmur3([]byte(pk)), []byte(pk), [][]byte{c}, []*cqltype.Type{cqltype.BigintType}, []bool{false})
@@ -71,7 +71,7 @@ func (tt testTable) row(t *testing.T, pk string, ck int64, v string) *ingest.Mut
 		t.Fatal(err)
 	}
 	value := model.AppendRow(nil, &model.Row{Cells: []model.Cell{{Column: tt.col, Timestamp: 1 + ck, Value: []byte(v)}}})
-	return &ingest.Mutation{Table: tt.id, Entries: []ingest.Entry{{Key: key, Value: value}}}
+	return &storage.Mutation{Table: tt.id, Entries: []storage.Entry{{Key: key, Value: value}}}
 }
 
 // drain returns v of every row of it, by storage key.

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/sedimentdb/sediment/frontend/engine"
-	"github.com/sedimentdb/sediment/ingest/rpc"
+	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/manifest"
 )
 
@@ -91,7 +91,7 @@ func TestRunIngestServesRPC(t *testing.T) {
 
 	p.stop(t)
 	m := tt.row(t, "late", 1, "x")
-	if err := e.Apply(ctx, &engine.Mutation{Table: table.ID, Entries: m.Entries}); err == nil || !rpc.Retriable(err) {
+	if err := e.Apply(ctx, &engine.Mutation{Table: table.ID, Entries: m.Entries}); err == nil || !storage.Retriable(err) {
 		t.Fatalf("write to a stopped node: %v, want a retriable error", err)
 	}
 }

@@ -9,14 +9,14 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/ingest/rpc"
 	"github.com/sedimentdb/sediment/internal/keys"
+	"github.com/sedimentdb/sediment/internal/storage"
 )
 
 // ErrContended means a conditional write of Remote lost the race for its
 // partition to other writes casAttempts times in a row and gave up. Nothing
-// was written. It also matches ingest.ErrOverloaded: the caller may retry
+// was written. It also matches storage.ErrOverloaded: the caller may retry
 // later, as after a refusal of an overloaded node (CQL's WriteTimeout of
 // type CAS is the closest answer a driver knows).
 var ErrContended = errors.New("engine: conditional write contended")
@@ -50,7 +50,7 @@ const (
 // cond may thus run several times, once per attempt, and must not have
 // effects beyond its answer. After casAttempts conflicts ApplyIf fails with
 // ErrContended. Like Apply, it never resends a write whose fate is unknown:
-// an error matching rpc.ErrConnLost may hide an applied write.
+// an error matching storage.ErrTimeout may hide an applied write.
 func (r *Remote) ApplyIf(ctx context.Context, m *Mutation, now int64, cond Condition) (bool, error) {
 	prefix, err := casPartition(m)
 	if err != nil {
@@ -58,13 +58,13 @@ func (r *Remote) ApplyIf(ctx context.Context, m *Mutation, now int64, cond Condi
 	}
 	tok, err := keys.Token(prefix)
 	if err != nil {
-		return false, fmt.Errorf("%w: %w", ingest.ErrInvalidMutation, err)
+		return false, fmt.Errorf("%w: %w", storage.ErrInvalidMutation, err)
 	}
 	im := toIngest(m)
 	backoff := casMinBackoff
 	for attempt := 0; ; attempt++ {
 		if attempt == casAttempts {
-			return false, fmt.Errorf("%w (%w): %d conflicts on partition %x", ErrContended, ingest.ErrOverloaded, attempt, prefix)
+			return false, fmt.Errorf("%w (%w): %d conflicts on partition %x", ErrContended, storage.ErrOverloaded, attempt, prefix)
 		}
 		if attempt > 0 {
 			if err := sleep(ctx, rand.N(backoff)); err != nil {
@@ -95,18 +95,18 @@ func (r *Remote) ApplyIf(ctx context.Context, m *Mutation, now int64, cond Condi
 // its prefix.
 func casPartition(m *Mutation) ([]byte, error) {
 	if m == nil || len(m.Entries) == 0 {
-		return nil, fmt.Errorf("%w: conditional mutation without entries", ingest.ErrInvalidMutation)
+		return nil, fmt.Errorf("%w: conditional mutation without entries", storage.ErrInvalidMutation)
 	}
 	var prefix []byte
 	for i, e := range m.Entries {
 		n, err := keys.PartitionPrefixLen(e.Key)
 		if err != nil {
-			return nil, fmt.Errorf("%w: key %x: %w", ingest.ErrInvalidMutation, e.Key, err)
+			return nil, fmt.Errorf("%w: key %x: %w", storage.ErrInvalidMutation, e.Key, err)
 		}
 		if i == 0 {
 			prefix = e.Key[:n]
 		} else if string(e.Key[:n]) != string(prefix) {
-			return nil, fmt.Errorf("%w: conditional mutation spans partitions", ingest.ErrInvalidMutation)
+			return nil, fmt.Errorf("%w: conditional mutation spans partitions", storage.ErrInvalidMutation)
 		}
 	}
 	return prefix, nil

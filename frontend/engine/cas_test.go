@@ -8,8 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/ingest/rpc"
+	"github.com/sedimentdb/sediment/internal/storage"
 )
 
 // notExists is the condition of INSERT ... IF NOT EXISTS on row ck.
@@ -162,7 +162,7 @@ func TestRemoteApplyIfFlushBetween(t *testing.T) {
 			if err := n.Flush(c.ctx); err != nil {
 				return false, err
 			}
-			it := n.NewIter(ingest.TableIDOf(c.table), nil, nil)
+			it := n.NewIter(storage.TableIDOf(c.table), nil, nil)
 			defer it.Close()
 			if it.First() {
 				t.Error("the flush left the partition in a memtable")
@@ -220,7 +220,7 @@ func TestRemoteApplyIfContended(t *testing.T) {
 		err := c.remotes[1].Apply(c.ctx, &Mutation{Table: c.table, Entries: []Entry{insert(pk, int64(100+calls), 1, "y", 0, 100)}})
 		return err == nil, err
 	})
-	if ok || !errors.Is(err, ErrContended) || !errors.Is(err, ingest.ErrOverloaded) || calls != casAttempts {
+	if ok || !errors.Is(err, ErrContended) || !errors.Is(err, storage.ErrOverloaded) || calls != casAttempts {
 		t.Fatalf("applied %v, %v after %d attempts, want ErrContended after %d", ok, err, calls, casAttempts)
 	}
 	if got := c.valueOf(c.remotes[0], pk, 1); got != "" {
@@ -248,13 +248,13 @@ func TestRemoteApplyIfInvalid(t *testing.T) {
 		"bad key":        {Table: c.table, Entries: []Entry{{Key: []byte{1}}}},
 		"two partitions": {Table: c.table, Entries: []Entry{insert(a, 1, 1, "x", 0, 100), insert(b, 1, 1, "x", 0, 100)}},
 	} {
-		if ok, err := c.remotes[0].ApplyIf(c.ctx, m, 100, yes); ok || !errors.Is(err, ingest.ErrInvalidMutation) {
+		if ok, err := c.remotes[0].ApplyIf(c.ctx, m, 100, yes); ok || !errors.Is(err, storage.ErrInvalidMutation) {
 			t.Errorf("%s: %v, %v, want ErrInvalidMutation", name, ok, err)
 		}
 	}
 	// The node refuses what it cannot apply, over the hop too.
 	ok, err := c.remotes[0].ApplyIf(c.ctx, &Mutation{Table: c.table, Entries: []Entry{{Key: rowKey(a, 1), Value: []byte{0xff}}}}, 100, yes)
-	if ok || !errors.Is(err, ingest.ErrInvalidMutation) || !errors.As(err, new(*rpc.Error)) {
+	if ok || !errors.Is(err, storage.ErrInvalidMutation) || !errors.As(err, new(*rpc.Error)) {
 		t.Fatalf("malformed value: %v, %v", ok, err)
 	}
 }

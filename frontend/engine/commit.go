@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/sedimentdb/sediment/ingest"
+	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/manifest"
 )
 
@@ -65,10 +66,10 @@ func (c *ViewCommitter) CommitMark() uint64 { return c.mark.Load() }
 // visible reports whether v lists every SSTable of f whose table the schema
 // still holds (a dropped table's SSTables are not committed).
 func visible(v *manifest.View, f ingest.Flush) bool {
-	ids := map[ingest.TableID]uuid.UUID{}
+	ids := map[storage.TableID]uuid.UUID{}
 	for _, ks := range v.Schema().Keyspaces {
 		for _, t := range ks.Tables {
-			ids[ingest.TableIDOf(t.ID)] = t.ID
+			ids[storage.TableIDOf(t.ID)] = t.ID
 		}
 	}
 	for _, t := range f.Tables {

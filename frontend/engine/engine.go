@@ -7,16 +7,16 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/internal/keys"
 	"github.com/sedimentdb/sediment/internal/model"
+	"github.com/sedimentdb/sediment/internal/storage"
 )
 
 // ErrInvalidQuery marks a read whose bounds or positions are malformed.
 var ErrInvalidQuery = errors.New("engine: invalid query")
 
 // Entry is one storage key and its model-encoded value.
-type Entry = ingest.Entry
+type Entry = storage.Entry
 
 // Mutation is a set of entries of one table. Each partition's entries are
 // applied atomically (ingest.Node.Apply).

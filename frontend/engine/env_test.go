@@ -18,6 +18,7 @@ import (
 	"github.com/sedimentdb/sediment/internal/cqltype"
 	"github.com/sedimentdb/sediment/internal/keys"
 	"github.com/sedimentdb/sediment/internal/model"
+	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/internal/token"
 	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/manifest"
@@ -187,7 +188,7 @@ func (te *testEnv) flush() {
 	te.t.Helper()
 	// Truncating a table that holds nothing starts a new memtable and
 	// queues the others for flush.
-	const other ingest.TableID = 0xfffffff0
+	const other storage.TableID = 0xfffffff0
 	for i := range te.node.Shards() {
 		if err := te.node.Shard(i).Truncate(te.ctx, other); err != nil {
 			te.t.Fatal(err)
@@ -195,7 +196,7 @@ func (te *testEnv) flush() {
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		it := te.node.NewIter(ingest.TableIDOf(te.table), nil, nil)
+		it := te.node.NewIter(storage.TableIDOf(te.table), nil, nil)
 		empty := !it.First()
 		err := it.Error()
 		it.Close()

@@ -13,10 +13,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sedimentdb/sediment/frontend/cache"
-	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/internal/benchfig"
 	"github.com/sedimentdb/sediment/internal/model"
 	"github.com/sedimentdb/sediment/internal/sstable"
+	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/internal/testserver"
 	"github.com/sedimentdb/sediment/objectstore"
 )
@@ -176,7 +176,7 @@ func BenchmarkFlush(b *testing.B) {
 		}
 		b.StopTimer()
 		// Every row is now in SSTables: the memtables hold none.
-		it := te.node.NewIter(ingest.TableIDOf(te.table), nil, nil)
+		it := te.node.NewIter(storage.TableIDOf(te.table), nil, nil)
 		defer it.Close()
 		if it.First() {
 			b.Fatal("rows left in the memtables after Flush")

@@ -14,7 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/sedimentdb/sediment/ingest"
+	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/manifest"
 )
 
@@ -162,7 +162,7 @@ func TestRemoteLaggingView(t *testing.T) {
 	}
 	// The node's memtables no longer hold the write and the lagging View
 	// does not list its SSTable: only waiting can find it.
-	it := c.nodes[0].NewIter(ingest.TableIDOf(c.table), nil, nil)
+	it := c.nodes[0].NewIter(storage.TableIDOf(c.table), nil, nil)
 	if it.First() {
 		t.Fatal("the node's memtables still hold entries after the flush")
 	}

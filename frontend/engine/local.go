@@ -13,6 +13,7 @@ import (
 	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/internal/keys"
 	"github.com/sedimentdb/sediment/internal/kv"
+	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/objectstore"
 )
@@ -59,7 +60,7 @@ func NewLocal(cfg LocalConfig) (*Local, error) {
 // fails on its own.
 func (l *Local) Apply(ctx context.Context, ms ...*Mutation) error {
 	if slices.Contains(ms, nil) {
-		return fmt.Errorf("%w: nil mutation", ingest.ErrInvalidMutation)
+		return fmt.Errorf("%w: nil mutation", storage.ErrInvalidMutation)
 	}
 	if len(ms) == 1 {
 		return l.node.Apply(ctx, toIngest(ms[0]))
@@ -76,11 +77,11 @@ func (l *Local) Apply(ctx context.Context, ms ...*Mutation) error {
 // ApplyIf implements Engine.
 func (l *Local) ApplyIf(ctx context.Context, m *Mutation, now int64, cond Condition) (bool, error) {
 	if m == nil || len(m.Entries) == 0 {
-		return false, fmt.Errorf("%w: conditional mutation without entries", ingest.ErrInvalidMutation)
+		return false, fmt.Errorf("%w: conditional mutation without entries", storage.ErrInvalidMutation)
 	}
 	n, err := keys.PartitionPrefixLen(m.Entries[0].Key)
 	if err != nil {
-		return false, fmt.Errorf("%w: %w", ingest.ErrInvalidMutation, err)
+		return false, fmt.Errorf("%w: %w", storage.ErrInvalidMutation, err)
 	}
 	prefix := m.Entries[0].Key[:n]
 	return l.node.ApplyIf(ctx, toIngest(m), func(it kv.Iterator) (bool, error) {
@@ -92,8 +93,8 @@ func (l *Local) ApplyIf(ctx context.Context, m *Mutation, now int64, cond Condit
 	})
 }
 
-func toIngest(m *Mutation) *ingest.Mutation {
-	return &ingest.Mutation{Table: ingest.TableIDOf(m.Table), Entries: m.Entries}
+func toIngest(m *Mutation) *storage.Mutation {
+	return &storage.Mutation{Table: storage.TableIDOf(m.Table), Entries: m.Entries}
 }
 
 // Read implements Engine.
@@ -106,5 +107,5 @@ func (l *Local) Scan(ctx context.Context, s Scan) (*Page, error) { return l.rp.s
 type nodeMemtables struct{ node *ingest.Node }
 
 func (m nodeMemtables) iter(_ context.Context, table uuid.UUID, _, _ int64, lower, upper, _ []byte) (kv.Iterator, error) {
-	return m.node.NewIter(ingest.TableIDOf(table), lower, upper), nil
+	return m.node.NewIter(storage.TableIDOf(table), lower, upper), nil
 }

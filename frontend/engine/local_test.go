@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/internal/keys"
+	"github.com/sedimentdb/sediment/internal/storage"
 )
 
 // checkRows reads partition pk whole and compares its rows with want
@@ -382,11 +382,11 @@ func TestApplyBatch(t *testing.T) {
 	// An invalid mutation fails alone; the others are applied.
 	bad := &Mutation{Table: te.table, Entries: []Entry{{Key: []byte("short"), Value: []byte{1}}}}
 	good := &Mutation{Table: te.table, Entries: []Entry{insert("b0", 3, 1, "b0", 0, now)}}
-	if err := te.e.Apply(te.ctx, bad, good); !errors.Is(err, ingest.ErrInvalidMutation) {
+	if err := te.e.Apply(te.ctx, bad, good); !errors.Is(err, storage.ErrInvalidMutation) {
 		t.Fatalf("Apply with an invalid mutation: %v", err)
 	}
 	te.checkRows("b0", now, map[int64]string{1: "b0", 2: "b0", 3: "b0"})
-	if err := te.e.Apply(te.ctx, nil); !errors.Is(err, ingest.ErrInvalidMutation) {
+	if err := te.e.Apply(te.ctx, nil); !errors.Is(err, storage.ErrInvalidMutation) {
 		t.Fatalf("Apply(nil): %v", err)
 	}
 }

@@ -4,14 +4,14 @@ import (
 	"bytes"
 	"sort"
 
-	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/internal/kv"
+	"github.com/sedimentdb/sediment/internal/storage"
 )
 
 // pageIter iterates entries held in a slice in ascending key order: the
 // memtable pages a Remote read gathered.
 type pageIter struct {
-	entries []ingest.Entry
+	entries []storage.Entry
 	i       int // -1 or len(entries): not at an entry
 }
 

@@ -12,24 +12,18 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/sedimentdb/sediment/frontend/cache"
-	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/ingest/rpc"
 	"github.com/sedimentdb/sediment/internal/keys"
 	"github.com/sedimentdb/sediment/internal/kv"
+	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/objectstore"
 )
 
-var (
-	// ErrNoOwner means the View names no reachable owner for a token range:
-	// the range is free, or its owner is not in the member list. Ownership
-	// moves, so it also matches rpc.ErrUnavailable and rpc.Retriable holds.
-	ErrNoOwner = errors.New("engine: token range has no owner")
-	// ErrFlushRaced means a node flushed and dropped memtable entries a
-	// scan had yet to fetch, after the scan chose its SSTables, which may
-	// lack them. Repeating the scan is safe: rpc.Retriable holds.
-	ErrFlushRaced = errors.New("engine: a flush raced the scan's later memtable pages")
-)
+// ErrNoOwner means the View names no reachable owner for a token range:
+// the range is free, or its owner is not in the member list. Ownership
+// moves, so it is a storage.ErrUnavailable, which storage.Retriable accepts.
+var ErrNoOwner = fmt.Errorf("engine: token range has no owner (%w)", storage.ErrUnavailable)
 
 // RemoteConfig is what Remote works with.
 type RemoteConfig struct {
@@ -58,9 +52,9 @@ type RemoteConfig struct {
 // bounded by its context, for this View to reach the highest mark of the
 // pages it has before choosing SSTables. A scan fetches its later pages as
 // it moves on; one whose mark passed the SSTables' revision fails with
-// ErrFlushRaced rather than miss the entries its node dropped meanwhile, and
-// Read and Scan then start again, choosing SSTables anew (a few times; then
-// the error, retriable, reaches the caller).
+// storage.ErrFlushRaced rather than miss the entries its node dropped
+// meanwhile, and Read and Scan then start again, choosing SSTables anew (a
+// few times; then the error, retriable, reaches the caller).
 //
 // A conditional write (ApplyIf) reads the partition as Read does and sends
 // its write with the digest of what it read; the owner applies it only if
@@ -68,8 +62,8 @@ type RemoteConfig struct {
 // again and retries (optimistic concurrency; see ApplyIf).
 //
 // Remote never resends a write whose fate is unknown: a write that failed
-// with an error rpc.Retriable accepts may be sent again by the caller (see
-// rpc.ErrConnLost).
+// with an error storage.Retriable accepts may be sent again by the caller (see
+// storage.ErrTimeout).
 type Remote struct {
 	view *manifest.View
 	opts rpc.Options
@@ -114,22 +108,22 @@ func (r *Remote) Close() error {
 // if an entry's owner cannot be found.
 func (r *Remote) Apply(ctx context.Context, ms ...*Mutation) error {
 	if slices.Contains(ms, nil) {
-		return fmt.Errorf("%w: nil mutation", ingest.ErrInvalidMutation)
+		return fmt.Errorf("%w: nil mutation", storage.ErrInvalidMutation)
 	}
 	type part struct {
 		c *rpc.Client
-		m *ingest.Mutation
+		m *storage.Mutation
 	}
 	var parts []part
 	for _, m := range ms {
 		if len(m.Entries) == 0 {
-			return fmt.Errorf("%w: no entries", ingest.ErrInvalidMutation)
+			return fmt.Errorf("%w: no entries", storage.ErrInvalidMutation)
 		}
-		byClient := map[*rpc.Client]*ingest.Mutation{}
+		byClient := map[*rpc.Client]*storage.Mutation{}
 		for _, e := range m.Entries {
 			tok, err := keys.Token(e.Key)
 			if err != nil {
-				return fmt.Errorf("%w: key %x: %w", ingest.ErrInvalidMutation, e.Key, err)
+				return fmt.Errorf("%w: key %x: %w", storage.ErrInvalidMutation, e.Key, err)
 			}
 			c, err := r.owner(tok)
 			if err != nil {
@@ -137,7 +131,7 @@ func (r *Remote) Apply(ctx context.Context, ms ...*Mutation) error {
 			}
 			im, ok := byClient[c]
 			if !ok {
-				im = &ingest.Mutation{Table: ingest.TableIDOf(m.Table)}
+				im = &storage.Mutation{Table: storage.TableIDOf(m.Table)}
 				byClient[c] = im
 				parts = append(parts, part{c, im})
 			}
@@ -167,16 +161,17 @@ func (r *Remote) Scan(ctx context.Context, s Scan) (*Page, error) {
 }
 
 // raceRetries bounds how often Read and Scan start again after
-// ErrFlushRaced. Each new attempt chooses SSTables after the flush that raced
-// the last, so only a stream of flushes, one per attempt, exhausts them.
+// storage.ErrFlushRaced. Each new attempt chooses SSTables after the flush
+// that raced the last, so only a stream of flushes, one per attempt,
+// exhausts them.
 const raceRetries = 8
 
-// retryRaced runs read again while it fails with ErrFlushRaced, at most
+// retryRaced runs read again while it fails with storage.ErrFlushRaced, at most
 // raceRetries more times, and returns its last result.
 func retryRaced[T any](ctx context.Context, read func() (T, error)) (T, error) {
 	for i := 0; ; i++ {
 		v, err := read()
-		if err == nil || !errors.Is(err, ErrFlushRaced) || i == raceRetries || ctx.Err() != nil {
+		if err == nil || !errors.Is(err, storage.ErrFlushRaced) || i == raceRetries || ctx.Err() != nil {
 			return v, err
 		}
 	}
@@ -220,16 +215,16 @@ func (r *Remote) owner(tok int64) (*rpc.Client, error) {
 // rangeOwner returns the client of the node that owns range rg.
 func (r *Remote) rangeOwner(rg int) (*rpc.Client, error) {
 	if r.view.RangeCount() == 0 {
-		return nil, fmt.Errorf("%w (%w): the cluster's ranges are not set", ErrNoOwner, rpc.ErrUnavailable)
+		return nil, fmt.Errorf("%w: the cluster's ranges are not set", ErrNoOwner)
 	}
 	o, ok := r.view.Ownership(rg)
 	if !ok || o.Owner == "" {
-		return nil, fmt.Errorf("%w (%w): range %d is free", ErrNoOwner, rpc.ErrUnavailable, rg)
+		return nil, fmt.Errorf("%w: range %d is free", ErrNoOwner, rg)
 	}
 	members := r.view.Members()
 	i := slices.IndexFunc(members, func(m manifest.Member) bool { return m.ID == o.Owner })
 	if i < 0 || members[i].Addr == "" {
-		return nil, fmt.Errorf("%w (%w): range %d: owner %s is not a member", ErrNoOwner, rpc.ErrUnavailable, rg, o.Owner)
+		return nil, fmt.Errorf("%w: range %d: owner %s is not a member", ErrNoOwner, rg, o.Owner)
 	}
 	return r.client(members[i].Addr, members)
 }
@@ -285,7 +280,7 @@ func (m remoteMemtables) iter(ctx context.Context, table uuid.UUID, first, last 
 		segs = append(segs, segment{c: c, lo: lo, hi: hi})
 		rg = next
 	}
-	it := &remoteIter{ctx: ctx, table: ingest.TableIDOf(table), segs: segs}
+	it := &remoteIter{ctx: ctx, table: storage.TableIDOf(table), segs: segs}
 	if partition != nil {
 		if err := it.loadAll(); err != nil {
 			return nil, err
@@ -317,7 +312,7 @@ func clip(lower, upper []byte, from, to, n int) (lo, hi []byte) {
 // fetch appends to dst the entries of table in [lo, hi) that c's memtables
 // hold, page by page, each checked by checkPage, and returns the highest
 // commit mark of the pages.
-func fetch(ctx context.Context, c scanner, table ingest.TableID, lo, hi []byte, dst []ingest.Entry) ([]ingest.Entry, uint64, error) {
+func fetch(ctx context.Context, c scanner, table storage.TableID, lo, hi []byte, dst []storage.Entry) ([]storage.Entry, uint64, error) {
 	req := rpc.ScanRequest{Table: table, Lower: lo, Upper: hi}
 	var mark uint64
 	for {

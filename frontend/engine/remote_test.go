@@ -16,6 +16,7 @@ import (
 
 	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/ingest/rpc"
+	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/manifest/manifesttest"
@@ -87,7 +88,7 @@ func newCluster(t testing.TB) *cluster {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := rpc.NewServer(rpc.NodeHandler(node), rpc.Options{})
+		s := rpc.NewServer(ingest.RPCHandler(node), rpc.Options{})
 		go s.Serve(ln)
 		t.Cleanup(func() { s.Close() })
 		if err := m.Heartbeat(ctx, manifest.Member{ID: id, Roles: []string{"ingest"}, Addr: ln.Addr().String(), Shards: node.Shards()}); err != nil {
@@ -232,7 +233,7 @@ func TestRemoteWriteThroughOneReadThroughOther(t *testing.T) {
 	}
 	write(c.remotes[0], 10, "a")
 	for i, n := range c.nodes {
-		it := n.NewIter(ingest.TableIDOf(c.table), nil, nil)
+		it := n.NewIter(storage.TableIDOf(c.table), nil, nil)
 		if !it.First() {
 			t.Fatalf("node %d got none of the writes", i)
 		}
@@ -289,15 +290,15 @@ func TestRemoteOwnerDown(t *testing.T) {
 	c.servers[1].Close()
 
 	err := e.Apply(c.ctx, &Mutation{Table: c.table, Entries: []Entry{insert(down, 2, 1, "y", 0, 100)}})
-	if err == nil || !rpc.Retriable(err) {
+	if err == nil || !storage.Retriable(err) {
 		t.Fatalf("write to the node that is down: %v, want a retriable error", err)
 	}
-	if _, err := e.Read(c.ctx, Slice{Table: c.table, Key: []byte(down), Now: 100}); err == nil || !rpc.Retriable(err) {
+	if _, err := e.Read(c.ctx, Slice{Table: c.table, Key: []byte(down), Now: 100}); err == nil || !storage.Retriable(err) {
 		t.Fatalf("read from the node that is down: %v, want a retriable error", err)
 	}
 	// A batch touching both nodes: the live node's part is applied.
 	err = e.Apply(c.ctx, &Mutation{Table: c.table, Entries: []Entry{insert(up, 1, 1, "u", 0, 100), insert(down, 3, 1, "z", 0, 100)}})
-	if err == nil || !rpc.Retriable(err) {
+	if err == nil || !storage.Retriable(err) {
 		t.Fatalf("batch over both nodes: %v, want a retriable error", err)
 	}
 	if err := e.Apply(c.ctx, &Mutation{Table: c.table, Entries: []Entry{insert(up, 2, 1, "v", 0, 100)}}); err != nil {
@@ -332,7 +333,7 @@ func TestRemoteFreeRangeAndConditions(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := c.remotes[0].Apply(c.ctx, &Mutation{Table: c.table, Entries: []Entry{insert(pk, 1, 1, "x", 0, 100)}})
-	if !errors.Is(err, ErrNoOwner) || !rpc.Retriable(err) {
+	if !errors.Is(err, ErrNoOwner) || !storage.Retriable(err) {
 		t.Fatalf("write to a free range: %v, want ErrNoOwner, retriable", err)
 	}
 	ok, err := c.remotes[0].ApplyIf(c.ctx, &Mutation{Table: c.table, Entries: []Entry{insert(pk, 1, 1, "x", 0, 100)}}, 100,
@@ -340,27 +341,27 @@ func TestRemoteFreeRangeAndConditions(t *testing.T) {
 	if ok || !errors.Is(err, ErrNoOwner) {
 		t.Fatalf("ApplyIf to a free range: %v %v, want ErrNoOwner", ok, err)
 	}
-	if err := c.remotes[0].Apply(c.ctx, &Mutation{Table: c.table, Entries: []Entry{{Key: []byte{1}, Value: nil}}}); !errors.Is(err, ingest.ErrInvalidMutation) {
+	if err := c.remotes[0].Apply(c.ctx, &Mutation{Table: c.table, Entries: []Entry{{Key: []byte{1}, Value: nil}}}); !errors.Is(err, storage.ErrInvalidMutation) {
 		t.Fatalf("malformed key: %v", err)
 	}
-	if err := c.remotes[0].Apply(c.ctx, &Mutation{Table: c.table}); !errors.Is(err, ingest.ErrInvalidMutation) {
+	if err := c.remotes[0].Apply(c.ctx, &Mutation{Table: c.table}); !errors.Is(err, storage.ErrInvalidMutation) {
 		t.Fatalf("mutation without entries: %v", err)
 	}
 	// The node refuses what it cannot apply, and the error keeps its
 	// identity over the hop.
 	bad := insert(pksOf(0, 1)[0], 1, 1, "x", 0, 100)
 	bad.Value = []byte{0xff}
-	if err := c.remotes[0].Apply(c.ctx, &Mutation{Table: c.table, Entries: []Entry{bad}}); !errors.Is(err, ingest.ErrInvalidMutation) {
+	if err := c.remotes[0].Apply(c.ctx, &Mutation{Table: c.table, Entries: []Entry{bad}}); !errors.Is(err, storage.ErrInvalidMutation) {
 		t.Fatalf("malformed value: %v", err)
 	}
-	if err := c.remotes[0].Apply(c.ctx, nil); !errors.Is(err, ingest.ErrInvalidMutation) {
+	if err := c.remotes[0].Apply(c.ctx, nil); !errors.Is(err, storage.ErrInvalidMutation) {
 		t.Fatalf("nil mutation: %v", err)
 	}
 }
 
 // pageIter must agree with positioning over a sorted slice.
 func TestPageIter(t *testing.T) {
-	es := []ingest.Entry{{Key: []byte("b")}, {Key: []byte("d")}, {Key: []byte("f")}}
+	es := []storage.Entry{{Key: []byte("b")}, {Key: []byte("d")}, {Key: []byte("f")}}
 	it := &pageIter{entries: es, i: -1}
 	if !it.SeekGE([]byte("c")) || string(it.Key()) != "d" || !it.Prev() || string(it.Key()) != "b" || it.Prev() || !it.Next() || string(it.Key()) != "b" {
 		t.Fatal("SeekGE/Prev/Next")
@@ -387,20 +388,20 @@ func (ps *pages) Scan(context.Context, rpc.ScanRequest) (*rpc.Page, error) {
 }
 
 func TestFetchRejectsBadPages(t *testing.T) {
-	e := func(k string) ingest.Entry { return ingest.Entry{Key: []byte(k)} }
+	e := func(k string) storage.Entry { return storage.Entry{Key: []byte(k)} }
 	for name, ps := range map[string]pages{
-		"out of order":    {{Entries: []ingest.Entry{e("c"), e("b")}}},
-		"duplicate":       {{Entries: []ingest.Entry{e("c"), e("c")}}},
-		"below the lower": {{Entries: []ingest.Entry{e("a")}}},
-		"at the upper":    {{Entries: []ingest.Entry{e("x")}}},
+		"out of order":    {{Entries: []storage.Entry{e("c"), e("b")}}},
+		"duplicate":       {{Entries: []storage.Entry{e("c"), e("c")}}},
+		"below the lower": {{Entries: []storage.Entry{e("a")}}},
+		"at the upper":    {{Entries: []storage.Entry{e("x")}}},
 		"no progress":     {{Next: []byte("b")}},
-		"goes back":       {{Entries: []ingest.Entry{e("d")}, Next: []byte("e")}, {Entries: []ingest.Entry{e("c")}}},
+		"goes back":       {{Entries: []storage.Entry{e("d")}, Next: []byte("e")}, {Entries: []storage.Entry{e("c")}}},
 	} {
 		if _, _, err := fetch(context.Background(), &ps, 1, []byte("b"), []byte("x"), nil); !errors.Is(err, rpc.ErrProtocol) {
 			t.Errorf("%s: %v, want rpc.ErrProtocol", name, err)
 		}
 	}
-	ps := pages{{Entries: []ingest.Entry{e("b"), e("c")}, Next: []byte("d")}, {Entries: []ingest.Entry{e("d"), e("w")}}}
+	ps := pages{{Entries: []storage.Entry{e("b"), e("c")}, Next: []byte("d")}, {Entries: []storage.Entry{e("d"), e("w")}}}
 	got, _, err := fetch(context.Background(), &ps, 1, []byte("b"), []byte("x"), nil)
 	if err != nil || len(got) != 4 || string(got[3].Key) != "w" {
 		t.Fatalf("good pages: %v, %v", got, err)
@@ -414,9 +415,9 @@ func FuzzFetch(f *testing.F) {
 	f.Add([]byte("c\x00b"), []byte(nil))
 	f.Add([]byte("a\x00y"), []byte("b"))
 	f.Fuzz(func(t *testing.T, joined, next []byte) {
-		var es []ingest.Entry
+		var es []storage.Entry
 		for k := range bytes.SplitSeq(joined, []byte{0}) {
-			es = append(es, ingest.Entry{Key: k})
+			es = append(es, storage.Entry{Key: k})
 		}
 		half := len(es) / 2
 		ps := pages{{Entries: es[:half], Next: next}, {Entries: es[half:]}}
@@ -451,7 +452,7 @@ func TestRemoteFollowsNewAddress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := rpc.NewServer(rpc.NodeHandler(c.nodes[1]), rpc.Options{})
+	s := rpc.NewServer(ingest.RPCHandler(c.nodes[1]), rpc.Options{})
 	go s.Serve(ln)
 	t.Cleanup(func() { s.Close() })
 	addr := ln.Addr().String()
@@ -510,11 +511,11 @@ func TestRemoteEachNode(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := r.eachNode(c.ctx, func(cl *rpc.Client) error { return cl.Truncate(c.ctx, ingest.TableIDOf(c.table)) }); err != nil {
+	if err := r.eachNode(c.ctx, func(cl *rpc.Client) error { return cl.Truncate(c.ctx, storage.TableIDOf(c.table)) }); err != nil {
 		t.Fatal(err)
 	}
 	for i, n := range c.nodes {
-		it := n.NewIter(ingest.TableIDOf(c.table), nil, nil)
+		it := n.NewIter(storage.TableIDOf(c.table), nil, nil)
 		if it.First() {
 			t.Errorf("node %d keeps entries of the truncated table", i)
 		}

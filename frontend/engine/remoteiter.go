@@ -5,9 +5,9 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/ingest/rpc"
 	"github.com/sedimentdb/sediment/internal/kv"
+	"github.com/sedimentdb/sediment/internal/storage"
 )
 
 // scanner is the part of rpc.Handler that reads memtables.
@@ -29,7 +29,7 @@ type segment struct {
 // memory from then on.
 type remoteIter struct {
 	ctx   context.Context
-	table ingest.TableID
+	table storage.TableID
 	segs  []segment
 
 	all *pageIter // set once every page is fetched
@@ -37,7 +37,7 @@ type remoteIter struct {
 	// Forward: the page held, from segment seg, and the request of the
 	// page after it (more false: the segment ends with this page).
 	seg  int
-	page []ingest.Entry
+	page []storage.Entry
 	i    int
 	req  rpc.ScanRequest
 	more bool
@@ -66,7 +66,7 @@ func (it *remoteIter) pin(rev uint64) { it.pinned, it.isPinned = rev, true }
 func (it *remoteIter) noteMark(m uint64) error {
 	it.maxMark = max(it.maxMark, m)
 	if it.isPinned && m > it.pinned {
-		return fmt.Errorf("%w (%w): page mark %d, SSTables of revision %d", ErrFlushRaced, rpc.ErrUnavailable, m, it.pinned)
+		return fmt.Errorf("%w: page mark %d, SSTables of revision %d", storage.ErrFlushRaced, m, it.pinned)
 	}
 	return nil
 }
@@ -85,7 +85,7 @@ func (it *remoteIter) prime() error {
 // loadAll fetches every page and switches to walking them in memory.
 func (it *remoteIter) loadAll() error {
 	it.primed = false
-	var entries []ingest.Entry
+	var entries []storage.Entry
 	for _, s := range it.segs {
 		var err error
 		var m uint64

@@ -9,14 +9,14 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/ingest/rpc"
+	"github.com/sedimentdb/sediment/internal/storage"
 )
 
 // memPeer is a scanner over sorted entries that answers scans in pages
 // of size entries, counting them.
 type memPeer struct {
-	entries []ingest.Entry
+	entries []storage.Entry
 	size    int
 	scans   int
 	mark    uint64 // every page's commit mark
@@ -42,12 +42,12 @@ func TestRemoteIterMatchesModel(t *testing.T) {
 	key := func(i int) []byte { return []byte(fmt.Sprintf("k%03d", i)) }
 	rng := rand.New(rand.NewPCG(1, 2))
 	for round := range 200 {
-		var a, b []ingest.Entry
+		var a, b []storage.Entry
 		for i := range 60 {
 			if rng.IntN(3) == 0 {
 				continue
 			}
-			e := ingest.Entry{Key: key(i), Value: []byte{byte(i)}}
+			e := storage.Entry{Key: key(i), Value: []byte{byte(i)}}
 			if i < 30 {
 				a = append(a, e)
 			} else {
@@ -56,8 +56,8 @@ func TestRemoteIterMatchesModel(t *testing.T) {
 		}
 		pa, pb := &memPeer{entries: a, size: 2}, &memPeer{entries: b, size: 2}
 		segs := []segment{{c: pa, lo: key(5), hi: key(30)}, {c: pb, lo: key(30), hi: nil}}
-		var want []ingest.Entry
-		for _, e := range append(append([]ingest.Entry(nil), a...), b...) {
+		var want []storage.Entry
+		for _, e := range append(append([]storage.Entry(nil), a...), b...) {
 			if bytes.Compare(e.Key, key(5)) >= 0 {
 				want = append(want, e)
 			}
@@ -106,9 +106,9 @@ func TestRemoteIterMatchesModel(t *testing.T) {
 // TestRemoteIterFetchesByPage checks that a forward walk that stops early
 // asks for no more pages than it used.
 func TestRemoteIterFetchesByPage(t *testing.T) {
-	var es []ingest.Entry
+	var es []storage.Entry
 	for i := range 100 {
-		es = append(es, ingest.Entry{Key: []byte(fmt.Sprintf("k%03d", i))})
+		es = append(es, storage.Entry{Key: []byte(fmt.Sprintf("k%03d", i))})
 	}
 	p := &memPeer{entries: es, size: 10}
 	it := &remoteIter{ctx: context.Background(), segs: []segment{{c: p, lo: []byte("k")}}}
@@ -120,7 +120,7 @@ func TestRemoteIterFetchesByPage(t *testing.T) {
 		t.Fatalf("%d scans for 15 entries in pages of 10", p.scans)
 	}
 	// A peer's error stops the walk and is reported.
-	bad := &pages{{Entries: []ingest.Entry{{Key: []byte("b")}, {Key: []byte("a")}}}}
+	bad := &pages{{Entries: []storage.Entry{{Key: []byte("b")}, {Key: []byte("a")}}}}
 	it = &remoteIter{ctx: context.Background(), segs: []segment{{c: bad, lo: []byte("a")}}}
 	if it.First() || it.Error() == nil {
 		t.Fatalf("bad page: First succeeded or no error (%v)", it.Error())
@@ -131,9 +131,9 @@ func TestRemoteIterFetchesByPage(t *testing.T) {
 // reuses that page for First; a later page whose mark passed the pinned
 // revision fails, retriably, rather than miss what its node dropped.
 func TestRemoteIterMarks(t *testing.T) {
-	var es []ingest.Entry
+	var es []storage.Entry
 	for i := range 6 {
-		es = append(es, ingest.Entry{Key: []byte(fmt.Sprintf("k%d", i))})
+		es = append(es, storage.Entry{Key: []byte(fmt.Sprintf("k%d", i))})
 	}
 	peer := &memPeer{entries: es, size: 2, mark: 7}
 	it := &remoteIter{ctx: context.Background(), table: 1, segs: []segment{{c: peer, lo: []byte("k")}}}
@@ -150,14 +150,14 @@ func TestRemoteIterMarks(t *testing.T) {
 	peer.mark = 8
 	for it.Next() {
 	}
-	if err := it.Error(); !errors.Is(err, ErrFlushRaced) || !rpc.Retriable(err) {
+	if err := it.Error(); !errors.Is(err, storage.ErrFlushRaced) || !storage.Retriable(err) {
 		t.Fatalf("page past the pinned mark: %v", err)
 	}
 	// Moving back after the first page fetches every page again, checked too.
 	peer.mark = 7
 	it = &remoteIter{ctx: context.Background(), table: 1, segs: []segment{{c: peer, lo: []byte("k")}}}
 	it.pin(6)
-	if it.Last() || !errors.Is(it.Error(), ErrFlushRaced) {
+	if it.Last() || !errors.Is(it.Error(), storage.ErrFlushRaced) {
 		t.Fatalf("Last past the pinned mark: %v", it.Error())
 	}
 }
@@ -170,7 +170,7 @@ func TestRetryRaced(t *testing.T) {
 		return func() (int, error) {
 			calls++
 			if calls <= n {
-				return 0, ErrFlushRaced
+				return 0, storage.ErrFlushRaced
 			}
 			return calls, nil
 		}, &calls
@@ -181,7 +181,7 @@ func TestRetryRaced(t *testing.T) {
 		t.Fatalf("3 races: %d, %v after %d calls", v, err, *calls)
 	}
 	read, calls = raced(100)
-	if _, err := retryRaced(ctx, read); !errors.Is(err, ErrFlushRaced) || *calls != raceRetries+1 {
+	if _, err := retryRaced(ctx, read); !errors.Is(err, storage.ErrFlushRaced) || *calls != raceRetries+1 {
 		t.Fatalf("endless races: %v after %d calls", err, *calls)
 	}
 	other := errors.New("other")
@@ -192,7 +192,7 @@ func TestRetryRaced(t *testing.T) {
 	done, cancel := context.WithCancel(ctx)
 	cancel()
 	read, calls = raced(100)
-	if _, err := retryRaced(done, read); !errors.Is(err, ErrFlushRaced) || *calls != 1 {
+	if _, err := retryRaced(done, read); !errors.Is(err, storage.ErrFlushRaced) || *calls != 1 {
 		t.Fatalf("done context: %v after %d calls", err, *calls)
 	}
 }

@@ -147,7 +147,7 @@ func (e *restartEnv) start(n *restartNode) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n.srv = rpc.NewServer(rpc.NodeHandler(node), rpc.Options{})
+	n.srv = rpc.NewServer(ingest.RPCHandler(node), rpc.Options{})
 	go n.srv.Serve(ln)
 	n.addr = ln.Addr().String()
 	if err := e.m.Heartbeat(e.ctx, manifest.Member{ID: n.id, Roles: []string{"ingest"}, Addr: n.addr, Shards: node.Shards()}); err != nil {

@@ -14,12 +14,13 @@ import (
 	"github.com/sedimentdb/sediment/internal/keys"
 	"github.com/sedimentdb/sediment/internal/kv"
 	"github.com/sedimentdb/sediment/internal/model"
+	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/objectstore"
 )
 
 // errAmbiguousTable means two tables share the 4-byte ID memtables and
-// commitlogs know them by (ingest.TableIDOf).
+// commitlogs know them by (storage.TableIDOf).
 var errAmbiguousTable = errors.New("engine: two tables share a table ID")
 
 // TableReader is the ingest.TableReader of a node whose flushes are
@@ -34,7 +35,7 @@ type TableReader struct {
 
 	mu      sync.Mutex
 	version uuid.UUID // of ids
-	ids     map[ingest.TableID]uuid.UUID
+	ids     map[storage.TableID]uuid.UUID
 }
 
 var _ ingest.TableReader = (*TableReader)(nil)
@@ -49,7 +50,7 @@ func NewTableReader(view *manifest.View, store objectstore.Store, tier cache.Tie
 }
 
 // NewIter implements ingest.TableReader.
-func (r *TableReader) NewIter(ctx context.Context, table ingest.TableID, lower, upper []byte) (kv.Iterator, error) {
+func (r *TableReader) NewIter(ctx context.Context, table storage.TableID, lower, upper []byte) (kv.Iterator, error) {
 	id, ok, err := r.table(table)
 	if err != nil || !ok {
 		return kv.Merging(model.Merge), err
@@ -83,14 +84,14 @@ func (r *TableReader) NewIter(ctx context.Context, table ingest.TableID, lower, 
 
 // table maps a memtable table ID to the table's UUID, rebuilding the map
 // when the schema changes.
-func (r *TableReader) table(id ingest.TableID) (uuid.UUID, bool, error) {
+func (r *TableReader) table(id storage.TableID) (uuid.UUID, bool, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if v := r.view.SchemaVersion(); v != r.version || r.ids == nil {
-		r.ids = map[ingest.TableID]uuid.UUID{}
+		r.ids = map[storage.TableID]uuid.UUID{}
 		for _, ks := range r.view.Schema().Keyspaces {
 			for _, t := range ks.Tables {
-				short := ingest.TableIDOf(t.ID)
+				short := storage.TableIDOf(t.ID)
 				if _, dup := r.ids[short]; dup {
 					r.ids[short] = uuid.Nil
 					continue

@@ -6,8 +6,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/ingest/rpc"
+	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/manifest"
 )
 
@@ -25,7 +25,7 @@ func (l *Local) Truncate(ctx context.Context, table uuid.UUID) error {
 	if table == uuid.Nil {
 		return fmt.Errorf("%w: truncate of the nil table", ErrInvalidQuery)
 	}
-	if err := l.node.Truncate(ctx, ingest.TableIDOf(table)); err != nil {
+	if err := l.node.Truncate(ctx, storage.TableIDOf(table)); err != nil {
 		return fmt.Errorf("engine: truncate %s: %w", table, err)
 	}
 	return dropSSTables(ctx, l.rp.view, table)
@@ -40,7 +40,7 @@ func (r *Remote) Truncate(ctx context.Context, table uuid.UUID) error {
 	if table == uuid.Nil {
 		return fmt.Errorf("%w: truncate of the nil table", ErrInvalidQuery)
 	}
-	id := ingest.TableIDOf(table)
+	id := storage.TableIDOf(table)
 	if err := r.eachNode(ctx, func(c *rpc.Client) error { return c.Truncate(ctx, id) }); err != nil {
 		return fmt.Errorf("engine: truncate %s: %w", table, err)
 	}

@@ -2,75 +2,6 @@ package wire
 
 import "fmt"
 
-// ErrorCode is the code of an ERROR response.
-type ErrorCode int32
-
-// The error codes of the v4 spec, each with what it means.
-const (
-	// CodeServer: something unexpected happened on the server.
-	CodeServer ErrorCode = 0x0000
-	// CodeProtocol: the client broke the protocol, e.g. a malformed
-	// frame or an unsupported version.
-	CodeProtocol ErrorCode = 0x000A
-	// CodeBadCredentials: authentication failed.
-	CodeBadCredentials ErrorCode = 0x0100
-	// CodeUnavailable: too few replicas alive for the consistency level.
-	// Carries Consistency, Required, Alive.
-	CodeUnavailable ErrorCode = 0x1000
-	// CodeOverloaded: the coordinator is overloaded.
-	CodeOverloaded ErrorCode = 0x1001
-	// CodeIsBootstrapping: the coordinator is still starting.
-	CodeIsBootstrapping ErrorCode = 0x1002
-	// CodeTruncate: a TRUNCATE failed.
-	CodeTruncate ErrorCode = 0x1003
-	// CodeWriteTimeout: a write timed out. Carries Consistency,
-	// Received, BlockFor, WriteType.
-	CodeWriteTimeout ErrorCode = 0x1100
-	// CodeReadTimeout: a read timed out. Carries Consistency, Received,
-	// BlockFor, DataPresent.
-	CodeReadTimeout ErrorCode = 0x1200
-	// CodeReadFailure (v4): a read failed on replicas. Carries
-	// Consistency, Received, BlockFor, NumFailures, DataPresent.
-	CodeReadFailure ErrorCode = 0x1300
-	// CodeFunctionFailure (v4): a user function failed. Carries
-	// Keyspace, Function, ArgTypes.
-	CodeFunctionFailure ErrorCode = 0x1400
-	// CodeWriteFailure (v4): a write failed on replicas. Carries
-	// Consistency, Received, BlockFor, NumFailures, WriteType.
-	CodeWriteFailure ErrorCode = 0x1500
-	// CodeSyntax: the statement does not parse.
-	CodeSyntax ErrorCode = 0x2000
-	// CodeUnauthorized: the user may not do this.
-	CodeUnauthorized ErrorCode = 0x2100
-	// CodeInvalid: the statement is syntactically right but invalid.
-	CodeInvalid ErrorCode = 0x2200
-	// CodeConfig: the statement conflicts with the configuration.
-	CodeConfig ErrorCode = 0x2300
-	// CodeAlreadyExists: a keyspace or table to be created exists.
-	// Carries Keyspace and Table (empty for a keyspace).
-	CodeAlreadyExists ErrorCode = 0x2400
-	// CodeUnprepared: the prepared ID of an EXECUTE or BATCH is unknown;
-	// drivers prepare again. Carries ID.
-	CodeUnprepared ErrorCode = 0x2500
-)
-
-var codeNames = map[ErrorCode]string{
-	CodeServer: "Server error", CodeProtocol: "Protocol error", CodeBadCredentials: "Bad credentials",
-	CodeUnavailable: "Unavailable", CodeOverloaded: "Overloaded", CodeIsBootstrapping: "Is bootstrapping",
-	CodeTruncate: "Truncate error", CodeWriteTimeout: "Write timeout", CodeReadTimeout: "Read timeout",
-	CodeReadFailure: "Read failure", CodeFunctionFailure: "Function failure", CodeWriteFailure: "Write failure",
-	CodeSyntax: "Syntax error", CodeUnauthorized: "Unauthorized", CodeInvalid: "Invalid",
-	CodeConfig: "Config error", CodeAlreadyExists: "Already exists", CodeUnprepared: "Unprepared",
-}
-
-// String returns the code's name in the spec.
-func (c ErrorCode) String() string {
-	if s, ok := codeNames[c]; ok {
-		return s
-	}
-	return fmt.Sprintf("0x%04X", int32(c))
-}
-
 // Error is an ERROR response, and a Go error that the frontend sends as
 // it is. Fields other than Code and Message are used by the codes that
 // carry them (see the codes).
@@ -84,8 +15,7 @@ type Error struct {
 	Received    int32
 	BlockFor    int32
 	NumFailures int32
-	// WriteType is SIMPLE, BATCH, UNLOGGED_BATCH, COUNTER, BATCH_LOG,
-	// CAS, VIEW or CDC.
+	// WriteType is one of the Write* types, or BATCH_LOG, VIEW or CDC.
 	WriteType   string
 	DataPresent bool
 

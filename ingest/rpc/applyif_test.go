@@ -1,4 +1,4 @@
-package rpc
+package rpc_test
 
 import (
 	"bytes"
@@ -9,16 +9,18 @@ import (
 	"testing"
 
 	"github.com/sedimentdb/sediment/ingest"
+	"github.com/sedimentdb/sediment/ingest/rpc"
 	"github.com/sedimentdb/sediment/internal/keys"
 	"github.com/sedimentdb/sediment/internal/kv"
 	"github.com/sedimentdb/sediment/internal/model"
+	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/internal/token"
 	"github.com/sedimentdb/sediment/internal/vfs"
 )
 
 // sliceIter iterates entries sorted by key.
 type sliceIter struct {
-	es []ingest.Entry
+	es []storage.Entry
 	i  int
 }
 
@@ -45,19 +47,19 @@ func prefixOf(pk string) []byte {
 
 func TestPartitionDigest(t *testing.T) {
 	a, b := pk(1), pk(2)
-	entries := []ingest.Entry{
+	entries := []storage.Entry{
 		{Key: rowKey(a, 1), Value: rowValue(1, "x")},
 		{Key: rowKey(a, 2), Value: rowValue(1, "y")},
 		{Key: rowKey(b, 1), Value: rowValue(1, "z")},
 	}
-	slices := func(es ...ingest.Entry) kv.Iterator {
-		es = append([]ingest.Entry(nil), es...)
+	slices := func(es ...storage.Entry) kv.Iterator {
+		es = append([]storage.Entry(nil), es...)
 		sort.Slice(es, func(i, j int) bool { return bytes.Compare(es[i].Key, es[j].Key) < 0 })
 		return &sliceIter{es: es, i: -1}
 	}
-	digest := func(it kv.Iterator, prefix []byte) Digest {
+	digest := func(it kv.Iterator, prefix []byte) rpc.Digest {
 		t.Helper()
-		d, err := PartitionDigest(it, prefix)
+		d, err := rpc.PartitionDigest(it, prefix)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,7 +79,7 @@ func TestPartitionDigest(t *testing.T) {
 	// Any change to a key or a value changes it, and so does moving a
 	// byte across the boundary between key and value (the lengths are
 	// hashed too).
-	for name, es := range map[string][]ingest.Entry{
+	for name, es := range map[string][]storage.Entry{
 		"value":   {entries[0], {Key: entries[1].Key, Value: rowValue(2, "y")}},
 		"key":     {entries[0], {Key: rowKey(a, 3), Value: entries[1].Value}},
 		"missing": {entries[0]},
@@ -95,16 +97,16 @@ func TestPartitionDigest(t *testing.T) {
 func TestApplyIfOverRPC(t *testing.T) {
 	ctx := context.Background()
 	n := openNode(t, vfs.NewMem(), "log", 2)
-	addr, _ := serve(t, NodeHandler(n), Options{})
-	c := dial(t, addr, Options{})
+	addr, _ := serve(t, ingest.RPCHandler(n), rpc.Options{})
+	c := dial(t, addr, rpc.Options{})
 	const table = 3
 	p := pk(7)
 	prefix := prefixOf(p)
-	current := func() Digest {
+	current := func() rpc.Digest {
 		t.Helper()
 		it := n.NewIter(table, prefix, keys.AppendPartitionEnd(nil, prefix))
 		defer it.Close()
-		d, err := PartitionDigest(it, prefix)
+		d, err := rpc.PartitionDigest(it, prefix)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -134,16 +136,16 @@ func TestApplyIfOverRPC(t *testing.T) {
 		t.Fatalf("write on the digest read before a flush: %v, %v", ok, err)
 	}
 
-	bad := map[string]*ingest.Mutation{
+	bad := map[string]*storage.Mutation{
 		"no entries": {Table: table},
-		"bad key":    {Table: table, Entries: []ingest.Entry{{Key: []byte{1}, Value: rowValue(1, "v")}}},
-		"two partitions": {Table: table, Entries: []ingest.Entry{
+		"bad key":    {Table: table, Entries: []storage.Entry{{Key: []byte{1}, Value: rowValue(1, "v")}}},
+		"two partitions": {Table: table, Entries: []storage.Entry{
 			{Key: rowKey(pk(1), 1), Value: rowValue(1, "v")},
 			{Key: rowKey(pk(2), 1), Value: rowValue(1, "v")},
 		}},
 	}
 	for name, m := range bad {
-		if ok, err := c.ApplyIf(ctx, m, empty); ok || !errors.Is(err, ingest.ErrInvalidMutation) {
+		if ok, err := c.ApplyIf(ctx, m, empty); ok || !errors.Is(err, storage.ErrInvalidMutation) {
 			t.Errorf("%s: %v, %v, want ErrInvalidMutation", name, ok, err)
 		}
 	}
@@ -152,11 +154,11 @@ func TestApplyIfOverRPC(t *testing.T) {
 func TestTruncateOverRPC(t *testing.T) {
 	ctx := context.Background()
 	n, committed := openNodeCommitter(t, vfs.NewMem(), "log", 2)
-	addr, _ := serve(t, NodeHandler(n), Options{})
-	c := dial(t, addr, Options{})
+	addr, _ := serve(t, ingest.RPCHandler(n), rpc.Options{})
+	c := dial(t, addr, rpc.Options{})
 	// count counts a table's entries in the memtables and the committed
 	// SSTables: a truncation queues the memtables it leaves for flush.
-	count := func(table ingest.TableID) int {
+	count := func(table storage.TableID) int {
 		t.Helper()
 		sst, err := committed.NewIter(ctx, table, nil, nil)
 		if err != nil {
@@ -174,7 +176,7 @@ func TestTruncateOverRPC(t *testing.T) {
 		return k
 	}
 	for i := range 20 {
-		for _, table := range []ingest.TableID{1, 2} {
+		for _, table := range []storage.TableID{1, 2} {
 			if err := c.Apply(ctx, rowMutation(table, pk(i), 1, 1, "v")); err != nil {
 				t.Fatal(err)
 			}

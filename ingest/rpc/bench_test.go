@@ -1,4 +1,4 @@
-package rpc
+package rpc_test
 
 import (
 	"context"
@@ -12,7 +12,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sedimentdb/sediment/ingest"
+	"github.com/sedimentdb/sediment/ingest/rpc"
 	"github.com/sedimentdb/sediment/internal/benchfig"
+	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/objectstore"
 )
@@ -45,8 +47,8 @@ func openBenchNode(b *testing.B) *ingest.Node {
 }
 
 // benchMutations are rows of about 100-byte values in partitions of 8.
-func benchMutations() []*ingest.Mutation {
-	ms := make([]*ingest.Mutation, 1<<14)
+func benchMutations() []*storage.Mutation {
+	ms := make([]*storage.Mutation, 1<<14)
 	val := string(make([]byte, 100))
 	for i := range ms {
 		ms[i] = rowMutation(1, "p"+strconv.Itoa(i/8), int64(i%8), 1, val)
@@ -56,7 +58,7 @@ func benchMutations() []*ingest.Mutation {
 
 // applyParallel runs b.N applies through h spread over benchWriters
 // goroutines.
-func applyParallel(b *testing.B, h Handler, ms []*ingest.Mutation) {
+func applyParallel(b *testing.B, h rpc.Handler, ms []*storage.Mutation) {
 	b.SetBytes(int64(len(ms[0].Entries[0].Key) + len(ms[0].Entries[0].Value)))
 	b.ReportAllocs()
 	var next atomic.Int64
@@ -87,10 +89,10 @@ func applyParallel(b *testing.B, h Handler, ms []*ingest.Mutation) {
 func BenchmarkApply(b *testing.B) {
 	n := openBenchNode(b)
 	ms := benchMutations()
-	local := NodeHandler(n)
-	addr, _ := serve(b, local, Options{})
-	one := dial(b, addr, Options{Conns: 1})
-	four := dial(b, addr, Options{Conns: 4})
+	local := ingest.RPCHandler(n)
+	addr, _ := serve(b, local, rpc.Options{})
+	one := dial(b, addr, rpc.Options{Conns: 1})
+	four := dial(b, addr, rpc.Options{Conns: 4})
 	var best benchfig.Best
 	for round := range benchfig.Rounds {
 		best.Observe(
@@ -113,16 +115,16 @@ func BenchmarkScan(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	local := NodeHandler(n)
-	addr, _ := serve(b, local, Options{})
-	remote := dial(b, addr, Options{Conns: 1})
+	local := ingest.RPCHandler(n)
+	addr, _ := serve(b, local, rpc.Options{})
+	remote := dial(b, addr, rpc.Options{Conns: 1})
 	for _, limit := range []int{10, 100, 1000} {
 		for _, side := range []struct {
 			name string
-			h    Handler
+			h    rpc.Handler
 		}{{"inprocess", local}, {"rpc", remote}} {
 			b.Run(fmt.Sprintf("limit=%d/%s", limit, side.name), func(b *testing.B) {
-				req := ScanRequest{Table: 1, Limit: limit}
+				req := rpc.ScanRequest{Table: 1, Limit: limit}
 				b.ReportAllocs()
 				start := time.Now()
 				entries := 0
@@ -133,7 +135,7 @@ func BenchmarkScan(b *testing.B) {
 					}
 					entries += len(p.Entries)
 					if req = req.Resume(p); p.Next == nil {
-						req = ScanRequest{Table: 1, Limit: limit}
+						req = rpc.ScanRequest{Table: 1, Limit: limit}
 					}
 				}
 				b.ReportMetric(float64(entries)/time.Since(start).Seconds(), "entries/s")

@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/sedimentdb/sediment/ingest"
+	"github.com/sedimentdb/sediment/internal/storage"
 )
 
 // Options tune a Client or a Server; zero fields take defaults.
@@ -95,7 +95,7 @@ func (cl *Client) Close() error {
 // Apply sends m to the peer's Handler.Apply. A failure of the connection
 // while the request is in flight returns ErrConnLost: m may or may not have
 // been applied, and Apply does not retry it.
-func (cl *Client) Apply(ctx context.Context, m *ingest.Mutation) error {
+func (cl *Client) Apply(ctx context.Context, m *storage.Mutation) error {
 	f, err := cl.call(ctx, opApply, func(dst []byte, timeout uint64) []byte { return appendApply(dst, timeout, m) })
 	if err != nil {
 		return err
@@ -110,7 +110,7 @@ func (cl *Client) Apply(ctx context.Context, m *ingest.Mutation) error {
 // ErrConnLost leaves unknown whether m was applied; sending it again
 // could apply it twice, since a conditional write is not idempotent (its
 // own write changes the digest), so ApplyIf never does.
-func (cl *Client) ApplyIf(ctx context.Context, m *ingest.Mutation, want Digest) (bool, error) {
+func (cl *Client) ApplyIf(ctx context.Context, m *storage.Mutation, want Digest) (bool, error) {
 	f, err := cl.call(ctx, opApplyIf, func(dst []byte, timeout uint64) []byte { return appendApplyIf(dst, timeout, m, &want) })
 	if err != nil {
 		return false, err
@@ -122,7 +122,7 @@ func (cl *Client) ApplyIf(ctx context.Context, m *ingest.Mutation, want Digest) 
 }
 
 // Truncate sends a truncation of table to the peer's Handler.Truncate.
-func (cl *Client) Truncate(ctx context.Context, table ingest.TableID) error {
+func (cl *Client) Truncate(ctx context.Context, table storage.TableID) error {
 	f, err := cl.call(ctx, opTruncate, func(dst []byte, timeout uint64) []byte { return appendTruncate(dst, timeout, table) })
 	if err != nil {
 		return err
@@ -205,7 +205,7 @@ func (cl *Client) conn(ctx context.Context, s *slot) (*clientConn, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: %w", storage.ErrUnavailable, err)
 	}
 	if cl.closed.Load() {
 		nc.Close()
@@ -331,8 +331,8 @@ func (c *clientConn) roundTrip(ctx context.Context, op byte, body func([]byte) [
 	}
 }
 
-// failure returns why the connection broke, as a retriable error unless
-// the client was closed.
+// failure returns why the connection broke: ErrConnLost, a timeout (the
+// fate of the requests in flight is unknown), unless the client was closed.
 func (c *clientConn) failure() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()

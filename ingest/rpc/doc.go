@@ -46,11 +46,12 @@
 //	               partition's digest differed, nothing was written
 //	0xff  Error    v code, message: the request failed
 //
-// The error code (Code) names the sentinel the error matched on the
-// server, so that errors.Is(err, ingest.ErrOverloaded) or ingest.ErrFenced
-// holds on the client too. A request's timeout is the caller's remaining
-// deadline, so the server gives up when the caller does. A caller that
-// cancels stops waiting at once; the answer, when it comes, is dropped.
+// The error code (Code) names the storage error class the error matched on
+// the server, so that errors.Is(err, storage.ErrOverloaded) or
+// storage.ErrFenced holds on the client too. A request's timeout is the
+// caller's remaining deadline, so the server gives up when the caller does.
+// A caller that cancels stops waiting at once; the answer, when it comes, is
+// dropped.
 //
 // # Conditional writes
 //
@@ -66,11 +67,12 @@
 // # Failures
 //
 // When a connection breaks, its requests in flight fail with an error
-// matching ErrConnLost, and the next request on that connection's slot
-// dials again; a peer that cannot be reached gives ErrUnavailable. The
-// client never retries by itself: a write that failed with ErrConnLost may
-// have been applied, and only the caller knows whether repeating it is
-// right (plain writes merge idempotently; a conditional write is not).
+// matching ErrConnLost and storage.ErrTimeout, and the next request on that
+// connection's slot dials again; a peer that cannot be reached gives
+// storage.ErrUnavailable. The client never retries by itself: a write that
+// failed with ErrConnLost may have been applied, and only the caller knows
+// whether repeating it is right (plain writes merge idempotently; a
+// conditional write is not).
 //
 // # Why not gRPC
 //

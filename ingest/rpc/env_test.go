@@ -1,4 +1,4 @@
-package rpc
+package rpc_test
 
 import (
 	"context"
@@ -10,9 +10,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sedimentdb/sediment/ingest"
+	"github.com/sedimentdb/sediment/ingest/rpc"
 	"github.com/sedimentdb/sediment/internal/cqltype"
 	"github.com/sedimentdb/sediment/internal/keys"
 	"github.com/sedimentdb/sediment/internal/model"
+	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/internal/token"
 	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/objectstore"
@@ -63,18 +65,18 @@ func listen(tb testing.TB) net.Listener {
 
 // serve serves h on a fresh loopback listener and returns its address and
 // the server, closed when the test ends.
-func serve(tb testing.TB, h Handler, opts Options) (string, *Server) {
+func serve(tb testing.TB, h rpc.Handler, opts rpc.Options) (string, *rpc.Server) {
 	tb.Helper()
 	ln := listen(tb)
-	s := NewServer(h, opts)
+	s := rpc.NewServer(h, opts)
 	go s.Serve(ln)
 	tb.Cleanup(func() { s.Close() })
 	return ln.Addr().String(), s
 }
 
-func dial(tb testing.TB, addr string, opts Options) *Client {
+func dial(tb testing.TB, addr string, opts rpc.Options) *rpc.Client {
 	tb.Helper()
-	c := Dial(addr, opts)
+	c := rpc.Dial(addr, opts)
 	tb.Cleanup(func() { c.Close() })
 	return c
 }
@@ -96,8 +98,8 @@ func rowValue(ts int64, v string) []byte {
 	return model.AppendRow(nil, &model.Row{Cells: []model.Cell{{Column: 1, Timestamp: ts, Value: []byte(v)}}})
 }
 
-func rowMutation(table ingest.TableID, pk string, ck, ts int64, v string) *ingest.Mutation {
-	return &ingest.Mutation{Table: table, Entries: []ingest.Entry{{Key: rowKey(pk, ck), Value: rowValue(ts, v)}}}
+func rowMutation(table storage.TableID, pk string, ck, ts int64, v string) *storage.Mutation {
+	return &storage.Mutation{Table: table, Entries: []storage.Entry{{Key: rowKey(pk, ck), Value: rowValue(ts, v)}}}
 }
 
 func pk(i int) string { return "p" + strconv.Itoa(i) }

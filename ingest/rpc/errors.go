@@ -3,27 +3,28 @@ package rpc
 import (
 	"context"
 	"errors"
+	"fmt"
 
-	"github.com/sedimentdb/sediment/ingest"
+	"github.com/sedimentdb/sediment/internal/storage"
 )
 
-// Code classifies an error carried in an error frame, so that the errors a
-// caller acts on keep their identity across the hop.
+// Code classifies an error carried in an error frame, so that the storage
+// error classes keep their identity across the hop.
 type Code uint8
 
 const (
 	// CodeInternal is any error without a code of its own.
 	CodeInternal Code = 0
-	// CodeOverloaded is ingest.ErrOverloaded: the write was not applied,
+	// CodeOverloaded is storage.ErrOverloaded: the write was not applied,
 	// retry later or elsewhere.
 	CodeOverloaded Code = 1
-	// CodeFenced is ingest.ErrFenced: the node no longer owns the range.
+	// CodeFenced is storage.ErrFenced: the node no longer owns the range.
 	CodeFenced Code = 2
-	// CodeInvalidMutation is ingest.ErrInvalidMutation: never retry.
+	// CodeInvalidMutation is storage.ErrInvalidMutation: never retry.
 	CodeInvalidMutation Code = 3
-	// CodeTooLarge is ingest.ErrTooLarge: never retry.
+	// CodeTooLarge is storage.ErrTooLarge: never retry.
 	CodeTooLarge Code = 4
-	// CodeClosed is ingest.ErrClosed: the node is shutting down.
+	// CodeClosed is storage.ErrClosed: the node is shutting down.
 	CodeClosed Code = 5
 	// CodeProtocol is ErrProtocol: the server could not decode the request.
 	CodeProtocol Code = 6
@@ -34,11 +35,11 @@ const (
 
 // sentinels maps each code to the error it stands for.
 var sentinels = [...]error{
-	CodeOverloaded:      ingest.ErrOverloaded,
-	CodeFenced:          ingest.ErrFenced,
-	CodeInvalidMutation: ingest.ErrInvalidMutation,
-	CodeTooLarge:        ingest.ErrTooLarge,
-	CodeClosed:          ingest.ErrClosed,
+	CodeOverloaded:      storage.ErrOverloaded,
+	CodeFenced:          storage.ErrFenced,
+	CodeInvalidMutation: storage.ErrInvalidMutation,
+	CodeTooLarge:        storage.ErrTooLarge,
+	CodeClosed:          storage.ErrClosed,
 	CodeProtocol:        ErrProtocol,
 	CodeDeadline:        context.DeadlineExceeded,
 }
@@ -53,7 +54,7 @@ func codeOf(err error) Code {
 }
 
 // Error is an error returned by the server. It matches, with errors.Is,
-// the sentinel its code stands for (ingest.ErrOverloaded, ingest.ErrFenced,
+// the error its code stands for (storage.ErrOverloaded, storage.ErrFenced,
 // ...), and carries the server's message.
 type Error struct {
 	Code    Code
@@ -72,21 +73,9 @@ func (e *Error) Unwrap() error {
 
 var (
 	// ErrConnLost fails the requests in flight on a connection that broke.
-	// It is retriable, but a write that fails with it may or may not have
-	// been applied: the client never retries writes by itself.
-	ErrConnLost = errors.New("rpc: connection lost")
-	// ErrUnavailable means no connection to the peer could be made.
-	// Nothing was sent.
-	ErrUnavailable = errors.New("rpc: peer unavailable")
+	// It is a storage.ErrTimeout: a write that fails with it may or may not
+	// have been applied, so the client never retries writes by itself.
+	ErrConnLost = fmt.Errorf("rpc: connection lost (%w)", storage.ErrTimeout)
 	// ErrClosed is returned by a closed Client.
 	ErrClosed = errors.New("rpc: client closed")
 )
-
-// Retriable reports whether err is a failure of the transport or a
-// transient refusal, after which the same request may succeed. A write that
-// failed with ErrConnLost may already have been applied; whether to send
-// it again is the caller's decision (the same timestamped cells applied
-// twice reconcile to once, but not every write is that plain).
-func Retriable(err error) bool {
-	return errors.Is(err, ErrConnLost) || errors.Is(err, ErrUnavailable) || errors.Is(err, ingest.ErrOverloaded)
-}

@@ -1,4 +1,4 @@
-package rpc
+package rpc_test
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sedimentdb/sediment/ingest"
+	"github.com/sedimentdb/sediment/ingest/rpc"
 	"github.com/sedimentdb/sediment/internal/vfs"
 )
 
@@ -14,8 +16,8 @@ import (
 func TestFlushOverRPC(t *testing.T) {
 	ctx := context.Background()
 	n, committed := openNodeCommitter(t, vfs.NewMem(), "log", 2)
-	addr, _ := serve(t, NodeHandler(n), Options{})
-	c := dial(t, addr, Options{})
+	addr, _ := serve(t, ingest.RPCHandler(n), rpc.Options{})
+	c := dial(t, addr, rpc.Options{})
 
 	// An empty node flushes at once.
 	if err := c.Flush(ctx); err != nil {

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/sedimentdb/sediment/ingest"
+	"github.com/sedimentdb/sediment/internal/storage"
 )
 
 // ErrProtocol marks bytes from a peer that are not a valid frame or body.
@@ -154,24 +154,24 @@ func appendBytes(dst, b []byte) []byte {
 }
 
 // table reads a table ID, which must fit its 32 bits.
-func (d *decoder) table() ingest.TableID {
+func (d *decoder) table() storage.TableID {
 	t := d.uvarint("table")
 	if t > 1<<32-1 {
 		d.fail("table")
 	}
-	return ingest.TableID(t)
+	return storage.TableID(t)
 }
 
 // entries reads an entry count, then each entry's key and value.
-func (d *decoder) entries() []ingest.Entry {
-	es := make([]ingest.Entry, d.count("entry count", 2))
+func (d *decoder) entries() []storage.Entry {
+	es := make([]storage.Entry, d.count("entry count", 2))
 	for i := range es {
-		es[i] = ingest.Entry{Key: d.bytes("key"), Value: d.bytes("value")}
+		es[i] = storage.Entry{Key: d.bytes("key"), Value: d.bytes("value")}
 	}
 	return es
 }
 
-func appendEntries(dst []byte, es []ingest.Entry) []byte {
+func appendEntries(dst []byte, es []storage.Entry) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(es)))
 	for _, e := range es {
 		dst = appendBytes(dst, e.Key)
@@ -181,17 +181,17 @@ func appendEntries(dst []byte, es []ingest.Entry) []byte {
 }
 
 // appendApply appends the body of an Apply request.
-func appendApply(dst []byte, timeout uint64, m *ingest.Mutation) []byte {
+func appendApply(dst []byte, timeout uint64, m *storage.Mutation) []byte {
 	dst = binary.AppendUvarint(dst, timeout)
 	dst = binary.AppendUvarint(dst, uint64(m.Table))
 	return appendEntries(dst, m.Entries)
 }
 
 // decodeApply decodes an Apply request; the mutation aliases body.
-func decodeApply(body []byte) (timeout uint64, m *ingest.Mutation, err error) {
+func decodeApply(body []byte) (timeout uint64, m *storage.Mutation, err error) {
 	d := decoder{b: body}
 	timeout = d.uvarint("timeout")
-	m = &ingest.Mutation{Table: d.table()}
+	m = &storage.Mutation{Table: d.table()}
 	m.Entries = d.entries()
 	if err := d.end("apply"); err != nil {
 		return 0, nil, err
@@ -200,7 +200,7 @@ func decodeApply(body []byte) (timeout uint64, m *ingest.Mutation, err error) {
 }
 
 // appendApplyIf appends the body of an ApplyIf request.
-func appendApplyIf(dst []byte, timeout uint64, m *ingest.Mutation, want *Digest) []byte {
+func appendApplyIf(dst []byte, timeout uint64, m *storage.Mutation, want *Digest) []byte {
 	dst = binary.AppendUvarint(dst, timeout)
 	dst = binary.AppendUvarint(dst, uint64(m.Table))
 	dst = appendBytes(dst, want[:])
@@ -208,10 +208,10 @@ func appendApplyIf(dst []byte, timeout uint64, m *ingest.Mutation, want *Digest)
 }
 
 // decodeApplyIf decodes an ApplyIf request; the mutation aliases body.
-func decodeApplyIf(body []byte) (timeout uint64, m *ingest.Mutation, want Digest, err error) {
+func decodeApplyIf(body []byte) (timeout uint64, m *storage.Mutation, want Digest, err error) {
 	d := decoder{b: body}
 	timeout = d.uvarint("timeout")
-	m = &ingest.Mutation{Table: d.table()}
+	m = &storage.Mutation{Table: d.table()}
 	if b := d.bytes("digest"); len(b) == DigestSize {
 		want = Digest(b)
 	} else {
@@ -225,12 +225,12 @@ func decodeApplyIf(body []byte) (timeout uint64, m *ingest.Mutation, want Digest
 }
 
 // appendTruncate appends the body of a Truncate request.
-func appendTruncate(dst []byte, timeout uint64, table ingest.TableID) []byte {
+func appendTruncate(dst []byte, timeout uint64, table storage.TableID) []byte {
 	dst = binary.AppendUvarint(dst, timeout)
 	return binary.AppendUvarint(dst, uint64(table))
 }
 
-func decodeTruncate(body []byte) (timeout uint64, table ingest.TableID, err error) {
+func decodeTruncate(body []byte) (timeout uint64, table storage.TableID, err error) {
 	d := decoder{b: body}
 	timeout = d.uvarint("timeout")
 	table = d.table()

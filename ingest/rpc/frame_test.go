@@ -8,11 +8,11 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/sedimentdb/sediment/ingest"
+	"github.com/sedimentdb/sediment/internal/storage"
 )
 
 func TestApplyRoundTrip(t *testing.T) {
-	m := &ingest.Mutation{Table: 1<<32 - 1, Entries: []ingest.Entry{
+	m := &storage.Mutation{Table: 1<<32 - 1, Entries: []storage.Entry{
 		{Key: []byte("k1"), Value: []byte("v1")},
 		{Key: []byte("k2"), Value: bytes.Repeat([]byte{7}, 300)},
 	}}
@@ -26,7 +26,7 @@ func TestApplyRoundTrip(t *testing.T) {
 }
 
 func TestApplyIfRoundTrip(t *testing.T) {
-	m := &ingest.Mutation{Table: 9, Entries: []ingest.Entry{{Key: []byte("k"), Value: []byte("v")}}}
+	m := &storage.Mutation{Table: 9, Entries: []storage.Entry{{Key: []byte("k"), Value: []byte("v")}}}
 	want := Digest{1, 2, 3, DigestSize - 1: 0xee}
 	timeout, got, d, err := decodeApplyIf(appendApplyIf(nil, 77, m, &want))
 	if err != nil || timeout != 77 || d != want || !reflect.DeepEqual(got, m) {
@@ -73,9 +73,9 @@ func TestScanRoundTrip(t *testing.T) {
 
 func TestPageRoundTrip(t *testing.T) {
 	for _, p := range []*Page{
-		{Entries: []ingest.Entry{}},
-		{Entries: []ingest.Entry{{Key: []byte("a"), Value: []byte("1")}}, Next: []byte("b"), Mark: 1 << 40},
-		{Entries: []ingest.Entry{{Key: []byte("a"), Value: []byte("1")}, {Key: []byte("b"), Value: []byte("2")}}, Next: []byte{}},
+		{Entries: []storage.Entry{}},
+		{Entries: []storage.Entry{{Key: []byte("a"), Value: []byte("1")}}, Next: []byte("b"), Mark: 1 << 40},
+		{Entries: []storage.Entry{{Key: []byte("a"), Value: []byte("1")}, {Key: []byte("b"), Value: []byte("2")}}, Next: []byte{}},
 	} {
 		got, err := decodePage(appendPage(nil, p))
 		if err != nil {
@@ -93,9 +93,9 @@ func TestErrorRoundTrip(t *testing.T) {
 		want error
 		code Code
 	}{
-		{ingest.ErrOverloaded, ingest.ErrOverloaded, CodeOverloaded},
-		{errors.Join(errors.New("shard 3"), ingest.ErrFenced), ingest.ErrFenced, CodeFenced},
-		{ingest.ErrInvalidMutation, ingest.ErrInvalidMutation, CodeInvalidMutation},
+		{storage.ErrOverloaded, storage.ErrOverloaded, CodeOverloaded},
+		{errors.Join(errors.New("shard 3"), storage.ErrFenced), storage.ErrFenced, CodeFenced},
+		{storage.ErrInvalidMutation, storage.ErrInvalidMutation, CodeInvalidMutation},
 		{errors.New("disk on fire"), nil, CodeInternal},
 	} {
 		err := decodeError(appendError(nil, c.err))
@@ -106,7 +106,7 @@ func TestErrorRoundTrip(t *testing.T) {
 		if c.want != nil && !errors.Is(err, c.want) {
 			t.Fatalf("%v does not match %v", err, c.want)
 		}
-		if c.want == nil && errors.Is(err, ingest.ErrOverloaded) {
+		if c.want == nil && errors.Is(err, storage.ErrOverloaded) {
 			t.Fatalf("internal error %v matches a sentinel", err)
 		}
 	}
@@ -118,7 +118,7 @@ func TestErrorRoundTrip(t *testing.T) {
 }
 
 func TestReadFrame(t *testing.T) {
-	body := appendPage(nil, &Page{Entries: []ingest.Entry{{Key: []byte("k"), Value: []byte("v")}}})
+	body := appendPage(nil, &Page{Entries: []storage.Entry{{Key: []byte("k"), Value: []byte("v")}}})
 	out, start := startFrame(nil, 42, opPage)
 	out = endFrame(append(out, body...), start)
 	out2, start := startFrame(out, 43, opAck)
@@ -165,7 +165,7 @@ func TestReadFrameLimits(t *testing.T) {
 }
 
 func TestDecodeRejects(t *testing.T) {
-	valid := appendApply(nil, 0, &ingest.Mutation{Table: 1, Entries: []ingest.Entry{{Key: []byte("k"), Value: []byte("v")}}})
+	valid := appendApply(nil, 0, &storage.Mutation{Table: 1, Entries: []storage.Entry{{Key: []byte("k"), Value: []byte("v")}}})
 	for name, body := range map[string][]byte{
 		"empty":           {},
 		"truncated":       valid[:len(valid)-1],
@@ -201,7 +201,7 @@ func TestDecodeRejects(t *testing.T) {
 	if err := decodeError([]byte{1}); !errors.Is(err, ErrProtocol) {
 		t.Errorf("error without message: %v, want ErrProtocol", err)
 	}
-	m := &ingest.Mutation{Table: 1, Entries: []ingest.Entry{{Key: []byte("k"), Value: []byte("v")}}}
+	m := &storage.Mutation{Table: 1, Entries: []storage.Entry{{Key: []byte("k"), Value: []byte("v")}}}
 	validIf := appendApplyIf(nil, 0, m, &Digest{})
 	for name, body := range map[string][]byte{
 		"short digest": append(appendBytes([]byte{0, 1}, make([]byte, DigestSize-1)), 0),
@@ -239,13 +239,13 @@ func TestDecodeRejects(t *testing.T) {
 // every message. Decoding never panics or over-allocates, and whatever
 // decodes encodes back to the same bytes.
 func FuzzFrames(f *testing.F) {
-	m := &ingest.Mutation{Table: 5, Entries: []ingest.Entry{{Key: []byte("key"), Value: []byte("value")}}}
+	m := &storage.Mutation{Table: 5, Entries: []storage.Entry{{Key: []byte("key"), Value: []byte("value")}}}
 	for _, seed := range [][]byte{
 		appendApply(nil, 10, m),
 		appendScan(nil, 0, &ScanRequest{Table: 2, Lower: []byte("a"), Upper: []byte("b"), Reverse: true, Limit: 3}),
 		appendPage(nil, &Page{Entries: m.Entries, Next: []byte("n"), Mark: 7}),
 		appendPage(nil, &Page{Mark: 300}),
-		appendError(nil, ingest.ErrFenced),
+		appendError(nil, storage.ErrFenced),
 		appendApplyIf(nil, 3, m, &Digest{4, 5, 6}),
 		appendTruncate(nil, 1000, 8),
 		appendFlush(nil, 0),

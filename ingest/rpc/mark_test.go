@@ -1,4 +1,4 @@
-package rpc
+package rpc_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sedimentdb/sediment/ingest"
+	"github.com/sedimentdb/sediment/ingest/rpc"
 	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/objectstore"
 )
@@ -51,10 +52,10 @@ func TestPageCarriesCommitMark(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { n.Close() })
-	addr, _ := serve(t, NodeHandler(n), Options{})
-	cl := dial(t, addr, Options{})
+	addr, _ := serve(t, ingest.RPCHandler(n), rpc.Options{})
+	cl := dial(t, addr, rpc.Options{})
 	ctx := context.Background()
-	p, err := cl.Scan(ctx, ScanRequest{Table: 1})
+	p, err := cl.Scan(ctx, rpc.ScanRequest{Table: 1})
 	if err != nil || p.Mark != 0 {
 		t.Fatalf("before any flush: mark %d, err %v", p.Mark, err)
 	}
@@ -64,7 +65,7 @@ func TestPageCarriesCommitMark(t *testing.T) {
 	if err := n.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	p, err = cl.Scan(ctx, ScanRequest{Table: 1})
+	p, err = cl.Scan(ctx, rpc.ScanRequest{Table: 1})
 	if err != nil || len(p.Entries) != 0 || p.Mark != c.CommitMark() || p.Mark == 0 {
 		t.Fatalf("after a flush: %d entries, mark %d (committer at %d), err %v", len(p.Entries), p.Mark, c.CommitMark(), err)
 	}

@@ -1,4 +1,4 @@
-package rpc
+package rpc_test
 
 import (
 	"bufio"
@@ -13,6 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sedimentdb/sediment/ingest"
+	"github.com/sedimentdb/sediment/ingest/rpc"
+	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/internal/vfs"
 )
 
@@ -38,7 +41,7 @@ func TestKillServer(t *testing.T) {
 	ln.Close()
 
 	child, lines := startKillChild(t, dir, addr)
-	c := dial(t, addr, Options{Conns: 1})
+	c := dial(t, addr, rpc.Options{Conns: 1})
 	ctx := context.Background()
 	const acked = 50
 	for i := range acked {
@@ -55,16 +58,16 @@ func TestKillServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	child.Wait()
-	if err := <-held; !errors.Is(err, ErrConnLost) || !Retriable(err) {
+	if err := <-held; !errors.Is(err, rpc.ErrConnLost) || !storage.Retriable(err) {
 		t.Fatalf("request in flight when the server was killed: %v", err)
 	}
 
 	startKillChild(t, dir, addr)
-	var p *Page
+	var p *rpc.Page
 	var err error
 	for start := time.Now(); ; time.Sleep(10 * time.Millisecond) {
 		// The port is open once the child listens; until then, dials fail.
-		if p, err = c.Scan(ctx, ScanRequest{Table: 1}); !errors.Is(err, ErrUnavailable) || time.Since(start) > 30*time.Second {
+		if p, err = c.Scan(ctx, rpc.ScanRequest{Table: 1}); !errors.Is(err, storage.ErrUnavailable) || time.Since(start) > 30*time.Second {
 			break
 		}
 	}
@@ -115,7 +118,7 @@ func startKillChild(t *testing.T, dir, addr string) (*exec.Cmd, <-chan string) {
 // killChild serves until it is killed.
 func killChild(t *testing.T, dir, addr string) {
 	n := openNode(t, vfs.Default, filepath.Join(dir, "log"), 1)
-	g := newGate(NodeHandler(n), 7)
+	g := newGate(ingest.RPCHandler(n), 7)
 	var ln net.Listener
 	var err error
 	// The previous child's port may take a moment to be free.
@@ -133,5 +136,5 @@ func killChild(t *testing.T, dir, addr string) {
 		}
 	}()
 	fmt.Println("child: listening")
-	t.Fatal(Serve(ln, g))
+	t.Fatal(rpc.Serve(ln, g))
 }

@@ -1,4 +1,4 @@
-package rpc
+package rpc_test
 
 import (
 	"bytes"
@@ -12,25 +12,27 @@ import (
 	"time"
 
 	"github.com/sedimentdb/sediment/ingest"
+	"github.com/sedimentdb/sediment/ingest/rpc"
 	"github.com/sedimentdb/sediment/internal/kv"
+	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/internal/vfs"
 )
 
 // gate is a Handler decorator that holds requests of table held until
 // released, counting those it holds.
 type gate struct {
-	Handler
-	held    ingest.TableID
+	rpc.Handler
+	held    storage.TableID
 	release chan struct{}
 	waiting atomic.Int32
 	arrived chan context.Context
 }
 
-func newGate(h Handler, held ingest.TableID) *gate {
+func newGate(h rpc.Handler, held storage.TableID) *gate {
 	return &gate{Handler: h, held: held, release: make(chan struct{}), arrived: make(chan context.Context, 100)}
 }
 
-func (g *gate) Apply(ctx context.Context, m *ingest.Mutation) error {
+func (g *gate) Apply(ctx context.Context, m *storage.Mutation) error {
 	if m.Table == g.held {
 		g.waiting.Add(1)
 		defer g.waiting.Add(-1)
@@ -45,7 +47,7 @@ func (g *gate) Apply(ctx context.Context, m *ingest.Mutation) error {
 }
 
 // readAll returns the node's memtable entries of table in [lower, upper).
-func readAll(t *testing.T, n *ingest.Node, table ingest.TableID, lower, upper []byte, reverse bool) []ingest.Entry {
+func readAll(t *testing.T, n *ingest.Node, table storage.TableID, lower, upper []byte, reverse bool) []storage.Entry {
 	t.Helper()
 	it := n.NewIter(table, lower, upper)
 	defer it.Close()
@@ -53,9 +55,9 @@ func readAll(t *testing.T, n *ingest.Node, table ingest.TableID, lower, upper []
 	if reverse {
 		first, next = it.Last, it.Prev
 	}
-	var out []ingest.Entry
+	var out []storage.Entry
 	for ok := first(); ok; ok = next() {
-		out = append(out, ingest.Entry{Key: bytes.Clone(it.Key()), Value: bytes.Clone(it.Value())})
+		out = append(out, storage.Entry{Key: bytes.Clone(it.Key()), Value: bytes.Clone(it.Value())})
 	}
 	if err := it.Error(); err != nil {
 		t.Fatal(err)
@@ -87,10 +89,10 @@ func TestConcurrentApplies(t *testing.T) {
 func testConcurrentApplies(t *testing.T, conns int) {
 	n := openNode(t, vfs.NewMem(), "log", 2)
 	ln := &countingListener{Listener: listen(t)}
-	s := NewServer(NodeHandler(n), Options{})
+	s := rpc.NewServer(ingest.RPCHandler(n), rpc.Options{})
 	go s.Serve(ln)
 	defer s.Close()
-	c := dial(t, ln.Addr().String(), Options{Conns: conns, MaxInFlight: 16})
+	c := dial(t, ln.Addr().String(), rpc.Options{Conns: conns, MaxInFlight: 16})
 	const writers, each = 32, 40
 	var wg sync.WaitGroup
 	errs := make(chan error, writers)
@@ -131,47 +133,13 @@ func (l *countingListener) Accept() (net.Conn, error) {
 	return nc, err
 }
 
-// TestStreamWrap: IDs wrap around without meeting a request still waiting.
-func TestStreamWrap(t *testing.T) {
-	n := openNode(t, vfs.NewMem(), "log", 1)
-	g := newGate(NodeHandler(n), 7)
-	addr, _ := serve(t, g, Options{})
-	c := dial(t, addr, Options{Conns: 1})
-	ctx := context.Background()
-	if err := c.Apply(ctx, rowMutation(1, "p", 0, 1, "v")); err != nil {
-		t.Fatal(err)
-	}
-	cc := c.slots[0].c
-	cc.mu.Lock()
-	cc.stream = 1<<32 - 2 // the held request takes the last ID, then 0
-	cc.mu.Unlock()
-	held := make(chan error, 1)
-	go func() { held <- c.Apply(ctx, rowMutation(7, "held", 0, 1, "v")) }()
-	<-g.arrived
-	for i := range 4 {
-		if err := c.Apply(ctx, rowMutation(1, "p", int64(i), 1, "v")); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cc.mu.Lock()
-	cc.stream = 1<<32 - 2 // wraps onto the held request's ID, which is skipped
-	cc.mu.Unlock()
-	if err := c.Apply(ctx, rowMutation(1, "p", 9, 1, "v")); err != nil {
-		t.Fatal(err)
-	}
-	close(g.release)
-	if err := <-held; err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestOutOfOrder holds one request on the server while a later one on the
 // same connection is answered first.
 func TestOutOfOrder(t *testing.T) {
 	n := openNode(t, vfs.NewMem(), "log", 1)
-	g := newGate(NodeHandler(n), 7)
-	addr, _ := serve(t, g, Options{})
-	c := dial(t, addr, Options{Conns: 1})
+	g := newGate(ingest.RPCHandler(n), 7)
+	addr, _ := serve(t, g, rpc.Options{})
+	c := dial(t, addr, rpc.Options{Conns: 1})
 	first := make(chan error, 1)
 	go func() { first <- c.Apply(context.Background(), rowMutation(7, "held", 0, 1, "v")) }()
 	<-g.arrived
@@ -194,8 +162,8 @@ func TestOutOfOrder(t *testing.T) {
 
 func TestScanPages(t *testing.T) {
 	n := openNode(t, vfs.NewMem(), "log", 3)
-	addr, _ := serve(t, NodeHandler(n), Options{})
-	c := dial(t, addr, Options{})
+	addr, _ := serve(t, ingest.RPCHandler(n), rpc.Options{})
+	c := dial(t, addr, rpc.Options{})
 	ctx := context.Background()
 	for i := range 60 {
 		for ck := range 4 {
@@ -209,7 +177,7 @@ func TestScanPages(t *testing.T) {
 	}
 	all := readAll(t, n, 1, nil, nil, false)
 	lower, upper := all[37].Key, all[201].Key
-	for _, r := range []ScanRequest{
+	for _, r := range []rpc.ScanRequest{
 		{Table: 1, Limit: 7},
 		{Table: 1, Limit: 7, Reverse: true},
 		{Table: 1, Lower: lower, Upper: upper, Limit: 10},
@@ -219,7 +187,7 @@ func TestScanPages(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("%+v", r), func(t *testing.T) {
 			want := readAll(t, n, r.Table, r.Lower, r.Upper, r.Reverse)
-			var got []ingest.Entry
+			var got []storage.Entry
 			pages := 0
 			for req := r; ; {
 				p, err := c.Scan(ctx, req)
@@ -254,65 +222,30 @@ func TestScanPages(t *testing.T) {
 	}
 }
 
-// TestScanPageBytes ends pages by size, and never with no entry.
-func TestScanPageBytes(t *testing.T) {
-	n := openNode(t, vfs.NewMem(), "log", 1)
-	ctx := context.Background()
-	big := string(bytes.Repeat([]byte{'x'}, 1000))
-	for i := range 20 {
-		if err := n.Apply(ctx, rowMutation(1, pk(i), 0, 1, big)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	h := &nodeHandler{node: n, pageBytes: 2500}
-	total := 0
-	for req := (ScanRequest{Table: 1}); ; {
-		p, err := h.Scan(ctx, req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(p.Entries) != 3 && p.Next != nil {
-			t.Fatalf("page of %d entries of about 1 KB with a 2.5 KB budget", len(p.Entries))
-		}
-		total += len(p.Entries)
-		if p.Next == nil {
-			break
-		}
-		req = req.Resume(p)
-	}
-	if total != 20 {
-		t.Fatalf("scanned %d entries, want 20", total)
-	}
-	h.pageBytes = 1
-	if p, err := h.Scan(ctx, ScanRequest{Table: 1}); err != nil || len(p.Entries) != 1 {
-		t.Fatalf("page under a tiny budget: %v entries, %v", len(p.Entries), err)
-	}
-}
-
 // failing answers every request with err.
 type failing struct{ err error }
 
-func (f failing) Apply(context.Context, *ingest.Mutation) error    { return f.err }
-func (f failing) Scan(context.Context, ScanRequest) (*Page, error) { return nil, f.err }
-func (f failing) ApplyIf(context.Context, *ingest.Mutation, Digest) (bool, error) {
+func (f failing) Apply(context.Context, *storage.Mutation) error           { return f.err }
+func (f failing) Scan(context.Context, rpc.ScanRequest) (*rpc.Page, error) { return nil, f.err }
+func (f failing) ApplyIf(context.Context, *storage.Mutation, rpc.Digest) (bool, error) {
 	return false, f.err
 }
-func (f failing) Truncate(context.Context, ingest.TableID) error { return f.err }
-func (f failing) Flush(context.Context) error                    { return f.err }
+func (f failing) Truncate(context.Context, storage.TableID) error { return f.err }
+func (f failing) Flush(context.Context) error                     { return f.err }
 
 func TestErrorCodes(t *testing.T) {
 	ctx := context.Background()
-	for _, want := range []error{ingest.ErrOverloaded, ingest.ErrFenced, ingest.ErrClosed, ingest.ErrTooLarge, context.DeadlineExceeded} {
-		addr, _ := serve(t, failing{fmt.Errorf("shard 2: %w", want)}, Options{})
-		c := dial(t, addr, Options{})
+	for _, want := range []error{storage.ErrOverloaded, storage.ErrFenced, storage.ErrClosed, storage.ErrTooLarge, context.DeadlineExceeded} {
+		addr, _ := serve(t, failing{fmt.Errorf("shard 2: %w", want)}, rpc.Options{})
+		c := dial(t, addr, rpc.Options{})
 		err := c.Apply(ctx, rowMutation(1, "p", 0, 1, "v"))
 		if !errors.Is(err, want) {
 			t.Fatalf("apply failed with %v, want %v", err, want)
 		}
-		if _, err := c.Scan(ctx, ScanRequest{Table: 1}); !errors.Is(err, want) {
+		if _, err := c.Scan(ctx, rpc.ScanRequest{Table: 1}); !errors.Is(err, want) {
 			t.Fatalf("scan failed with %v, want %v", err, want)
 		}
-		if ok, err := c.ApplyIf(ctx, rowMutation(1, "p", 0, 1, "v"), Digest{}); ok || !errors.Is(err, want) {
+		if ok, err := c.ApplyIf(ctx, rowMutation(1, "p", 0, 1, "v"), rpc.Digest{}); ok || !errors.Is(err, want) {
 			t.Fatalf("applyif answered %v, %v, want %v", ok, err, want)
 		}
 		if err := c.Truncate(ctx, 1); !errors.Is(err, want) {
@@ -321,24 +254,24 @@ func TestErrorCodes(t *testing.T) {
 		if err := c.Flush(ctx); !errors.Is(err, want) {
 			t.Fatalf("flush failed with %v, want %v", err, want)
 		}
-		if Retriable(err) != (want == ingest.ErrOverloaded) {
-			t.Fatalf("Retriable(%v) = %v", err, Retriable(err))
+		if storage.Retriable(err) != (want == storage.ErrOverloaded) {
+			t.Fatalf("Retriable(%v) = %v", err, storage.Retriable(err))
 		}
 	}
 
 	// A real node: an invalid mutation, then a closed node.
 	n := openNode(t, vfs.NewMem(), "log", 1)
-	addr, _ := serve(t, NodeHandler(n), Options{})
-	c := dial(t, addr, Options{})
-	bad := &ingest.Mutation{Table: 1, Entries: []ingest.Entry{{Key: []byte("junk"), Value: []byte("junk")}}}
-	if err := c.Apply(ctx, bad); !errors.Is(err, ingest.ErrInvalidMutation) {
+	addr, _ := serve(t, ingest.RPCHandler(n), rpc.Options{})
+	c := dial(t, addr, rpc.Options{})
+	bad := &storage.Mutation{Table: 1, Entries: []storage.Entry{{Key: []byte("junk"), Value: []byte("junk")}}}
+	if err := c.Apply(ctx, bad); !errors.Is(err, storage.ErrInvalidMutation) {
 		t.Fatalf("invalid mutation: %v", err)
 	}
 	n.Close()
-	if err := c.Apply(ctx, rowMutation(1, "p", 0, 1, "v")); !errors.Is(err, ingest.ErrClosed) {
+	if err := c.Apply(ctx, rowMutation(1, "p", 0, 1, "v")); !errors.Is(err, storage.ErrClosed) {
 		t.Fatalf("closed node: %v", err)
 	}
-	if err := c.Flush(ctx); !errors.Is(err, ingest.ErrClosed) {
+	if err := c.Flush(ctx); !errors.Is(err, storage.ErrClosed) {
 		t.Fatalf("flush of a closed node: %v", err)
 	}
 }
@@ -348,12 +281,12 @@ func TestErrorCodes(t *testing.T) {
 // reconnects once it is back on the same address.
 func TestServerKilled(t *testing.T) {
 	n := openNode(t, vfs.NewMem(), "log", 1)
-	g := newGate(NodeHandler(n), 7)
+	g := newGate(ingest.RPCHandler(n), 7)
 	ln := listen(t)
 	addr := ln.Addr().String()
-	s := NewServer(g, Options{})
+	s := rpc.NewServer(g, rpc.Options{})
 	go s.Serve(ln)
-	c := dial(t, addr, Options{Conns: 1})
+	c := dial(t, addr, rpc.Options{Conns: 1})
 	ctx := context.Background()
 
 	inFlight := make(chan error, 1)
@@ -361,10 +294,10 @@ func TestServerKilled(t *testing.T) {
 	<-g.arrived
 	s.Close()
 	err := <-inFlight
-	if !errors.Is(err, ErrConnLost) || !Retriable(err) {
-		t.Fatalf("request in flight on a killed server: %v, want ErrConnLost", err)
+	if !errors.Is(err, rpc.ErrConnLost) || !errors.Is(err, storage.ErrTimeout) || !storage.Retriable(err) {
+		t.Fatalf("request in flight on a killed server: %v, want ErrConnLost, a timeout", err)
 	}
-	if err := c.Apply(ctx, rowMutation(1, "p", 0, 1, "v")); !errors.Is(err, ErrUnavailable) || !Retriable(err) {
+	if err := c.Apply(ctx, rowMutation(1, "p", 0, 1, "v")); !errors.Is(err, storage.ErrUnavailable) || !storage.Retriable(err) {
 		t.Fatalf("request while the server is down: %v, want ErrUnavailable", err)
 	}
 
@@ -372,77 +305,23 @@ func TestServerKilled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s2 := NewServer(NodeHandler(n), Options{})
+	s2 := rpc.NewServer(ingest.RPCHandler(n), rpc.Options{})
 	go s2.Serve(ln2)
 	defer s2.Close()
 	if err := c.Apply(ctx, rowMutation(1, "p", 0, 1, "v")); err != nil {
 		t.Fatalf("after the server came back: %v", err)
 	}
-	p, err := c.Scan(ctx, ScanRequest{Table: 1})
+	p, err := c.Scan(ctx, rpc.ScanRequest{Table: 1})
 	if err != nil || len(p.Entries) != 1 {
 		t.Fatalf("scan after reconnecting: %v", err)
 	}
 }
 
-// TestServerGarbage: a server that answers garbage breaks the connection
-// with a protocol error, not a panic or a wrong answer.
-func TestServerGarbage(t *testing.T) {
-	ln := listen(t)
-	defer ln.Close()
-	go func() {
-		nc, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		defer nc.Close()
-		nc.Write([]byte{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 1, opAck})
-		time.Sleep(time.Second)
-	}()
-	c := dial(t, ln.Addr().String(), Options{Conns: 1, MaxFrame: 1 << 20})
-	err := c.Apply(context.Background(), rowMutation(1, "p", 0, 1, "v"))
-	if !errors.Is(err, ErrConnLost) || !errors.Is(err, ErrProtocol) {
-		t.Fatalf("garbage answer: %v", err)
-	}
-}
-
-// TestClientGarbage: a client that sends garbage is hung up on; the server
-// serves others on.
-func TestClientGarbage(t *testing.T) {
-	n := openNode(t, vfs.NewMem(), "log", 1)
-	addr, _ := serve(t, NodeHandler(n), Options{MaxFrame: 1 << 20})
-	ctx := context.Background()
-	for _, junk := range [][]byte{
-		{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 1, opApply},
-		{0, 0, 0, 6, 0, 0, 0, 1, 0x33, 0},
-		{0, 0, 0, 6, 0, 0, 0, 1, opApply, 0xff},
-	} {
-		nc, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		nc.Write(junk)
-		nc.SetReadDeadline(time.Now().Add(10 * time.Second))
-		// An undecodable request is answered with an error frame; a frame
-		// that cannot be read ends the connection.
-		f, _, err := readFrame(nc, nil, 1<<20)
-		if err == nil {
-			if f.op != opError || !errors.Is(decodeError(f.body), ErrProtocol) {
-				t.Fatalf("answer %#x to junk %x", f.op, junk)
-			}
-		}
-		nc.Close()
-	}
-	c := dial(t, addr, Options{})
-	if err := c.Apply(ctx, rowMutation(1, "p", 0, 1, "v")); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestContextCancel(t *testing.T) {
 	n := openNode(t, vfs.NewMem(), "log", 1)
-	g := newGate(NodeHandler(n), 7)
-	addr, _ := serve(t, g, Options{})
-	c := dial(t, addr, Options{Conns: 1})
+	g := newGate(ingest.RPCHandler(n), 7)
+	addr, _ := serve(t, g, rpc.Options{})
+	c := dial(t, addr, rpc.Options{Conns: 1})
 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -471,7 +350,7 @@ func TestContextCancel(t *testing.T) {
 	}
 
 	// A cancelled context fails before sending anything.
-	if _, err := c.Scan(ctx, ScanRequest{Table: 1}); !errors.Is(err, context.Canceled) {
+	if _, err := c.Scan(ctx, rpc.ScanRequest{Table: 1}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("scan with a cancelled context: %v", err)
 	}
 }
@@ -479,9 +358,9 @@ func TestContextCancel(t *testing.T) {
 // TestMaxInFlight: past the bound, requests wait for a slot on the client.
 func TestMaxInFlight(t *testing.T) {
 	n := openNode(t, vfs.NewMem(), "log", 1)
-	g := newGate(NodeHandler(n), 7)
-	addr, _ := serve(t, g, Options{})
-	c := dial(t, addr, Options{Conns: 1, MaxInFlight: 2})
+	g := newGate(ingest.RPCHandler(n), 7)
+	addr, _ := serve(t, g, rpc.Options{})
+	c := dial(t, addr, rpc.Options{Conns: 1, MaxInFlight: 2})
 	var wg sync.WaitGroup
 	for i := range 2 {
 		wg.Go(func() {
@@ -509,10 +388,10 @@ func TestMaxInFlight(t *testing.T) {
 
 func TestFrameLimit(t *testing.T) {
 	n := openNode(t, vfs.NewMem(), "log", 1)
-	addr, _ := serve(t, NodeHandler(n), Options{})
-	c := dial(t, addr, Options{Conns: 1, MaxFrame: 1 << 10})
+	addr, _ := serve(t, ingest.RPCHandler(n), rpc.Options{})
+	c := dial(t, addr, rpc.Options{Conns: 1, MaxFrame: 1 << 10})
 	big := rowMutation(1, "p", 0, 1, string(make([]byte, 2<<10)))
-	if err := c.Apply(context.Background(), big); err == nil || Retriable(err) {
+	if err := c.Apply(context.Background(), big); err == nil || storage.Retriable(err) {
 		t.Fatalf("request past the frame limit: %v", err)
 	}
 	// Nothing was sent; the connection is intact.
@@ -523,13 +402,13 @@ func TestFrameLimit(t *testing.T) {
 
 func TestClosedClient(t *testing.T) {
 	n := openNode(t, vfs.NewMem(), "log", 1)
-	addr, _ := serve(t, NodeHandler(n), Options{})
-	c := Dial(addr, Options{})
+	addr, _ := serve(t, ingest.RPCHandler(n), rpc.Options{})
+	c := rpc.Dial(addr, rpc.Options{})
 	if err := c.Apply(context.Background(), rowMutation(1, "p", 0, 1, "v")); err != nil {
 		t.Fatal(err)
 	}
 	c.Close()
-	if err := c.Apply(context.Background(), rowMutation(1, "p", 0, 1, "v")); !errors.Is(err, ErrClosed) {
+	if err := c.Apply(context.Background(), rowMutation(1, "p", 0, 1, "v")); !errors.Is(err, rpc.ErrClosed) {
 		t.Fatalf("closed client: %v", err)
 	}
 }
@@ -538,8 +417,8 @@ func TestServe(t *testing.T) {
 	n := openNode(t, vfs.NewMem(), "log", 1)
 	ln := listen(t)
 	served := make(chan error, 1)
-	go func() { served <- Serve(ln, NodeHandler(n)) }()
-	c := dial(t, ln.Addr().String(), Options{})
+	go func() { served <- rpc.Serve(ln, ingest.RPCHandler(n)) }()
+	c := dial(t, ln.Addr().String(), rpc.Options{})
 	if err := c.Apply(context.Background(), rowMutation(1, "p", 0, 1, "v")); err != nil {
 		t.Fatal(err)
 	}

@@ -129,7 +129,7 @@ func code(err error) int {
 }
 
 // overloaded reports whether err is how a frontend reports that the owner
-// refused a write for want of memtable memory (ingest.ErrOverloaded): as
+// refused a write for want of memtable memory (storage.ErrOverloaded): as
 // Overloaded, or as a WriteTimeout if the write's own deadline came first.
 func overloaded(err error) bool {
 	c := code(err)
@@ -137,10 +137,10 @@ func overloaded(err error) bool {
 }
 
 // connLost reports whether err is how a frontend reports today that its
-// connection to the owner broke with the write in flight (rpc.ErrConnLost):
-// a Server_error with the RPC client's message. The write may or may not
-// have been applied. (Cassandra would call it a WriteTimeout, which
-// retriableWrite accepts as well.)
+// connection to the owner broke with the write in flight (rpc.ErrConnLost, a
+// storage.ErrTimeout): a Server_error with the RPC client's message. The
+// write may or may not have been applied. (Cassandra would call it a
+// WriteTimeout, which retriableWrite accepts as well.)
 func connLost(err error) bool {
 	var re gocql.RequestError
 	return errors.As(err, &re) && re.Code() == gocql.ErrCodeServer && strings.HasPrefix(re.Message(), "rpc: connection lost")
@@ -148,7 +148,7 @@ func connLost(err error) bool {
 
 // retriableWrite reports whether err is a failure after which the same
 // write may succeed: an overload, an owner that cannot be reached, or a
-// connection to it lost: the forms rpc.Retriable's errors take in CQL.
+// connection to it lost: the forms storage.Retriable's errors take in CQL.
 func retriableWrite(err error) bool {
 	return overloaded(err) || code(err) == gocql.ErrCodeUnavailable || connLost(err)
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/sedimentdb/sediment/frontend/engine"
 	"github.com/sedimentdb/sediment/frontend/transport"
 	"github.com/sedimentdb/sediment/ingest"
+	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/manifest/manifesttest"
@@ -228,7 +229,7 @@ func (s *Server) Flush(t testing.TB, keyspace, table string) {
 	}
 	// Truncating a table that holds nothing starts new memtables and
 	// queues the others for flush.
-	const other ingest.TableID = 0xfffffff0
+	const other storage.TableID = 0xfffffff0
 	for i := range s.Node.Shards() {
 		if err := s.Node.Shard(i).Truncate(ctx, other); err != nil {
 			t.Fatal(err)
@@ -236,7 +237,7 @@ func (s *Server) Flush(t testing.TB, keyspace, table string) {
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		it := s.Node.NewIter(ingest.TableIDOf(tbl.ID), nil, nil)
+		it := s.Node.NewIter(storage.TableIDOf(tbl.ID), nil, nil)
 		empty := !it.First()
 		err := it.Error()
 		it.Close()

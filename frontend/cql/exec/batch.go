@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 
 	"github.com/sedimentdb/sediment/frontend/cql/ast"
+	"github.com/sedimentdb/sediment/frontend/wire"
 	"github.com/sedimentdb/sediment/internal/cqltype"
 )
 
@@ -207,15 +208,15 @@ func runBatch(ctx context.Context, x *execCtx, typ ast.BatchType, items []batchI
 		return nil, err
 	}
 	if !ws.empty() {
-		wt := writeBatch
+		wt := wire.WriteBatch
 		switch typ {
 		case ast.BatchUnlogged:
-			wt = writeUnloggedBatch
+			wt = wire.WriteUnloggedBatch
 		case ast.BatchCounter:
-			wt = writeCounter
+			wt = wire.WriteCounter
 		}
 		if err := x.e.eng.Apply(ctx, ws.mutations()...); err != nil {
-			return nil, applyError(err, wt)
+			return nil, writeError(err, wt)
 		}
 	}
 	if err := x.applyCounters(ctx, cs); err != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/sedimentdb/sediment/frontend/cql/ast"
 	"github.com/sedimentdb/sediment/frontend/cql/funcs"
 	"github.com/sedimentdb/sediment/frontend/cql/values"
+	"github.com/sedimentdb/sediment/frontend/wire"
 	"github.com/sedimentdb/sediment/internal/cqltype"
 )
 
@@ -46,7 +47,7 @@ func bindValues(specs []ColumnSpec, p *Params) (vals [][]byte, unset []bool, err
 		if err := cqltype.Validate(specs[i].Type, v); err != nil {
 			var me *cqltype.MarshalError
 			if errors.As(err, &me) {
-				return nil, nil, &Error{Code: CodeInvalid, Message: me.Msg, Cause: err}
+				return nil, nil, &Error{Code: wire.CodeInvalid, Message: me.Msg, Cause: err}
 			}
 			return nil, nil, invalidf("Invalid value for %s of type %s: %v", specs[i].Name, specs[i].Type, err)
 		}
@@ -88,7 +89,7 @@ func (x *execCtx) eval(t *cqltype.Type, term ast.Term, recv string) (v []byte, u
 func termError(err error, recv string) error {
 	var verr *values.Error
 	if errors.As(err, &verr) {
-		return &Error{Code: CodeInvalid, Message: verr.Message(recv), Cause: err}
+		return &Error{Code: wire.CodeInvalid, Message: verr.Message(recv), Cause: err}
 	}
 	if errors.Is(err, errUnset) {
 		return invalidf("Invalid unset value for %s", recv)
@@ -208,7 +209,7 @@ func resultFits(r, t *cqltype.Type) bool {
 func funcCallError(err error) error {
 	var fe *funcs.Error
 	if errors.As(err, &fe) {
-		return &Error{Code: CodeInvalid, Message: fe.Msg, Cause: err}
+		return &Error{Code: wire.CodeInvalid, Message: fe.Msg, Cause: err}
 	}
 	return err
 }

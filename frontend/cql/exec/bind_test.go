@@ -2,14 +2,13 @@ package exec
 
 import (
 	"bytes"
-	"context"
 	"crypto/md5"
 	"errors"
 	"fmt"
 	"testing"
 	"time"
 
-	"github.com/sedimentdb/sediment/ingest/rpc"
+	"github.com/sedimentdb/sediment/frontend/wire"
 	"github.com/sedimentdb/sediment/internal/cqltype"
 )
 
@@ -37,7 +36,7 @@ func TestBindValues(t *testing.T) {
 	} {
 		_, _, err := bindValues(specs, &tc.p)
 		var e *Error
-		if !errors.As(err, &e) || e.Code != CodeInvalid {
+		if !errors.As(err, &e) || e.Code != wire.CodeInvalid {
 			t.Errorf("%+v: got %v, want an Invalid error", tc.p, err)
 			continue
 		}
@@ -101,27 +100,16 @@ func TestWriteTimestampIncreases(t *testing.T) {
 }
 
 func TestToError(t *testing.T) {
-	if e := toError(errors.New("boom")); e.Code != CodeServer {
+	if e := toError(errors.New("boom")); e.Code != wire.CodeServer {
 		t.Errorf("plain error mapped to %#x", e.Code)
 	}
-	if e := toError(fmt.Errorf("wrapped: %w", invalidf("bad"))); e.Code != CodeInvalid || e.Message != "bad" {
+	if e := toError(fmt.Errorf("wrapped: %w", invalidf("bad"))); e.Code != wire.CodeInvalid || e.Message != "bad" {
 		t.Errorf("wrapped Invalid mapped to %#x %q", e.Code, e.Message)
 	}
-	if e := toError(cqltype.Validate(cqltype.IntType, []byte{1})); e.Code != CodeInvalid {
+	if e := toError(cqltype.Validate(cqltype.IntType, []byte{1})); e.Code != wire.CodeInvalid {
 		t.Errorf("marshal error mapped to %#x", e.Code)
 	}
-	if e := writeError(fmt.Errorf("x: %w", errTimeoutForTest), writeSimple); e.Code != CodeWriteTimeout || e.WriteType != "SIMPLE" {
-		t.Errorf("deadline mapped to %#x %q", e.Code, e.WriteType)
-	}
-	if e := writeError(fmt.Errorf("x: %w", rpc.ErrConnLost), writeCAS); e.Code != CodeWriteTimeout || e.WriteType != "CAS" {
-		t.Errorf("lost connection on a write mapped to %#x %q", e.Code, e.WriteType)
-	}
-	if e := readError(fmt.Errorf("x: %w", rpc.ErrConnLost)); e.Code != CodeReadTimeout {
-		t.Errorf("lost connection on a read mapped to %#x", e.Code)
-	}
 }
-
-var errTimeoutForTest = context.DeadlineExceeded
 
 // FuzzBindValues feeds client bytes to binding: every value is accepted only
 // if valid for its receiver's type, and nothing panics.
@@ -138,7 +126,7 @@ func FuzzBindValues(f *testing.F) {
 		vals, _, err := bindValues(specs, &Params{Values: [][]byte{a, b}})
 		if err != nil {
 			var e *Error
-			if !errors.As(err, &e) || e.Code != CodeInvalid {
+			if !errors.As(err, &e) || e.Code != wire.CodeInvalid {
 				t.Fatalf("binding failed with %v, want an Invalid error", err)
 			}
 			return

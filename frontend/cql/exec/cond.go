@@ -9,6 +9,7 @@ import (
 
 	"github.com/sedimentdb/sediment/frontend/cql/ast"
 	"github.com/sedimentdb/sediment/frontend/engine"
+	"github.com/sedimentdb/sediment/frontend/wire"
 	"github.com/sedimentdb/sediment/internal/cqltype"
 	"github.com/sedimentdb/sediment/internal/model"
 )
@@ -715,7 +716,7 @@ func (x *execCtx) applyIf(ctx context.Context, req *casRequest, ws *writeSet) (*
 		// conditions' alone.
 		p, err := x.e.eng.Read(ctx, engine.Slice{Table: req.layout.id, Key: req.pk, Now: x.nowSec})
 		if err != nil {
-			return nil, readError(err)
+			return nil, toError(err)
 		}
 		if _, err := cond(p); err != nil {
 			return nil, err
@@ -723,7 +724,7 @@ func (x *execCtx) applyIf(ctx context.Context, req *casRequest, ws *writeSet) (*
 		return req.result(out), nil
 	}
 	if _, err := x.e.eng.ApplyIf(ctx, ms[0], x.nowSec, cond); err != nil {
-		return nil, applyError(err, writeCAS)
+		return nil, writeError(err, wire.WriteCAS)
 	}
 	return req.result(out), nil
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/sedimentdb/sediment/frontend/engine"
+	"github.com/sedimentdb/sediment/frontend/wire"
 	"github.com/sedimentdb/sediment/internal/cqltype"
 	"github.com/sedimentdb/sediment/internal/keys"
 	"github.com/sedimentdb/sediment/internal/model"
@@ -231,13 +232,13 @@ func (x *execCtx) applyCounterPartition(ctx context.Context, cp *counterPartitio
 	}
 	key := string(cp.layout.id[:]) + string(cp.pk)
 	if err := counterLocks.lock(ctx, key); err != nil {
-		return applyError(err, writeCounter)
+		return writeError(err, wire.WriteCounter)
 	}
 	defer counterLocks.unlock(key)
 	for {
 		p, err := x.e.eng.Read(ctx, s)
 		if err != nil {
-			return readError(err)
+			return toError(err)
 		}
 		seen := make(map[counterKey]counterCell, len(cp.order))
 		for _, k := range cp.order {
@@ -260,13 +261,13 @@ func (x *execCtx) applyCounterPartition(ctx context.Context, cp *counterPartitio
 			return true, nil
 		})
 		if err != nil {
-			return applyError(err, writeCounter)
+			return writeError(err, wire.WriteCounter)
 		}
 		if ok {
 			return nil
 		}
 		if err := ctx.Err(); err != nil {
-			return applyError(err, writeCounter)
+			return writeError(err, wire.WriteCounter)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/sedimentdb/sediment/frontend/cql/ast"
+	"github.com/sedimentdb/sediment/frontend/wire"
 	"github.com/sedimentdb/sediment/manifest"
 )
 
@@ -89,7 +90,7 @@ func manifestError(err error) error {
 	case errors.Is(err, manifest.ErrInvalid):
 		return invalidf("%s", strings.TrimPrefix(err.Error(), "manifest: invalid: "))
 	case errors.Is(err, manifest.ErrConflict):
-		return &Error{Code: CodeServer, Message: "Schema change kept conflicting with concurrent changes; retry it", Cause: err}
+		return &Error{Code: wire.CodeServer, Message: "Schema change kept conflicting with concurrent changes; retry it", Cause: err}
 	}
 	return serverError(err)
 }
@@ -490,13 +491,7 @@ func replicatedSystemKeyspace(ks string) bool {
 // truncate drops a table's data from memtables and SSTables.
 func (e *Executor) truncate(ctx context.Context, table uuid.UUID) error {
 	if err := e.eng.Truncate(ctx, table); err != nil {
-		if errors.Is(err, context.DeadlineExceeded) {
-			return &Error{Code: CodeTruncate, Message: fmt.Sprintf("Error during truncate: %v", err), Cause: err}
-		}
-		if ee := engineError(err); ee != nil {
-			return ee
-		}
-		return &Error{Code: CodeTruncate, Message: fmt.Sprintf("Error during truncate: %v", err), Cause: err}
+		return truncateError(err)
 	}
 	return nil
 }

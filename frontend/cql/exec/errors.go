@@ -5,63 +5,25 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/sedimentdb/sediment/frontend/engine"
-	"github.com/sedimentdb/sediment/ingest"
-	"github.com/sedimentdb/sediment/ingest/rpc"
+	"github.com/sedimentdb/sediment/frontend/wire"
 	"github.com/sedimentdb/sediment/internal/cqltype"
-)
-
-// Code is a native protocol error code (native_protocol_v4.spec, section 9).
-type Code int32
-
-// The error codes the executor answers with.
-const (
-	// CodeServer: something unexpected happened on the server; a bug or an
-	// internal failure without a better code.
-	CodeServer Code = 0x0000
-	// CodeProtocol: the client broke the protocol.
-	CodeProtocol Code = 0x000A
-	// CodeUnavailable: not enough replicas (here: no owner of the token
-	// range) to serve the request at all; nothing was written.
-	CodeUnavailable Code = 0x1000
-	// CodeOverloaded: the node refuses the request because it is
-	// overloaded (memtable memory exhausted); the client may retry.
-	CodeOverloaded Code = 0x1001
-	// CodeTruncate: a TRUNCATE failed.
-	CodeTruncate Code = 0x1003
-	// CodeWriteTimeout: a write did not complete in time; it may or may
-	// not have been applied.
-	CodeWriteTimeout Code = 0x1100
-	// CodeReadTimeout: a read did not complete in time.
-	CodeReadTimeout Code = 0x1200
-	// CodeSyntax: the statement does not parse.
-	CodeSyntax Code = 0x2000
-	// CodeUnauthorized: the logged-in user may not run the statement.
-	CodeUnauthorized Code = 0x2100
-	// CodeInvalid: the statement is syntactically correct but invalid.
-	CodeInvalid Code = 0x2200
-	// CodeConfig: the statement is invalid because of the configuration.
-	CodeConfig Code = 0x2300
-	// CodeAlreadyExists: CREATE of a keyspace or table that exists.
-	CodeAlreadyExists Code = 0x2400
-	// CodeUnprepared: EXECUTE of an unknown prepared statement id.
-	CodeUnprepared Code = 0x2500
+	"github.com/sedimentdb/sediment/internal/storage"
 )
 
 // Error is an error for the client: a protocol error code, Cassandra's
 // message, and the code's extra fields. Every error the executor returns to
 // the server is one; the server encodes it as an ERROR message.
 type Error struct {
-	Code    Code
+	Code    wire.ErrorCode
 	Message string
-	// Keyspace and Table of CodeAlreadyExists (Table empty for a keyspace).
+	// Keyspace and Table of wire.CodeAlreadyExists (Table empty for a
+	// keyspace).
 	Keyspace, Table string
-	// ID of CodeUnprepared.
+	// ID of wire.CodeUnprepared.
 	ID []byte
-	// WriteType of CodeWriteTimeout: SIMPLE, BATCH, UNLOGGED_BATCH,
-	// COUNTER, BATCH_LOG or CAS.
+	// WriteType of wire.CodeWriteTimeout: one of the wire.Write* types.
 	WriteType string
-	// DataPresent of CodeReadTimeout.
+	// DataPresent of wire.CodeReadTimeout.
 	DataPresent bool
 	// Cause is the internal error, for logs; never sent to clients.
 	Cause error
@@ -74,22 +36,22 @@ func (e *Error) Unwrap() error { return e.Cause }
 
 // invalidf is an Invalid error (0x2200), worded like Cassandra's.
 func invalidf(format string, args ...any) *Error {
-	return &Error{Code: CodeInvalid, Message: fmt.Sprintf(format, args...)}
+	return &Error{Code: wire.CodeInvalid, Message: fmt.Sprintf(format, args...)}
 }
 
 // syntaxf is a Syntax error (0x2000).
 func syntaxf(format string, args ...any) *Error {
-	return &Error{Code: CodeSyntax, Message: fmt.Sprintf(format, args...)}
+	return &Error{Code: wire.CodeSyntax, Message: fmt.Sprintf(format, args...)}
 }
 
 // unauthorizedf is an Unauthorized error (0x2100).
 func unauthorizedf(format string, args ...any) *Error {
-	return &Error{Code: CodeUnauthorized, Message: fmt.Sprintf(format, args...)}
+	return &Error{Code: wire.CodeUnauthorized, Message: fmt.Sprintf(format, args...)}
 }
 
 // configf is a Config error (0x2300).
 func configf(format string, args ...any) *Error {
-	return &Error{Code: CodeConfig, Message: fmt.Sprintf(format, args...)}
+	return &Error{Code: wire.CodeConfig, Message: fmt.Sprintf(format, args...)}
 }
 
 // alreadyExists is an Already_exists error for a keyspace (table empty) or
@@ -99,13 +61,13 @@ func alreadyExists(keyspace, table string) *Error {
 	if table != "" {
 		msg = fmt.Sprintf("Cannot add already existing table \"%s\" to keyspace \"%s\"", table, keyspace)
 	}
-	return &Error{Code: CodeAlreadyExists, Message: msg, Keyspace: keyspace, Table: table}
+	return &Error{Code: wire.CodeAlreadyExists, Message: msg, Keyspace: keyspace, Table: table}
 }
 
 // unprepared is an Unprepared error for an unknown statement id.
 func unprepared(id []byte) *Error {
 	return &Error{
-		Code:    CodeUnprepared,
+		Code:    wire.CodeUnprepared,
 		Message: fmt.Sprintf("Prepared query with ID %x not found (either the query was not prepared on this host (maybe the host has been restarted?) or you have prepared too many queries and it has been evicted from the internal cache)", id),
 		ID:      append([]byte(nil), id...),
 	}
@@ -113,61 +75,69 @@ func unprepared(id []byte) *Error {
 
 // serverError is a Server_error for an internal failure.
 func serverError(err error) *Error {
-	return &Error{Code: CodeServer, Message: err.Error(), Cause: err}
+	return &Error{Code: wire.CodeServer, Message: err.Error(), Cause: err}
 }
 
-// Write types of Write_timeout errors.
-const (
-	writeSimple        = "SIMPLE"
-	writeBatch         = "BATCH"
-	writeUnloggedBatch = "UNLOGGED_BATCH"
-	writeCounter       = "COUNTER"
-	writeCAS           = "CAS"
-)
+// timedOut is the message of Write_timeout and Read_timeout, Cassandra's.
+const timedOut = "Operation timed out - received only 0 responses."
 
-// writeError maps an error of an engine write to the client's error:
-// overload, timeout (as a write of type wt), unavailable owner, or
-// server error. A write whose connection to its node broke may or may not
-// have been applied, which is what a Write_timeout tells a client.
-func writeError(err error, wt string) *Error {
-	if e := engineError(err); e != nil {
-		return e
-	}
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, rpc.ErrConnLost) {
-		return &Error{Code: CodeWriteTimeout, Message: "Operation timed out - received only 0 responses.", WriteType: wt, Cause: err}
-	}
-	return toError(err)
-}
-
-// readError maps an error of an engine read to the client's error.
-func readError(err error) *Error {
-	if e := engineError(err); e != nil {
-		return e
-	}
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, engine.ErrFlushRaced) || errors.Is(err, rpc.ErrConnLost) {
-		return &Error{Code: CodeReadTimeout, Message: "Operation timed out - received only 0 responses.", Cause: err}
-	}
-	return toError(err)
-}
-
-// engineError maps the engine's errors that mean the same for reads and
-// writes; nil for others.
-func engineError(err error) *Error {
-	var e *Error
+// storageError maps an error of the engine, by its storage class, to the
+// client's error: of a read if wt is empty, else of a write of type wt. It
+// returns nil for an error of no class. This is the one place where the
+// classes meet CQL codes.
+func storageError(err error, wt string) *Error {
 	switch {
-	case errors.As(err, &e):
-		return e
-	case errors.Is(err, ingest.ErrOverloaded):
-		return &Error{Code: CodeOverloaded, Message: "Server is overloaded: memtable memory exhausted, retry later", Cause: err}
-	case errors.Is(err, engine.ErrNoOwner), errors.Is(err, rpc.ErrUnavailable), errors.Is(err, ingest.ErrFenced):
-		return &Error{Code: CodeUnavailable, Message: "Cannot achieve consistency level: no reachable owner of the token range", Cause: err}
+	case errors.Is(err, storage.ErrOverloaded):
+		return &Error{Code: wire.CodeOverloaded, Message: "Server is overloaded: memtable memory exhausted, retry later", Cause: err}
+	case errors.Is(err, storage.ErrUnavailable), errors.Is(err, storage.ErrFenced), errors.Is(err, storage.ErrFlushRaced):
+		// Nothing was done and another attempt may find the range's new
+		// owner, or SSTables past the raced flush: drivers retry an
+		// Unavailable on the next host, but not a timeout without answers.
+		return &Error{Code: wire.CodeUnavailable, Message: "Cannot achieve consistency level: no reachable owner of the token range", Cause: err}
+	case errors.Is(err, storage.ErrTooLarge):
+		// The client's to split, as Cassandra's "Mutation ... too large".
+		return &Error{Code: wire.CodeInvalid, Message: "Mutation is too large for the maximum size of a commitlog record: " + err.Error(), Cause: err}
+	case errors.Is(err, storage.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
+		// The request's fate is unknown, which is what a timeout tells.
+		if wt == "" {
+			return &Error{Code: wire.CodeReadTimeout, Message: timedOut, Cause: err}
+		}
+		return &Error{Code: wire.CodeWriteTimeout, Message: timedOut, WriteType: wt, Cause: err}
 	}
+	// storage.ErrInvalidMutation and storage.ErrClosed are Server_errors:
+	// the executor built a bad mutation, or the node is going away.
 	return nil
 }
 
-// toError maps any error to the client's error. An *Error passes as it is;
-// a malformed value is Invalid with cqltype's Cassandra-like message;
-// everything else is a Server_error.
+// writeError maps an error of an engine write of type wt (a wire.Write*
+// type) to the client's error.
+func writeError(err error, wt string) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	if e := storageError(err, wt); e != nil {
+		return e
+	}
+	return toError(err)
+}
+
+// truncateError maps an error of an engine truncation to the client's
+// error: one that timed out, or of no class, is a Truncate_error, as
+// Cassandra's.
+func truncateError(err error) *Error {
+	if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, storage.ErrTimeout) {
+		if e := storageError(err, ""); e != nil {
+			return e
+		}
+	}
+	return &Error{Code: wire.CodeTruncate, Message: fmt.Sprintf("Error during truncate: %v", err), Cause: err}
+}
+
+// toError maps any error, an engine read's among them, to the client's
+// error. An *Error passes as it is; a malformed value is Invalid with
+// cqltype's Cassandra-like message; an error of a storage class is mapped as
+// a read's; everything else is a Server_error.
 func toError(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
@@ -175,13 +145,34 @@ func toError(err error) *Error {
 	}
 	var me *cqltype.MarshalError
 	if errors.As(err, &me) {
-		return &Error{Code: CodeInvalid, Message: me.Msg, Cause: err}
+		return &Error{Code: wire.CodeInvalid, Message: me.Msg, Cause: err}
 	}
-	if e := engineError(err); e != nil {
+	if e := storageError(err, ""); e != nil {
 		return e
 	}
-	if errors.Is(err, context.DeadlineExceeded) {
-		return &Error{Code: CodeReadTimeout, Message: "Operation timed out - received only 0 responses.", Cause: err}
-	}
 	return serverError(err)
+}
+
+// wireError converts an executor error to the *wire.Error sent to clients.
+// Sediment holds each row once, behind one owner, so every request is at
+// consistency ONE of one replica, which the fields of Unavailable and the
+// timeouts report.
+func wireError(err error) error {
+	var we *wire.Error
+	if errors.As(err, &we) {
+		return we
+	}
+	e := toError(err)
+	return &wire.Error{
+		Code:        e.Code,
+		Message:     e.Message,
+		Keyspace:    e.Keyspace,
+		Table:       e.Table,
+		ID:          e.ID,
+		WriteType:   e.WriteType,
+		DataPresent: e.DataPresent,
+		Consistency: wire.One,
+		BlockFor:    1,
+		Required:    1,
+	}
 }

@@ -4,45 +4,91 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/sedimentdb/sediment/frontend/engine"
 	"github.com/sedimentdb/sediment/frontend/wire"
-	"github.com/sedimentdb/sediment/ingest"
-	"github.com/sedimentdb/sediment/ingest/rpc"
+	"github.com/sedimentdb/sediment/internal/storage"
 )
 
-// TestErrorCodes: the engine's errors reach clients as the protocol's
-// codes, wrapped or not, with the fields each code carries.
-func TestErrorCodes(t *testing.T) {
-	wrap := func(err error) error { return fmt.Errorf("shard 3: %w", err) }
+// TestStorageErrorCodes: each storage error class, wrapped as it arises,
+// reaches clients of a read, a write and a truncation as its CQL code, with
+// the fields that code carries.
+func TestStorageErrorCodes(t *testing.T) {
+	const (
+		overloaded = "Server is overloaded"
+		noOwner    = "Cannot achieve consistency level"
+		timedOut   = "Operation timed out"
+		truncate   = "Error during truncate"
+	)
+	type want struct {
+		code wire.ErrorCode
+		msg  string // a prefix of the message
+	}
 	for _, tc := range []struct {
-		name      string
-		err       error
-		code      wire.ErrorCode
-		writeType string
-		msg       string
+		name                   string
+		err                    error
+		read, write, truncated want
 	}{
-		{"overloaded", wrap(ingest.ErrOverloaded), wire.ErrorCode(CodeOverloaded), "", "Server is overloaded"},
-		{"no owner", wrap(engine.ErrNoOwner), wire.ErrorCode(CodeUnavailable), "", "Cannot achieve consistency level"},
-		{"rpc unavailable", wrap(rpc.ErrUnavailable), wire.ErrorCode(CodeUnavailable), "", "Cannot achieve consistency level"},
-		{"fenced", wrap(ingest.ErrFenced), wire.ErrorCode(CodeUnavailable), "", "Cannot achieve consistency level"},
-		{"write timeout", applyError(wrap(context.DeadlineExceeded), writeUnloggedBatch), wire.ErrorCode(CodeWriteTimeout), writeUnloggedBatch, "Operation timed out"},
-		{"write conn lost", applyError(wrap(rpc.ErrConnLost), writeBatch), wire.ErrorCode(CodeWriteTimeout), writeBatch, "Operation timed out"},
-		{"too large", applyError(wrap(ingest.ErrTooLarge), writeBatch), wire.ErrorCode(CodeInvalid), "", "Mutation is too large"},
-		{"read timeout", readError(wrap(context.DeadlineExceeded)), wire.ErrorCode(CodeReadTimeout), "", "Operation timed out"},
-		{"read overloaded", readError(wrap(ingest.ErrOverloaded)), wire.ErrorCode(CodeOverloaded), "", "Server is overloaded"},
-		{"other", errors.New("disk on fire"), wire.ErrorCode(CodeServer), "", ""},
+		{"overloaded", storage.ErrOverloaded,
+			want{wire.CodeOverloaded, overloaded}, want{wire.CodeOverloaded, overloaded}, want{wire.CodeOverloaded, overloaded}},
+		{"unavailable", storage.ErrUnavailable,
+			want{wire.CodeUnavailable, noOwner}, want{wire.CodeUnavailable, noOwner}, want{wire.CodeUnavailable, noOwner}},
+		{"no owner", engine.ErrNoOwner,
+			want{wire.CodeUnavailable, noOwner}, want{wire.CodeUnavailable, noOwner}, want{wire.CodeUnavailable, noOwner}},
+		{"fenced", storage.ErrFenced,
+			want{wire.CodeUnavailable, noOwner}, want{wire.CodeUnavailable, noOwner}, want{wire.CodeUnavailable, noOwner}},
+		{"flush raced", storage.ErrFlushRaced,
+			want{wire.CodeUnavailable, noOwner}, want{wire.CodeUnavailable, noOwner}, want{wire.CodeUnavailable, noOwner}},
+		{"timeout", storage.ErrTimeout,
+			want{wire.CodeReadTimeout, timedOut}, want{wire.CodeWriteTimeout, timedOut}, want{wire.CodeTruncate, truncate}},
+		{"deadline", context.DeadlineExceeded,
+			want{wire.CodeReadTimeout, timedOut}, want{wire.CodeWriteTimeout, timedOut}, want{wire.CodeTruncate, truncate}},
+		{"too large", fmt.Errorf("%w: 40000000 bytes, at most 16777215", storage.ErrTooLarge),
+			want{wire.CodeInvalid, "Mutation is too large"}, want{wire.CodeInvalid, "Mutation is too large"}, want{wire.CodeInvalid, "Mutation is too large"}},
+		{"invalid mutation", storage.ErrInvalidMutation,
+			want{wire.CodeServer, "shard 3: storage: invalid mutation"}, want{wire.CodeServer, "shard 3: storage: invalid mutation"}, want{wire.CodeTruncate, truncate}},
+		{"closed", storage.ErrClosed,
+			want{wire.CodeServer, "shard 3: storage: node closed"}, want{wire.CodeServer, "shard 3: storage: node closed"}, want{wire.CodeTruncate, truncate}},
+		{"other", errors.New("disk on fire"),
+			want{wire.CodeServer, "shard 3: disk on fire"}, want{wire.CodeServer, "shard 3: disk on fire"}, want{wire.CodeTruncate, truncate}},
 	} {
-		var we *wire.Error
-		if !errors.As(wireError(tc.err), &we) {
-			t.Fatalf("%s: not a *wire.Error", tc.name)
-		}
-		if we.Code != tc.code || we.WriteType != tc.writeType || len(we.Message) < len(tc.msg) || we.Message[:len(tc.msg)] != tc.msg {
-			t.Errorf("%s: %+v, want code %#x write type %q message %q...", tc.name, we, tc.code, tc.writeType, tc.msg)
-		}
-		if tc.code == wire.ErrorCode(CodeUnavailable) && (we.Consistency != wire.One || we.Required != 1) {
-			t.Errorf("%s: Unavailable fields %+v", tc.name, we)
+		err := fmt.Errorf("shard 3: %w", tc.err)
+		for _, c := range []struct {
+			op        string
+			got       *Error
+			want      want
+			writeType string
+		}{
+			{"read", toError(err), tc.read, ""},
+			{"write", writeError(err, wire.WriteUnloggedBatch), tc.write, wire.WriteUnloggedBatch},
+			{"truncate", truncateError(err), tc.truncated, ""},
+		} {
+			var we *wire.Error
+			if !errors.As(wireError(c.got), &we) {
+				t.Fatalf("%s %s: not a *wire.Error", tc.name, c.op)
+			}
+			if we.Code != c.want.code || !strings.HasPrefix(we.Message, c.want.msg) {
+				t.Errorf("%s %s: %v %q, want %v %q...", tc.name, c.op, we.Code, we.Message, c.want.code, c.want.msg)
+			}
+			if !errors.Is(c.got, tc.err) {
+				t.Errorf("%s %s: the cause is lost: %v", tc.name, c.op, c.got.Cause)
+			}
+			switch we.Code {
+			case wire.CodeUnavailable:
+				if we.Consistency != wire.One || we.Required != 1 || we.Alive != 0 {
+					t.Errorf("%s %s: Unavailable fields %+v", tc.name, c.op, we)
+				}
+			case wire.CodeWriteTimeout:
+				if we.Consistency != wire.One || we.BlockFor != 1 || we.Received != 0 || we.WriteType != c.writeType {
+					t.Errorf("%s %s: Write_timeout fields %+v", tc.name, c.op, we)
+				}
+			case wire.CodeReadTimeout:
+				if we.Consistency != wire.One || we.BlockFor != 1 || we.Received != 0 || we.DataPresent {
+					t.Errorf("%s %s: Read_timeout fields %+v", tc.name, c.op, we)
+				}
+			}
 		}
 	}
 }

@@ -2,7 +2,6 @@ package exec
 
 import (
 	"context"
-	"errors"
 	"net"
 	"net/netip"
 
@@ -137,27 +136,6 @@ func wireSchemaChange(c SchemaChange) wire.SchemaChange {
 // SchemaEvent returns the EVENT a schema change is pushed as.
 func SchemaEvent(c SchemaChange) *wire.Event {
 	return &wire.Event{Type: wire.SchemaChanged, Schema: wireSchemaChange(c)}
-}
-
-// wireError converts an executor error to the *wire.Error sent to clients.
-func wireError(err error) error {
-	var we *wire.Error
-	if errors.As(err, &we) {
-		return we
-	}
-	e := toError(err)
-	return &wire.Error{
-		Code:        wire.ErrorCode(e.Code),
-		Message:     e.Message,
-		Keyspace:    e.Keyspace,
-		Table:       e.Table,
-		ID:          e.ID,
-		WriteType:   e.WriteType,
-		DataPresent: e.DataPresent,
-		Consistency: wire.One,
-		BlockFor:    1,
-		Required:    1,
-	}
 }
 
 // addrPort parses a host:port CQL address for events and system tables.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/sedimentdb/sediment/frontend/wire"
 	"github.com/sedimentdb/sediment/internal/cqltype"
 	"github.com/sedimentdb/sediment/internal/keys"
 	"github.com/sedimentdb/sediment/internal/token"
@@ -118,7 +119,7 @@ func TestPartitionKey(t *testing.T) {
 		t.Errorf("single-column key = %q %d %v", pk, tok, err)
 	}
 	_, _, err = sl.partitionKey([][]byte{{}})
-	if e, ok := err.(*Error); !ok || e.Code != CodeInvalid || e.Message != "Key may not be empty" {
+	if e, ok := err.(*Error); !ok || e.Code != wire.CodeInvalid || e.Message != "Key may not be empty" {
 		t.Errorf("empty key: %v", err)
 	}
 }

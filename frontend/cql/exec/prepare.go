@@ -12,6 +12,7 @@ import (
 
 	"github.com/sedimentdb/sediment/frontend/cql/ast"
 	"github.com/sedimentdb/sediment/frontend/cql/parse"
+	"github.com/sedimentdb/sediment/frontend/wire"
 )
 
 // Prepared is the answer to PREPARE: the statement's id and its metadata.
@@ -114,9 +115,9 @@ func parseStatement(text string) (ast.Statement, error) {
 		var ie *parse.InvalidError
 		switch {
 		case errors.As(err, &pe):
-			return nil, &Error{Code: CodeSyntax, Message: pe.Error(), Cause: err}
+			return nil, &Error{Code: wire.CodeSyntax, Message: pe.Error(), Cause: err}
 		case errors.As(err, &ie):
-			return nil, &Error{Code: CodeInvalid, Message: ie.Error(), Cause: err}
+			return nil, &Error{Code: wire.CodeInvalid, Message: ie.Error(), Cause: err}
 		}
 		return nil, syntaxf("%v", err)
 	}
@@ -167,7 +168,7 @@ func (e *Executor) failed(err error) error {
 		return nil
 	}
 	ce := toError(err)
-	if ce.Code == CodeServer {
+	if ce.Code == wire.CodeServer {
 		e.log.Error("statement failed", "err", err)
 	}
 	return ce
@@ -201,7 +202,7 @@ func (e *Executor) prepare(s *Session, text, keyspace string) (*Prepared, error)
 			}
 			p = e.prepared.put(&prepared{id: id, text: text, keyspace: keyspace, stmt: st})
 		}
-		if pl, err = e.planOf(p); err == nil || toError(err).Code != CodeUnprepared {
+		if pl, err = e.planOf(p); err == nil || toError(err).Code != wire.CodeUnprepared {
 			break
 		}
 	}

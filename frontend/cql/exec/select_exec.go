@@ -691,7 +691,7 @@ func (rd *reader) readPartition(ctx context.Context, k partKey, resume []byte) e
 			Reverse: rd.p.reverse, Limit: rd.want(), Now: rd.x.nowSec,
 		})
 		if err != nil {
-			return readError(err)
+			return toError(err)
 		}
 		if part.StaticLive {
 			static, staticLive = &part.Header.Static, true
@@ -745,7 +745,7 @@ func (rd *reader) readRange(ctx context.Context, st *pagingState) error {
 		}
 		page, err := rd.x.e.eng.Scan(ctx, engine.Scan{Table: rd.p.t.id, First: first, Last: last, After: after, Limit: chunk, Now: rd.x.nowSec})
 		if err != nil {
-			return readError(err)
+			return toError(err)
 		}
 		for i := range page.Partitions {
 			part := &page.Partitions[i]

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/sedimentdb/sediment/frontend/wire"
 	"github.com/sedimentdb/sediment/internal/keys"
 )
 
@@ -41,7 +42,7 @@ func TestPagingStateRejectsMalformed(t *testing.T) {
 	for _, b := range bad {
 		if _, err := decodePagingState(b); err == nil {
 			t.Errorf("%x: decoded", b)
-		} else if e := toError(err); e.Code != CodeInvalid {
+		} else if e := toError(err); e.Code != wire.CodeInvalid {
 			t.Errorf("%x: code %x", b, e.Code)
 		}
 	}

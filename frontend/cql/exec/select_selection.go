@@ -455,7 +455,7 @@ func funcError(err error) error {
 			Keyspace: "system", Function: fe.Function, ArgTypes: fe.ArgTypes}
 	}
 	if fe, ok := err.(*funcs.Error); ok {
-		return &Error{Code: CodeInvalid, Message: fe.Msg, Cause: err}
+		return &Error{Code: wire.CodeInvalid, Message: fe.Msg, Cause: err}
 	}
 	return invalidf("%v", err)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/gocql/gocql"
 
 	"github.com/sedimentdb/sediment/frontend/cql/exec"
+	"github.com/sedimentdb/sediment/frontend/wire"
 	"github.com/sedimentdb/sediment/internal/cqltest"
 	"github.com/sedimentdb/sediment/manifest"
 )
@@ -204,12 +205,12 @@ func TestPrepared(t *testing.T) {
 
 	// An unknown id is Unprepared, with the id.
 	_, err = srv.Executor.Execute(ctx, sess, []byte("nope"), &exec.Params{})
-	if e, ok := err.(*exec.Error); !ok || e.Code != exec.CodeUnprepared || string(e.ID) != "nope" {
+	if e, ok := err.(*exec.Error); !ok || e.Code != wire.CodeUnprepared || string(e.ID) != "nope" {
 		t.Errorf("EXECUTE of an unknown id: %v", err)
 	}
 	// A wrong value type is Invalid.
 	_, err = srv.Executor.Execute(ctx, sess, p.ID, &exec.Params{Values: [][]byte{{1}, {0, 0, 0, 1}, []byte("v"), []byte("b")}})
-	if e, ok := err.(*exec.Error); !ok || e.Code != exec.CodeInvalid {
+	if e, ok := err.(*exec.Error); !ok || e.Code != wire.CodeInvalid {
 		t.Errorf("EXECUTE with a 1-byte int: %v", err)
 	}
 

@@ -8,6 +8,7 @@ import (
 	"github.com/gocql/gocql"
 
 	"github.com/sedimentdb/sediment/frontend/cql/exec"
+	"github.com/sedimentdb/sediment/frontend/wire"
 	"github.com/sedimentdb/sediment/internal/cqltest"
 	"github.com/sedimentdb/sediment/internal/cqltype"
 )
@@ -46,7 +47,7 @@ func TestSelectionMarkerErrors(t *testing.T) {
 		sess := exec.NewSession()
 		sess.SetKeyspace("ks")
 		_, err := srv.Executor.Prepare(context.Background(), sess, q, "")
-		if e, ok := err.(*exec.Error); !ok || e.Code != exec.CodeInvalid || !strings.Contains(e.Message, msg) {
+		if e, ok := err.(*exec.Error); !ok || e.Code != wire.CodeInvalid || !strings.Contains(e.Message, msg) {
 			t.Errorf("PREPARE %s: %v, want Invalid %q", q, err, msg)
 		}
 	}

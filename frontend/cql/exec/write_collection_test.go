@@ -2,15 +2,11 @@ package exec
 
 import (
 	"bytes"
-	"context"
-	"errors"
-	"fmt"
 	"slices"
 	"testing"
 
 	"github.com/google/uuid"
 
-	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/internal/cqltype"
 	"github.com/sedimentdb/sediment/internal/keys"
 	"github.com/sedimentdb/sediment/internal/model"
@@ -176,14 +172,4 @@ func testLayout(t *testing.T) *tableLayout {
 		t.Fatal(err)
 	}
 	return l
-}
-
-func TestApplyErrorTooLarge(t *testing.T) {
-	err := applyError(fmt.Errorf("%w: 40000000 bytes, at most 16777215", ingest.ErrTooLarge), writeSimple)
-	if err.Code != CodeInvalid || !errors.Is(err, ingest.ErrTooLarge) {
-		t.Fatalf("too large mutation: %+v", err)
-	}
-	if err := applyError(context.DeadlineExceeded, writeBatch); err.Code != CodeWriteTimeout || err.WriteType != writeBatch {
-		t.Fatalf("timeout: %+v", err)
-	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/sedimentdb/sediment/frontend/cql/ast"
 	"github.com/sedimentdb/sediment/frontend/cql/values"
+	"github.com/sedimentdb/sediment/frontend/wire"
 	"github.com/sedimentdb/sediment/internal/cqltype"
 )
 
@@ -84,8 +85,8 @@ func (p *modPlan) jsonEval(eval termEval) (termEval, error) {
 // as Cassandra's Json.Prepared does with the type's MarshalException.
 func jsonValueError(err error, column string) error {
 	var e *Error
-	if errors.As(err, &e) && e.Code == CodeInvalid {
-		return &Error{Code: CodeInvalid, Message: "Error decoding JSON value for " + column + ": " + e.Message, Cause: e.Cause}
+	if errors.As(err, &e) && e.Code == wire.CodeInvalid {
+		return &Error{Code: wire.CodeInvalid, Message: "Error decoding JSON value for " + column + ": " + e.Message, Cause: e.Cause}
 	}
 	return err
 }

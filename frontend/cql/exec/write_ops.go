@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/sedimentdb/sediment/frontend/cql/ast"
+	"github.com/sedimentdb/sediment/frontend/wire"
 	"github.com/sedimentdb/sediment/internal/cqltype"
 	"github.com/sedimentdb/sediment/internal/model"
 )
@@ -69,8 +70,8 @@ func (o *operation) needsRead() bool {
 // operandError words an error of the operand's evaluation.
 func (o *operation) operandError(err error) error {
 	var e *Error
-	if err != nil && o.literalErr != "" && errors.As(err, &e) && e.Code == CodeInvalid {
-		return &Error{Code: CodeInvalid, Message: o.literalErr, Cause: err}
+	if err != nil && o.literalErr != "" && errors.As(err, &e) && e.Code == wire.CodeInvalid {
+		return &Error{Code: wire.CodeInvalid, Message: o.literalErr, Cause: err}
 	}
 	return err
 }

@@ -2,13 +2,12 @@ package exec
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/sedimentdb/sediment/frontend/cql/ast"
 	"github.com/sedimentdb/sediment/frontend/cql/values"
 	"github.com/sedimentdb/sediment/frontend/engine"
-	"github.com/sedimentdb/sediment/ingest"
+	"github.com/sedimentdb/sediment/frontend/wire"
 	"github.com/sedimentdb/sediment/internal/cqltype"
 	"github.com/sedimentdb/sediment/internal/keys"
 	"github.com/sedimentdb/sediment/internal/model"
@@ -323,7 +322,7 @@ func (p *modPlan) execute(ctx context.Context, x *execCtx) (*Result, error) {
 		return voidResult, nil
 	}
 	if err := x.e.eng.Apply(ctx, ws.mutations()...); err != nil {
-		return nil, applyError(err, writeSimple)
+		return nil, writeError(err, wire.WriteSimple)
 	}
 	return voidResult, nil
 }
@@ -372,7 +371,7 @@ func (x *execCtx) readRow(ctx context.Context, part *partitionWrite, clustering 
 	}
 	p, err := x.e.eng.Read(ctx, s)
 	if err != nil {
-		return nil, readError(err)
+		return nil, toError(err)
 	}
 	if static {
 		return staticOf(p), nil
@@ -399,14 +398,4 @@ func assignText(a *ast.Assignment) string {
 		return c + "." + a.Field + " = " + v
 	}
 	return c + " = " + v
-}
-
-// applyError maps an error of an engine write: a mutation larger than a
-// commitlog record is the client's to split, as Cassandra's "Mutation ...
-// too large" is; the rest as every write error.
-func applyError(err error, wt string) *Error {
-	if errors.Is(err, ingest.ErrTooLarge) {
-		return &Error{Code: CodeInvalid, Message: "Mutation is too large for the maximum size of a commitlog record: " + err.Error(), Cause: err}
-	}
-	return writeError(err, wt)
 }
