@@ -397,14 +397,9 @@ type TableStatus struct {
 // schemaTables returns every table of s, sorted by keyspace and name.
 func schemaTables(s *manifest.Schema) []TableStatus {
 	var out []TableStatus
-	for _, ks := range s.Keyspaces {
-		for _, t := range ks.Tables {
-			out = append(out, TableStatus{Keyspace: ks.Name, Table: t.Name, ID: t.ID})
-		}
+	for _, t := range s.Tables() {
+		out = append(out, TableStatus{Keyspace: t.Keyspace, Table: t.Name, ID: t.ID})
 	}
-	slices.SortFunc(out, func(a, b TableStatus) int {
-		return strings.Compare(a.Keyspace+"\x00"+a.Table, b.Keyspace+"\x00"+b.Table)
-	})
 	return out
 }
 

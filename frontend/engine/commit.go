@@ -3,9 +3,8 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync/atomic"
-
-	"github.com/google/uuid"
 
 	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/manifest"
@@ -65,25 +64,16 @@ func (c *ViewCommitter) CommitMark() uint64 { return c.mark.Load() }
 // visible reports whether v lists every SSTable of f whose table the schema
 // still holds (a dropped table's SSTables are not committed).
 func visible(v *manifest.View, f ingest.Flush) bool {
-	ids := map[ingest.TableID]uuid.UUID{}
-	for _, ks := range v.Schema().Keyspaces {
-		for _, t := range ks.Tables {
-			ids[ingest.TableIDOf(t.ID)] = t.ID
-		}
-	}
+	s := v.Schema()
 	for _, t := range f.Tables {
-		id, ok := ids[t.Table]
-		if !ok {
+		tables := s.TablesByShortID(uint32(t.Table))
+		if len(tables) == 0 {
 			continue
 		}
-		found := false
-		for _, s := range v.SSTablesInRange(id, t.Range) {
-			if s.Key == t.Key {
-				found = true
-				break
-			}
-		}
-		if !found {
+		listed := slices.ContainsFunc(tables, func(tbl *manifest.Table) bool {
+			return slices.ContainsFunc(v.SSTablesInRange(tbl.ID, t.Range), func(s manifest.SSTable) bool { return s.Key == t.Key })
+		})
+		if !listed {
 			return false
 		}
 	}
