@@ -23,6 +23,7 @@ import (
 	"github.com/sedimentdb/sediment/internal/keys"
 	"github.com/sedimentdb/sediment/internal/model"
 	"github.com/sedimentdb/sediment/internal/sstable"
+	"github.com/sedimentdb/sediment/internal/tablestore"
 	"github.com/sedimentdb/sediment/internal/token"
 	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/manifest"
@@ -333,13 +334,11 @@ func (env *ampEnv) readAmp(b *testing.B, written []atomic.Bool) (mean, bloomMean
 	for r := range ampRanges {
 		byRange[r] = env.view.SSTablesInRange(env.table, r)
 		for _, t := range byRange[r] {
-			obj, err := objectstore.NewReaderAt(ctx, env.store, t.Key)
+			rd, err := tablestore.Open(ctx, env.store, t.Key, nil)
 			if err != nil {
 				b.Fatal(err)
 			}
-			if readers[t.Key], err = sstable.Open(ctx, obj, obj.Size(), sstable.ReaderOptions{}); err != nil {
-				b.Fatal(err)
-			}
+			readers[t.Key] = rd
 		}
 	}
 	total, passed := 0, 0

@@ -14,7 +14,7 @@ import (
 	"github.com/sedimentdb/sediment/internal/keys"
 	"github.com/sedimentdb/sediment/internal/kv"
 	"github.com/sedimentdb/sediment/internal/model"
-	"github.com/sedimentdb/sediment/internal/sstable"
+	"github.com/sedimentdb/sediment/internal/tablestore"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/objectstore"
 )
@@ -308,7 +308,7 @@ func (c *ManifestCommitter) NewIter(ctx context.Context, table TableID, lower, u
 		if (upper != nil && string(s.FirstKey) >= string(upper)) || (lower != nil && string(s.LastKey) < string(lower)) {
 			continue
 		}
-		r, err := openSSTable(ctx, c.store, s.Key)
+		r, err := tablestore.Open(ctx, c.store, s.Key, nil)
 		if err != nil {
 			for _, it := range its {
 				it.Close()
@@ -318,18 +318,6 @@ func (c *ManifestCommitter) NewIter(ctx context.Context, table TableID, lower, u
 		its = append(its, r.NewIter(ctx, lower, upper))
 	}
 	return kv.Merging(model.Merge, its...), nil
-}
-
-func openSSTable(ctx context.Context, store objectstore.Store, key string) (*sstable.Reader, error) {
-	ra, err := objectstore.NewReaderAt(ctx, store, key)
-	if err != nil {
-		return nil, fmt.Errorf("ingest: open %s: %w", key, err)
-	}
-	r, err := sstable.Open(ctx, ra, ra.Size(), sstable.ReaderOptions{Split: splitPartition})
-	if err != nil {
-		return nil, fmt.Errorf("ingest: open %s: %w", key, err)
-	}
-	return r, nil
 }
 
 func toManifest(t SSTable, cover manifest.LogPosition) manifest.SSTable {

@@ -30,7 +30,7 @@ import (
 
 	"github.com/sedimentdb/sediment/compactor"
 	"github.com/sedimentdb/sediment/ingest/rpc"
-	"github.com/sedimentdb/sediment/internal/sstable"
+	"github.com/sedimentdb/sediment/internal/tablestore"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/objectstore"
 )
@@ -823,7 +823,7 @@ func verifySSTable(ctx context.Context, store objectstore.Store, sst manifest.SS
 	if ra.Size() != sst.Size {
 		return fmt.Errorf("size %d, the catalog says %d", ra.Size(), sst.Size)
 	}
-	r, err := sstable.Open(ctx, ra, ra.Size(), sstable.ReaderOptions{})
+	r, err := tablestore.OpenAt(ctx, ra, ra.Size(), 0)
 	if err != nil {
 		return err
 	}

@@ -21,9 +21,9 @@
 //	SSTables   one View list per token range (SSTablesInRange), kept if
 //	           their token span holds the key, then if their partition
 //	           bloom filter may hold it (MayContain of the prefix)
-//	readers    opened once per object and kept (footer, index, filter and
-//	           properties stay in memory); data blocks come through the
-//	           cache tiers, then a ranged GET
+//	readers    opened once per object and kept (tablestore.ReaderCache:
+//	           footer, index, filter and properties stay in memory); data
+//	           blocks come through the cache tiers, then a ranged GET
 //	merge      kv.Merging(model.Merge, memtables, SSTables...)
 //	resolve    the partition header first (partition deletion, range
 //	           tombstones, static row), then each row with

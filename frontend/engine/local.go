@@ -13,6 +13,7 @@ import (
 	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/internal/keys"
 	"github.com/sedimentdb/sediment/internal/kv"
+	"github.com/sedimentdb/sediment/internal/tablestore"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/objectstore"
 )
@@ -36,7 +37,7 @@ type LocalConfig struct {
 // Local is the Engine of one process over a local ingest node.
 type Local struct {
 	node    *ingest.Node
-	readers *readers
+	readers *tablestore.ReaderCache
 	rp      readPath
 }
 
@@ -47,10 +48,7 @@ func NewLocal(cfg LocalConfig) (*Local, error) {
 	if cfg.Node == nil || cfg.View == nil || cfg.Store == nil {
 		return nil, errors.New("engine: Local needs a node, a view and a store")
 	}
-	if cfg.Readers <= 0 {
-		cfg.Readers = 1024
-	}
-	rs := newReaders(cfg.Store, cfg.Tier, cfg.Readers)
+	rs := tablestore.NewReaderCache(cfg.Store, blocksOf(cfg.Tier), cfg.Readers)
 	return &Local{node: cfg.Node, readers: rs, rp: readPath{mem: nodeMemtables{cfg.Node}, view: cfg.View, readers: rs}}, nil
 }
 

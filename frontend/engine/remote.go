@@ -16,6 +16,7 @@ import (
 	"github.com/sedimentdb/sediment/ingest/rpc"
 	"github.com/sedimentdb/sediment/internal/keys"
 	"github.com/sedimentdb/sediment/internal/kv"
+	"github.com/sedimentdb/sediment/internal/tablestore"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/objectstore"
 )
@@ -87,11 +88,8 @@ func NewRemote(cfg RemoteConfig) (*Remote, error) {
 	if cfg.View == nil || cfg.Store == nil {
 		return nil, errors.New("engine: Remote needs a view and a store")
 	}
-	if cfg.Readers <= 0 {
-		cfg.Readers = 1024
-	}
 	r := &Remote{view: cfg.View, opts: cfg.RPC, clients: map[string]*rpc.Client{}}
-	r.rp = readPath{mem: remoteMemtables{r}, view: cfg.View, readers: newReaders(cfg.Store, cfg.Tier, cfg.Readers)}
+	r.rp = readPath{mem: remoteMemtables{r}, view: cfg.View, readers: tablestore.NewReaderCache(cfg.Store, blocksOf(cfg.Tier), cfg.Readers)}
 	return r, nil
 }
 

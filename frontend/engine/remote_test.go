@@ -257,7 +257,7 @@ func TestRemoteWriteThroughOneReadThroughOther(t *testing.T) {
 	c.check(c.remotes[0], want, 5)
 	// The node-local engine agrees with the remote ones.
 	for i, n := range c.nodes {
-		l, err := NewLocal(LocalConfig{Node: n, View: c.view, Store: c.remotes[0].rp.readers.store})
+		l, err := NewLocal(LocalConfig{Node: n, View: c.view, Store: c.store})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/sedimentdb/sediment/internal/keys"
 	"github.com/sedimentdb/sediment/internal/kv"
 	"github.com/sedimentdb/sediment/internal/model"
+	"github.com/sedimentdb/sediment/internal/tablestore"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/objectstore"
 )
@@ -30,7 +31,7 @@ var errAmbiguousTable = errors.New("engine: two tables share a table ID")
 // shows the flush.
 type TableReader struct {
 	view    *manifest.View
-	readers *readers
+	readers *tablestore.ReaderCache
 
 	mu      sync.Mutex
 	version uuid.UUID // of ids
@@ -42,10 +43,7 @@ var _ ingest.TableReader = (*TableReader)(nil)
 // NewTableReader returns a TableReader over view; tier caches SSTable blocks
 // (nil: none), and max readers are kept open (1024 if 0).
 func NewTableReader(view *manifest.View, store objectstore.Store, tier cache.Tier, max int) *TableReader {
-	if max <= 0 {
-		max = 1024
-	}
-	return &TableReader{view: view, readers: newReaders(store, tier, max)}
+	return &TableReader{view: view, readers: tablestore.NewReaderCache(store, blocksOf(tier), max)}
 }
 
 // NewIter implements ingest.TableReader.
@@ -68,7 +66,7 @@ func (r *TableReader) NewIter(ctx context.Context, table ingest.TableID, lower, 
 			if (upper != nil && bytes.Compare(t.FirstKey, upper) >= 0) || (lower != nil && bytes.Compare(t.LastKey, lower) < 0) {
 				continue
 			}
-			rd, err := r.readers.open(ctx, t.Key)
+			rd, err := r.readers.Open(ctx, t.Key)
 			if err != nil {
 				for _, it := range its {
 					it.Close()
