@@ -162,8 +162,8 @@ func newAmpEnv(b *testing.B) *ampEnv {
 	cfg.Commitlog.Dir = filepath.Join(dir, "commitlog")
 	env.node, err = ingest.OpenNode(ctx, cfg, ingest.Deps{
 		FS: vfs.Default, Store: store,
-		Committer:  engine.NewViewCommitter(mc, env.view),
-		Reader:     engine.NewTableReader(env.view, store, nil, 0),
+		Committer:  ingest.NewViewCommitter(mc, env.view),
+		Reader:     ingest.NewViewReader(env.view, tablestore.NewReaderCache(store, nil, 0)),
 		Registerer: prometheus.NewRegistry(),
 		Ranges:     ampRanges,
 		L0:         ampL0Gauge{env},

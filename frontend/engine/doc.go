@@ -35,7 +35,7 @@
 // acknowledged once it is in a memtable; it leaves the memtables only after
 // its flush was committed. Local takes the memtable snapshot before it asks
 // the View for SSTables, so a write is in the snapshot unless its flush had
-// already committed, and ViewCommitter, which the node's flushes must commit
+// already committed, and ingest.ViewCommitter, which the node's flushes must commit
 // through, returns only once the View shows the flush's SSTables. Whichever
 // side a write is on when the read starts, the read finds it.
 //

@@ -18,6 +18,7 @@ import (
 	"github.com/sedimentdb/sediment/internal/cqltype"
 	"github.com/sedimentdb/sediment/internal/keys"
 	"github.com/sedimentdb/sediment/internal/model"
+	"github.com/sedimentdb/sediment/internal/tablestore"
 	"github.com/sedimentdb/sediment/internal/token"
 	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/manifest"
@@ -164,8 +165,8 @@ func newEnvWith(t testing.TB, o envOptions) *testEnv {
 	node, err := ingest.OpenNode(ctx, cfg, ingest.Deps{
 		FS:         vfs.NewMem(),
 		Store:      store,
-		Committer:  NewViewCommitter(committer, view),
-		Reader:     NewTableReader(view, store, nil, 0),
+		Committer:  ingest.NewViewCommitter(committer, view),
+		Reader:     ingest.NewViewReader(view, tablestore.NewReaderCache(store, nil, 0)),
 		Registerer: prometheus.NewRegistry(),
 		ChunkSize:  16 << 10,
 		Ranges:     testRanges,

@@ -21,7 +21,7 @@ import (
 // LocalConfig is what Local works with.
 type LocalConfig struct {
 	// Node takes the writes and serves the memtables. Its flushes must be
-	// committed through a ViewCommitter over View.
+	// committed through an ingest.ViewCommitter over View.
 	Node *ingest.Node
 	// View lists the committed SSTables.
 	View *manifest.View

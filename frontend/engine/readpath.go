@@ -105,7 +105,7 @@ func (rp *readPath) scan(ctx context.Context, s Scan) (*Page, error) {
 // skips SSTables whose filter excludes that partition.
 func (rp *readPath) newIter(ctx context.Context, table uuid.UUID, first, last int64, lower, upper, partition []byte) (kv.Iterator, error) {
 	// The memtables first: a memtable that leaves them after this point
-	// has been committed, and ViewCommitter made the View show it.
+	// has been committed, and ingest.ViewCommitter made the View show it.
 	mem, err := rp.mem.iter(ctx, table, first, last, lower, upper, partition)
 	if err != nil {
 		return nil, err

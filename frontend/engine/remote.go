@@ -54,7 +54,7 @@ type RemoteConfig struct {
 //
 // A read sees every acknowledged write even when the View trails the owning
 // node's: a node drops a flushed memtable once its own View shows the flush
-// (ViewCommitter), and every memtable page it answers carries the sstables
+// (ingest.ViewCommitter), and every memtable page it answers carries the sstables
 // revision its View had reached then (rpc.Page.Mark), so a read first waits,
 // bounded by its context, for this View to reach the highest mark of the
 // pages it has before choosing SSTables. A scan fetches its later pages as

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/ingest/rpc"
+	"github.com/sedimentdb/sediment/internal/tablestore"
 	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/manifest/manifesttest"
@@ -74,8 +75,8 @@ func newCluster(t testing.TB) *cluster {
 		node, err := ingest.OpenNode(ctx, cfg, ingest.Deps{
 			FS:         vfs.NewMem(),
 			Store:      store,
-			Committer:  NewViewCommitter(mc, view),
-			Reader:     NewTableReader(view, store, nil, 0),
+			Committer:  ingest.NewViewCommitter(mc, view),
+			Reader:     ingest.NewViewReader(view, tablestore.NewReaderCache(store, nil, 0)),
 			Registerer: prometheus.NewRegistry(),
 			Ranges:     testRanges,
 		})
