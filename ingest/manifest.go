@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"github.com/sedimentdb/sediment/internal/keys"
 	"github.com/sedimentdb/sediment/internal/kv"
 	"github.com/sedimentdb/sediment/internal/model"
+	"github.com/sedimentdb/sediment/internal/sstable"
 	"github.com/sedimentdb/sediment/internal/tablestore"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/objectstore"
@@ -303,12 +305,20 @@ func (c *ManifestCommitter) NewIter(ctx context.Context, table TableID, lower, u
 	if err != nil {
 		return nil, err
 	}
+	return mergeSSTables(ctx, ssts, lower, upper, func(ctx context.Context, key string) (*sstable.Reader, error) {
+		return tablestore.Open(ctx, c.store, key, nil)
+	})
+}
+
+// mergeSSTables merges the entries in [lower, upper) of those of ssts whose
+// key range meets it, opened by open.
+func mergeSSTables(ctx context.Context, ssts []manifest.SSTable, lower, upper []byte, open func(context.Context, string) (*sstable.Reader, error)) (kv.Iterator, error) {
 	var its []kv.Iterator
 	for _, s := range ssts {
-		if (upper != nil && string(s.FirstKey) >= string(upper)) || (lower != nil && string(s.LastKey) < string(lower)) {
+		if (upper != nil && bytes.Compare(s.FirstKey, upper) >= 0) || (lower != nil && bytes.Compare(s.LastKey, lower) < 0) {
 			continue
 		}
-		r, err := tablestore.Open(ctx, c.store, s.Key, nil)
+		r, err := open(ctx, s.Key)
 		if err != nil {
 			for _, it := range its {
 				it.Close()

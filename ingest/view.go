@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -116,22 +115,10 @@ func (r *ViewReader) NewIter(ctx context.Context, table TableID, lower, upper []
 	if t, err := keys.Token(upper); err == nil {
 		last = t
 	}
-	var its []kv.Iterator
+	var ssts []manifest.SSTable
 	n := max(r.view.RangeCount(), 1)
 	for rg := manifest.RangeOf(first, n); rg <= manifest.RangeOf(last, n); rg++ {
-		for _, t := range r.view.SSTablesInRange(tbl.ID, rg) {
-			if (upper != nil && bytes.Compare(t.FirstKey, upper) >= 0) || (lower != nil && bytes.Compare(t.LastKey, lower) < 0) {
-				continue
-			}
-			rd, err := r.readers.Open(ctx, t.Key)
-			if err != nil {
-				for _, it := range its {
-					it.Close()
-				}
-				return nil, err
-			}
-			its = append(its, rd.NewIter(ctx, lower, upper))
-		}
+		ssts = append(ssts, r.view.SSTablesInRange(tbl.ID, rg)...)
 	}
-	return kv.Merging(model.Merge, its...), nil
+	return mergeSSTables(ctx, ssts, lower, upper, r.readers.Open)
 }
