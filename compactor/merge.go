@@ -52,7 +52,7 @@
 //
 //	<Options.ObjectPrefix>/<table>/<job ID>/<%05d output number>.sst
 //
-// with the writer settings flushes use (partition filter, entry statistics).
+// through tablestore, as flushes are (partition filter, entry statistics).
 // A new output starts at the first partition boundary after the current one
 // has sent Job.TargetSize bytes to the store, so no partition is ever split
 // and the outputs of one job never overlap. The manifest entries Run returns
