@@ -53,15 +53,13 @@ func Create(ctx context.Context, store objectstore.Store, key string, opts sstab
 	if err != nil {
 		return nil, fmt.Errorf("upload %s: %w", key, err)
 	}
-	w := newWriter(up, opts)
+	w := NewWriter(up, opts)
 	w.key, w.up = key, up
 	return w, nil
 }
 
 // NewWriter returns a Writer of an SSTable to dst, configured as Create's.
-func NewWriter(dst io.Writer, opts sstable.WriterOptions) *Writer { return newWriter(dst, opts) }
-
-func newWriter(dst io.Writer, opts sstable.WriterOptions) *Writer {
+func NewWriter(dst io.Writer, opts sstable.WriterOptions) *Writer {
 	w := &Writer{dst: dst}
 	opts.Split, opts.Stats = Split, w.stats
 	w.sw = sstable.NewWriter(countingWriter{w}, opts)
@@ -99,42 +97,54 @@ func (w *Writer) stats(_, value []byte) sstable.EntryStats {
 // must be model values.
 func (w *Writer) Add(key, value []byte) error {
 	if err := w.sw.Add(key, value); err != nil {
-		return fmt.Errorf("write %s: %w", w.key, err)
+		return w.fail("write", err)
 	}
 	if err := w.statsErr; err != nil {
 		w.statsErr = nil
-		return fmt.Errorf("write %s: value of %x: %w", w.key, key, err)
+		return w.fail("write", fmt.Errorf("value of %x: %w", key, err))
 	}
 	return nil
+}
+
+// fail names the object, if any, in an error.
+func (w *Writer) fail(op string, err error) error {
+	if w.key == "" {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	return fmt.Errorf("%s %s: %w", op, w.key, err)
 }
 
 // Written returns the number of bytes sent so far.
 func (w *Writer) Written() int64 { return w.n }
 
 // Close finishes the SSTable and, for Create, its upload. An SSTable with
-// no entries is not uploaded (its upload is aborted) and has a zero Size.
-// On an error, the upload is aborted or failed.
+// no entries has no token range, and for Create nothing is stored (its
+// upload is aborted) and its Size is 0. On an error, the upload is aborted
+// or failed.
 func (w *Writer) Close() (Table, error) {
 	props, err := w.sw.Close()
 	if err != nil {
 		w.Abort()
-		return Table{}, fmt.Errorf("write %s: %w", w.key, err)
-	}
-	if props.Entries == 0 {
-		w.Abort()
-		return Table{Props: props}, nil
+		return Table{}, w.fail("write", err)
 	}
 	t := Table{Size: w.n, Props: props}
+	if props.Entries == 0 {
+		if w.up != nil {
+			w.Abort()
+			t.Size = 0
+		}
+		return t, nil
+	}
 	if t.MinToken, err = keys.Token(props.FirstKey); err == nil {
 		t.MaxToken, err = keys.Token(props.LastKey)
 	}
 	if err != nil {
 		w.Abort()
-		return Table{}, fmt.Errorf("write %s: %w", w.key, err)
+		return Table{}, w.fail("write", err)
 	}
 	if w.up != nil {
 		if err := w.up.Close(); err != nil {
-			return Table{}, fmt.Errorf("upload %s: %w", w.key, err)
+			return Table{}, w.fail("upload", err)
 		}
 	}
 	return t, nil
