@@ -24,6 +24,7 @@ import (
 	"github.com/sedimentdb/sediment/internal/model"
 	"github.com/sedimentdb/sediment/internal/sstable"
 	"github.com/sedimentdb/sediment/internal/storage"
+	"github.com/sedimentdb/sediment/internal/tablestore"
 	"github.com/sedimentdb/sediment/internal/token"
 	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/manifest"
@@ -162,8 +163,8 @@ func newAmpEnv(b *testing.B) *ampEnv {
 	cfg.Commitlog.Dir = filepath.Join(dir, "commitlog")
 	env.node, err = ingest.OpenNode(ctx, cfg, ingest.Deps{
 		FS: vfs.Default, Store: store,
-		Committer:  engine.NewViewCommitter(mc, env.view),
-		Reader:     engine.NewTableReader(env.view, store, nil, 0),
+		Committer:  ingest.NewViewCommitter(mc, env.view),
+		Reader:     ingest.NewViewReader(env.view, tablestore.NewReaderCache(store, nil, 0)),
 		Registerer: prometheus.NewRegistry(),
 		Ranges:     ampRanges,
 		L0:         ampL0Gauge{env},
@@ -334,13 +335,11 @@ func (env *ampEnv) readAmp(b *testing.B, written []atomic.Bool) (mean, bloomMean
 	for r := range ampRanges {
 		byRange[r] = env.view.SSTablesInRange(env.table, r)
 		for _, t := range byRange[r] {
-			obj, err := objectstore.NewReaderAt(ctx, env.store, t.Key)
+			rd, err := tablestore.Open(ctx, env.store, t.Key, nil)
 			if err != nil {
 				b.Fatal(err)
 			}
-			if readers[t.Key], err = sstable.Open(ctx, obj, obj.Size(), sstable.ReaderOptions{}); err != nil {
-				b.Fatal(err)
-			}
+			readers[t.Key] = rd
 		}
 	}
 	total, passed := 0, 0

@@ -97,11 +97,9 @@ func completeFlushes(ctx context.Context, m *manifest.Manifest, j *QueuedJob) ([
 		return nil, err
 	}
 	tables := []uuid.UUID{j.Table}
-	for _, ks := range s.Keyspaces {
-		for _, t := range ks.Tables {
-			if t.ID != j.Table {
-				tables = append(tables, t.ID)
-			}
+	for _, t := range s.Tables() {
+		if t.ID != j.Table {
+			tables = append(tables, t.ID)
 		}
 	}
 	var f manifest.Flushes

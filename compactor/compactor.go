@@ -195,12 +195,8 @@ func UnflushedBound(m *manifest.Manifest, window time.Duration, now func() time.
 
 // gcGrace returns the gc_grace_seconds of the table with ID table.
 func gcGrace(v *manifest.View, table uuid.UUID) (int32, bool) {
-	for _, ks := range v.Schema().Keyspaces {
-		for _, t := range ks.Tables {
-			if t.ID == table {
-				return t.Options.GCGraceSeconds, true
-			}
-		}
+	if t := v.TableByID(table); t != nil {
+		return t.Options.GCGraceSeconds, true
 	}
 	return 0, false
 }

@@ -21,9 +21,6 @@ type L0Gauge struct {
 	mu     sync.Mutex
 	rev    uint64    // SSTablesRevision the cache is for
 	schema uuid.UUID // SchemaVersion the cache is for
-	// tables maps a TableID to the tables of the schema that have it
-	// (two, rarely, and then the higher pressure counts).
-	tables map[storage.TableID][]*manifest.Table
 	// ranges caches the pressure by table and range; a table with no
 	// L0 in a range has no entry.
 	ranges map[storage.TableID]map[int]float64
@@ -38,24 +35,16 @@ func NewL0Gauge(v *manifest.View) *L0Gauge { return &L0Gauge{view: v} }
 func (g *L0Gauge) L0Pressure(table storage.TableID, r int) float64 {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if v := g.view.SchemaVersion(); g.tables == nil || v != g.schema {
-		g.schema, g.tables, g.ranges = v, map[storage.TableID][]*manifest.Table{}, nil
-		if s := g.view.Schema(); s != nil {
-			for _, ks := range s.Keyspaces {
-				for _, t := range ks.Tables {
-					id := storage.TableIDOf(t.ID)
-					g.tables[id] = append(g.tables[id], t)
-				}
-			}
-		}
-	}
-	if rev := g.view.SSTablesRevision(); g.ranges == nil || rev != g.rev {
-		g.rev, g.ranges = rev, map[storage.TableID]map[int]float64{}
+	s := g.view.Schema()
+	if rev := g.view.SSTablesRevision(); g.ranges == nil || rev != g.rev || s.Version != g.schema {
+		g.rev, g.schema, g.ranges = rev, s.Version, map[storage.TableID]map[int]float64{}
 	}
 	byRange, ok := g.ranges[table]
 	if !ok {
 		byRange = map[int]float64{}
-		for _, t := range g.tables[table] {
+		// Two tables share a TableID only rarely; then the higher
+		// pressure counts.
+		for _, t := range s.TablesByShortID(uint32(table)) {
 			st, err := ParseStrategy(t.Options.Compaction)
 			if err != nil {
 				st = DefaultStrategy() // checked at DDL; an old schema may predate that

@@ -52,7 +52,7 @@
 //
 //	<Options.ObjectPrefix>/<table>/<job ID>/<%05d output number>.sst
 //
-// with the writer settings flushes use (partition filter, entry statistics).
+// through tablestore, as flushes are (partition filter, entry statistics).
 // A new output starts at the first partition boundary after the current one
 // has sent Job.TargetSize bytes to the store, so no partition is ever split
 // and the outputs of one job never overlap. The manifest entries Run returns
@@ -70,7 +70,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 	"time"
 
@@ -80,6 +79,7 @@ import (
 	"github.com/sedimentdb/sediment/internal/kv"
 	"github.com/sedimentdb/sediment/internal/model"
 	"github.com/sedimentdb/sediment/internal/sstable"
+	"github.com/sedimentdb/sediment/internal/tablestore"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/objectstore"
 )
@@ -238,7 +238,6 @@ type merger struct {
 	// expire by Now or be purged: then rows no header deletes are copied
 	// without decoding.
 	mayPurge bool
-	statsErr error // of the last value whose statistics failed
 	stats    Stats
 	mem      gauge
 	inputs   []*readahead
@@ -264,7 +263,7 @@ func (m *merger) openInputs(ctx context.Context) (kv.Iterator, error) {
 	for _, in := range m.job.Inputs {
 		ra := newReadahead(ctx, m.store, in.Key, in.Size, chunk, &m.mem)
 		m.inputs = append(m.inputs, ra)
-		r, err := sstable.Open(ctx, ra, in.Size, sstable.ReaderOptions{TailSize: m.opts.TailSize, Split: splitPartition})
+		r, err := tablestore.OpenAt(ctx, ra, in.Size, m.opts.TailSize)
 		if err != nil {
 			closeAll(iters)
 			return nil, fmt.Errorf("open %s: %w", in.Key, err)
@@ -357,7 +356,7 @@ func (m *merger) startPartition(ctx context.Context, prefix []byte) error {
 	m.part = append(m.part[:0], prefix...)
 	m.hasHdr = false
 	m.stats.Partitions++
-	if m.out != nil && m.job.TargetSize > 0 && m.out.cw.n >= m.job.TargetSize {
+	if m.out != nil && m.job.TargetSize > 0 && m.out.w.Written() >= m.job.TargetSize {
 		if err := m.finishOutput(); err != nil {
 			return err
 		}
@@ -426,69 +425,26 @@ func (m *merger) addRow(key, clustering, value []byte) error {
 
 func (m *merger) write(key, value []byte) error {
 	m.stats.OutputEntries++
-	if err := m.out.sw.Add(key, value); err != nil {
-		return fmt.Errorf("write %s: %w", m.out.key, err)
-	}
-	if m.statsErr != nil {
-		return fmt.Errorf("value of %x: %w", key, m.statsErr)
-	}
-	return nil
-}
-
-// entryStats reports a value's statistics for the SSTable properties, as
-// flushes do, and keeps the error of a value that does not decode.
-func (m *merger) entryStats(_, value []byte) sstable.EntryStats {
-	st, err := model.ValueStats(value)
-	if err != nil {
-		m.statsErr = err
-		return sstable.EntryStats{MinTimestamp: math.MaxInt64, MaxTimestamp: math.MinInt64, MinLocalDeletionTime: sstable.NoDeletionTime}
-	}
-	return sstable.EntryStats{
-		MinTimestamp:         st.MinTimestamp,
-		MaxTimestamp:         st.MaxTimestamp,
-		MinLocalDeletionTime: st.MinLocalDeletionTime,
-		Rows:                 uint64(st.Rows),
-		Cells:                uint64(st.Cells),
-		Tombstones:           uint64(st.Tombstones),
-	}
+	return m.out.w.Add(key, value)
 }
 
 // output is the SSTable being written.
 type output struct {
 	key string
-	w   objectstore.Writer
-	cw  countingWriter
-	sw  *sstable.Writer
-}
-
-// countingWriter counts the bytes the SSTable writer sent to the store.
-type countingWriter struct {
-	w interface{ Write([]byte) (int, error) }
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
+	w   *tablestore.Writer
 }
 
 func (m *merger) startOutput(ctx context.Context) error {
 	key := fmt.Sprintf("%s/%s/%s/%05d.sst", m.opts.ObjectPrefix, m.job.Table, m.job.ID, len(m.stats.Written))
-	w, err := m.store.NewWriter(ctx, key)
-	if err != nil {
-		return fmt.Errorf("upload %s: %w", key, err)
-	}
-	m.stats.Written = append(m.stats.Written, key)
-	o := &output{key: key, w: w}
-	o.cw.w = w
 	wo := m.opts.Writer
-	wo.Split = splitPartition
-	wo.Stats = m.entryStats
 	wo.WriterID = "compaction/" + m.job.ID
 	wo.CreatedAt = m.created
-	o.sw = sstable.NewWriter(&o.cw, wo)
-	m.out = o
+	w, err := tablestore.Create(ctx, m.store, key, wo)
+	if err != nil {
+		return err
+	}
+	m.stats.Written = append(m.stats.Written, key)
+	m.out = &output{key: key, w: w}
 	return nil
 }
 
@@ -499,35 +455,20 @@ func (m *merger) finishOutput() error {
 		return nil
 	}
 	m.out = nil
-	props, err := o.sw.Close()
+	tbl, err := o.w.Close()
 	if err != nil {
-		o.w.Abort()
-		return fmt.Errorf("write %s: %w", o.key, err)
+		return err
 	}
-	if props.Entries == 0 {
-		// Everything the partitions held was purged.
-		o.w.Abort()
-		return nil
+	if tbl.Props.Entries == 0 {
+		return nil // everything the partitions held was purged: not stored
 	}
-	minTok, err := keys.Token(props.FirstKey)
-	if err != nil {
-		o.w.Abort()
-		return fmt.Errorf("write %s: %w", o.key, err)
-	}
-	maxTok, err := keys.Token(props.LastKey)
-	if err != nil {
-		o.w.Abort()
-		return fmt.Errorf("write %s: %w", o.key, err)
-	}
-	if err := o.w.Close(); err != nil {
-		return fmt.Errorf("upload %s: %w", o.key, err)
-	}
+	props := tbl.Props
 	t := manifest.SSTable{
 		Key:          o.key,
-		Size:         o.cw.n,
+		Size:         tbl.Size,
 		Level:        m.job.OutputLevel,
-		MinToken:     minTok,
-		MaxToken:     maxTok,
+		MinToken:     tbl.MinToken,
+		MaxToken:     tbl.MaxToken,
 		FirstKey:     props.FirstKey,
 		LastKey:      props.LastKey,
 		MinTimestamp: props.MinTimestamp,
@@ -540,16 +481,6 @@ func (m *merger) finishOutput() error {
 		}
 	}
 	m.outputs = append(m.outputs, t)
-	m.stats.OutputBytes += o.cw.n
+	m.stats.OutputBytes += tbl.Size
 	return nil
-}
-
-// splitPartition is the flushes' Split: the partition prefix of a storage
-// key, which the filter holds.
-func splitPartition(key []byte) int {
-	n, err := keys.PartitionPrefixLen(key)
-	if err != nil {
-		return len(key) // add rejects such keys before the writer sees them
-	}
-	return n
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sedimentdb/sediment/internal/model"
 	"github.com/sedimentdb/sediment/internal/sstable"
+	"github.com/sedimentdb/sediment/internal/tablestore"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/objectstore"
 	"github.com/sedimentdb/sediment/objectstore/faultstore"
@@ -65,11 +66,7 @@ func TestMemoryBounded(t *testing.T) {
 	// Open reads each input's metadata once, one input at a time.
 	var meta int64
 	for _, in := range ins {
-		ra, err := objectstore.NewReaderAt(context.Background(), s, in.Key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := sstable.Open(context.Background(), ra, ra.Size(), sstable.ReaderOptions{})
+		r, err := tablestore.Open(context.Background(), s, in.Key, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

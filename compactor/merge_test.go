@@ -19,6 +19,7 @@ import (
 	"github.com/sedimentdb/sediment/internal/kv"
 	"github.com/sedimentdb/sediment/internal/model"
 	"github.com/sedimentdb/sediment/internal/sstable"
+	"github.com/sedimentdb/sediment/internal/tablestore"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/objectstore"
 )
@@ -186,27 +187,22 @@ func sortedEntries(m map[string][]byte) []entry {
 // its manifest entry.
 func writeTable(t testing.TB, s objectstore.Store, key string, es []entry, opts sstable.WriterOptions) manifest.SSTable {
 	t.Helper()
-	w, err := s.NewWriter(context.Background(), key)
+	w, err := tablestore.Create(context.Background(), s, key, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cw := &countingWriter{w: w}
-	opts.Split, opts.Stats = splitPartition, (&merger{}).entryStats
-	sw := sstable.NewWriter(cw, opts)
 	for _, e := range es {
-		if err := sw.Add(e.key, e.value); err != nil {
+		if err := w.Add(e.key, e.value); err != nil {
 			t.Fatal(err)
 		}
 	}
-	props, err := sw.Close()
+	tbl, err := w.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	props := tbl.Props
 	return manifest.SSTable{
-		Key: key, Size: cw.n, FirstKey: props.FirstKey, LastKey: props.LastKey,
+		Key: key, Size: tbl.Size, FirstKey: props.FirstKey, LastKey: props.LastKey,
 		MinTimestamp: props.MinTimestamp, MaxTimestamp: props.MaxTimestamp,
 	}
 }
@@ -236,11 +232,7 @@ func readTables(t testing.TB, s objectstore.Store, ssts []manifest.SSTable) []en
 	t.Helper()
 	var es []entry
 	for _, sst := range ssts {
-		ra, err := objectstore.NewReaderAt(context.Background(), s, sst.Key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := sstable.Open(context.Background(), ra, ra.Size(), sstable.ReaderOptions{})
+		r, err := tablestore.Open(context.Background(), s, sst.Key, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,7 +1,6 @@
 package compactor
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -163,7 +162,7 @@ func (p *Planner) Tick(ctx context.Context) (int, error) {
 	}
 	n := 0
 	seen := map[uuid.UUID]bool{}
-	for _, t := range p.schemaTables() {
+	for _, t := range p.v.Schema().Tables() {
 		seen[t.ID] = true
 		s := p.strategy(t)
 		snap := SnapshotOf(p.v, t.ID)
@@ -174,9 +173,9 @@ func (p *Planner) Tick(ctx context.Context) (int, error) {
 			plans, left = s.PlanMajor(snap, busy, req.RequestedAt)
 			if len(left) == 0 {
 				if err := p.v.Manifest().FinishCompactionRequest(ctx, t.ID, req.ID); err != nil {
-					return n, fmt.Errorf("compaction: finish the compaction request of %s.%s: %w", t.keyspace, t.Name, err)
+					return n, fmt.Errorf("compaction: finish the compaction request of %s.%s: %w", t.Keyspace, t.Name, err)
 				}
-				p.log.Info("major compaction done", "keyspace", t.keyspace, "table", t.Name, "request", req.ID)
+				p.log.Info("major compaction done", "keyspace", t.Keyspace, "table", t.Name, "request", req.ID)
 			}
 			// The ranges the major compaction has yet to cover are its
 			// alone: the strategy's plans there would only delay it.
@@ -195,7 +194,7 @@ func (p *Planner) Tick(ctx context.Context) (int, error) {
 			}
 			if err := p.opts.Submit(ctx, plan); err != nil {
 				p.failures.Inc()
-				return n, fmt.Errorf("compaction: submit plan of %s.%s range %d: %w", t.keyspace, t.Name, plan.Range, err)
+				return n, fmt.Errorf("compaction: submit plan of %s.%s range %d: %w", t.Keyspace, t.Name, plan.Range, err)
 			}
 			p.plans.Inc()
 			p.submitted = append(p.submitted, submission{plan, p.opts.Now()})
@@ -265,28 +264,9 @@ func (p *Planner) running() []Plan {
 	return out
 }
 
-type namedTable struct {
-	*manifest.Table
-	keyspace string
-}
-
-// schemaTables returns the tables in a fixed order.
-func (p *Planner) schemaTables() []namedTable {
-	var out []namedTable
-	for _, ks := range p.v.Schema().Keyspaces {
-		for _, t := range ks.Tables {
-			out = append(out, namedTable{t, ks.Name})
-		}
-	}
-	slices.SortFunc(out, func(a, b namedTable) int {
-		return cmp.Or(cmp.Compare(a.keyspace, b.keyspace), cmp.Compare(a.Name, b.Name))
-	})
-	return out
-}
-
 // strategy returns the table's strategy, or the default if its options are
 // invalid, which is logged once per change of them.
-func (p *Planner) strategy(t namedTable) Strategy {
+func (p *Planner) strategy(t *manifest.Table) Strategy {
 	s, err := ParseStrategy(t.Options.Compaction)
 	if err == nil {
 		delete(p.badOpts, t.ID)
@@ -294,13 +274,13 @@ func (p *Planner) strategy(t namedTable) Strategy {
 	}
 	if p.badOpts[t.ID] != err.Error() {
 		p.badOpts[t.ID] = err.Error()
-		p.log.Warn("invalid compaction options; using the defaults", "keyspace", t.keyspace, "table", t.Name, "err", err)
+		p.log.Warn("invalid compaction options; using the defaults", "keyspace", t.Keyspace, "table", t.Name, "err", err)
 	}
 	return DefaultStrategy()
 }
 
-func (p *Planner) report(t namedTable, s Strategy, snap Snapshot) {
-	labels := []string{t.keyspace, t.Name}
+func (p *Planner) report(t *manifest.Table, s Strategy, snap Snapshot) {
+	labels := []string{t.Keyspace, t.Name}
 	if old, ok := p.tables[t.ID]; ok && !slices.Equal(old, labels) {
 		p.forget(t.ID, old)
 	}

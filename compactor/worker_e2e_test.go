@@ -17,6 +17,7 @@ import (
 	"github.com/sedimentdb/sediment/internal/keys"
 	"github.com/sedimentdb/sediment/internal/model"
 	"github.com/sedimentdb/sediment/internal/storage"
+	"github.com/sedimentdb/sediment/internal/tablestore"
 	"github.com/sedimentdb/sediment/internal/token"
 	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/manifest"
@@ -255,8 +256,8 @@ func newNodeEnv(t *testing.T, ranges int, opts *manifest.TableOptions) *nodeEnv 
 	cfg.Commitlog.Dir = "commitlog"
 	node, err := ingest.OpenNode(ctx, cfg, ingest.Deps{
 		FS: vfs.NewMem(), Store: store,
-		Committer:  engine.NewViewCommitter(mc, view),
-		Reader:     engine.NewTableReader(view, store, nil, 0),
+		Committer:  ingest.NewViewCommitter(mc, view),
+		Reader:     ingest.NewViewReader(view, tablestore.NewReaderCache(store, nil, 0)),
 		Registerer: prometheus.NewRegistry(),
 		ChunkSize:  16 << 10,
 		Ranges:     ranges,

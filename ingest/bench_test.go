@@ -21,6 +21,7 @@ import (
 	"github.com/sedimentdb/sediment/internal/model"
 	"github.com/sedimentdb/sediment/internal/sstable"
 	"github.com/sedimentdb/sediment/internal/storage"
+	"github.com/sedimentdb/sediment/internal/tablestore"
 	"github.com/sedimentdb/sediment/internal/testserver"
 	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/objectstore"
@@ -213,7 +214,7 @@ func BenchmarkFlushMinIO(b *testing.B) {
 	bare := func(b *testing.B) {
 		b.SetBytes(raw)
 		for b.Loop() {
-			w := sstable.NewWriter(discard{}, sstable.WriterOptions{Split: splitPartition, Stats: entryStats, WriterID: "bench", CreatedAt: time.Now()})
+			w := tablestore.NewWriter(discard{}, sstable.WriterOptions{WriterID: "bench", CreatedAt: time.Now()})
 			for _, e := range entries {
 				if err := w.Add(e.Key, e.Value); err != nil {
 					b.Fatal(err)

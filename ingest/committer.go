@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/sedimentdb/sediment/internal/model"
 	"github.com/sedimentdb/sediment/internal/sstable"
 	"github.com/sedimentdb/sediment/internal/storage"
+	"github.com/sedimentdb/sediment/internal/tablestore"
 	"github.com/sedimentdb/sediment/objectstore"
 )
 
@@ -199,13 +199,9 @@ func (c *MemCommitter) open(ctx context.Context, t *memTable) (*sstable.Reader, 
 	if r != nil {
 		return r, nil
 	}
-	ra, err := objectstore.NewReaderAt(ctx, c.store, t.Key)
+	r, err := tablestore.Open(ctx, c.store, t.Key, nil)
 	if err != nil {
-		return nil, fmt.Errorf("ingest: open %s: %w", t.Key, err)
-	}
-	r, err = sstable.Open(ctx, ra, ra.Size(), sstable.ReaderOptions{Split: splitPartition})
-	if err != nil {
-		return nil, fmt.Errorf("ingest: open %s: %w", t.Key, err)
+		return nil, err
 	}
 	c.mu.Lock()
 	t.r = r

@@ -8,6 +8,7 @@ import (
 	"github.com/sedimentdb/sediment/internal/commitlog"
 	"github.com/sedimentdb/sediment/internal/sstable"
 	"github.com/sedimentdb/sediment/internal/storage"
+	"github.com/sedimentdb/sediment/internal/tablestore"
 	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/objectstore"
 )
@@ -16,16 +17,17 @@ import (
 func putTable(t *testing.T, store objectstore.Store, name string, table storage.TableID, rows ...*storage.Mutation) SSTable {
 	t.Helper()
 	var buf bytes.Buffer
-	w := sstable.NewWriter(&buf, sstable.WriterOptions{Split: splitPartition, Stats: entryStats})
+	w := tablestore.NewWriter(&buf, sstable.WriterOptions{})
 	for _, m := range rows {
 		if err := w.Add(m.Entries[0].Key, m.Entries[0].Value); err != nil {
 			t.Fatal(err)
 		}
 	}
-	props, err := w.Close()
+	tbl, err := w.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
+	props := tbl.Props
 	if _, err := store.Put(context.Background(), name, buf.Bytes()); err != nil {
 		t.Fatal(err)
 	}

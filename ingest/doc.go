@@ -55,8 +55,8 @@
 //
 //  1. For each table and token range (Deps.Ranges, the manifest's split of
 //     the ring, so that each SSTable lies in one range) that the memtable
-//     holds entries of, stream an SSTable into the bucket (objectstore
-//     Writer). The object's name is fixed by the table, the shard, From,
+//     holds entries of, stream an SSTable into the bucket
+//     (tablestore.Create). The object's name is fixed by the table, the shard, From,
 //     Through and the range, so equal names hold equal entries. A crash
 //     here leaves no object or an orphan nobody refers to; the records are
 //     in the commitlog and replay restores them.
@@ -83,12 +83,19 @@
 // SSTables repeat some recorded entries, which reads merge away (merging is
 // idempotent).
 //
-// A commit fenced because another node now owns a range (storage.ErrFenced)
-// is final: the shard stops flushing and fails every later write with an
-// error matching storage.ErrFenced (and manifest.ErrFenced), since it could
-// never make them durable in the manifest. Its memtables still serve reads,
-// its records stay in the commitlog, and a reopened shard that owns the
-// ranges again replays and commits them.
+// A node whose memtables are read together with a manifest View's SSTables
+// (the engine's read path, in process or over rpc) commits through a
+// ViewCommitter, which returns only once the View shows the flush, so that
+// step 3 never drops what a read could not find in the View; its
+// conditional writes read the committed SSTables through a ViewReader over
+// the same View.
+//
+// A commit fenced because another node now owns a range (storage.ErrFenced) is
+// final: the shard stops flushing and fails every later write with an
+// error matching storage.ErrFenced (and manifest.ErrFenced), since it could never
+// make them durable in the manifest. Its memtables still serve reads, its
+// records stay in the commitlog, and a reopened shard that owns the ranges
+// again replays and commits them.
 //
 // Commits follow log order, so the committed Throughs of a shard only grow and
 // one position says what the SSTables hold. A failed step is retried with

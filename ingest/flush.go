@@ -13,37 +13,11 @@ import (
 	"github.com/sedimentdb/sediment/internal/commitlog"
 	"github.com/sedimentdb/sediment/internal/keys"
 	"github.com/sedimentdb/sediment/internal/kv"
-	"github.com/sedimentdb/sediment/internal/model"
 	"github.com/sedimentdb/sediment/internal/sstable"
 	"github.com/sedimentdb/sediment/internal/storage"
+	"github.com/sedimentdb/sediment/internal/tablestore"
 	"github.com/sedimentdb/sediment/manifest"
 )
-
-// splitPartition is the SSTables' Split: the partition prefix of a storage
-// key, which the partition filter holds.
-func splitPartition(key []byte) int {
-	n, err := keys.PartitionPrefixLen(key)
-	if err != nil {
-		return len(key) // not written by the shard, which validates keys
-	}
-	return n
-}
-
-// entryStats reports a value's statistics for the SSTable properties.
-func entryStats(_, value []byte) sstable.EntryStats {
-	st, err := model.ValueStats(value)
-	if err != nil {
-		return sstable.EntryStats{MinLocalDeletionTime: sstable.NoDeletionTime}
-	}
-	return sstable.EntryStats{
-		MinTimestamp:         st.MinTimestamp,
-		MaxTimestamp:         st.MaxTimestamp,
-		MinLocalDeletionTime: st.MinLocalDeletionTime,
-		Rows:                 uint64(st.Rows),
-		Cells:                uint64(st.Cells),
-		Tombstones:           uint64(st.Tombstones),
-	}
-}
 
 // flushLoop flushes the immutable memtables, oldest first, one at a time:
 // commits must follow log order, since each records that everything up to
@@ -290,26 +264,22 @@ func (s *Shard) objectKey(table storage.TableID, from, through commitlog.Positio
 // about 40% more CPU per flush, and on a busy machine the flush took longer.
 func (s *Shard) writeTable(ctx context.Context, t SSTable, created time.Time, it kv.Iterator, end []byte) (SSTable, bool, error) {
 	// The store aborts the upload if ctx ends (Close abandons flushes).
-	w, err := s.deps.Store.NewWriter(ctx, t.Key)
-	if err != nil {
-		return SSTable{}, false, fmt.Errorf("upload %s: %w", t.Key, err)
-	}
-	cw := &countingWriter{w: w}
-	sw := sstable.NewWriter(cw, sstable.WriterOptions{
-		Split:     splitPartition,
-		Stats:     entryStats,
+	w, err := tablestore.Create(ctx, s.deps.Store, t.Key, sstable.WriterOptions{
 		WriterID:  fmt.Sprintf("ingest/shard-%d", s.id),
 		CreatedAt: created,
 	})
+	if err != nil {
+		return SSTable{}, false, err
+	}
 	valid := true
 	for valid {
 		k := it.Key()
 		if storage.TableID(binary.BigEndian.Uint32(k)) != t.Table || (end != nil && bytes.Compare(k, end) >= 0) {
 			break
 		}
-		if err := sw.Add(k[tablePrefixLen:], it.Value()); err != nil {
+		if err := w.Add(k[tablePrefixLen:], it.Value()); err != nil {
 			w.Abort()
-			return SSTable{}, false, fmt.Errorf("write %s: %w", t.Key, err)
+			return SSTable{}, false, err
 		}
 		valid = it.Next()
 	}
@@ -317,35 +287,16 @@ func (s *Shard) writeTable(ctx context.Context, t SSTable, created time.Time, it
 		w.Abort()
 		return SSTable{}, false, err
 	}
-	props, err := sw.Close()
+	// The iterator stood at an entry of t, so t is not empty.
+	tbl, err := w.Close()
 	if err != nil {
-		w.Abort()
-		return SSTable{}, false, fmt.Errorf("write %s: %w", t.Key, err)
+		return SSTable{}, false, err
 	}
-	if err := w.Close(); err != nil {
-		return SSTable{}, false, fmt.Errorf("upload %s: %w", t.Key, err)
-	}
-	t.Size = cw.n
+	props := tbl.Props
+	t.Size, t.MinToken, t.MaxToken = tbl.Size, tbl.MinToken, tbl.MaxToken
 	t.FirstKey, t.LastKey, t.Entries = props.FirstKey, props.LastKey, props.Entries
 	t.MinTimestamp, t.MaxTimestamp = props.MinTimestamp, props.MaxTimestamp
 	t.Created = created.UTC()
-	if t.MinToken, err = keys.Token(t.FirstKey); err == nil {
-		t.MaxToken, err = keys.Token(t.LastKey)
-	}
-	if err != nil {
-		return SSTable{}, false, fmt.Errorf("write %s: %w", t.Key, err)
-	}
-	s.m.flushedBytes.Add(float64(cw.n))
+	s.m.flushedBytes.Add(float64(tbl.Size))
 	return t, valid, nil
-}
-
-type countingWriter struct {
-	w interface{ Write([]byte) (int, error) }
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }

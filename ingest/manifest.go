@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,11 +17,12 @@ import (
 	"github.com/sedimentdb/sediment/internal/model"
 	"github.com/sedimentdb/sediment/internal/sstable"
 	"github.com/sedimentdb/sediment/internal/storage"
+	"github.com/sedimentdb/sediment/internal/tablestore"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/objectstore"
 )
 
-// errAmbiguousTable means two tables of the schema share a TableID.
+// errAmbiguousTable means two tables of the schema share a storage.TableID.
 var errAmbiguousTable = errors.New("ingest: two tables share a table ID")
 
 // ManifestCommitter is the FlushCommitter and TableReader of a node in a
@@ -122,37 +124,26 @@ func (c *ManifestCommitter) Release(ctx context.Context, r int) error {
 	return nil
 }
 
-// tables maps TableIDs to the schema's tables; ambiguous IDs map to
-// uuid.Nil.
-func (c *ManifestCommitter) tables(ctx context.Context) (map[storage.TableID]uuid.UUID, error) {
+// tableOf returns the table of s that id names, nil if none does. Two
+// tables that share id are an error: guessing could mix their data.
+func tableOf(s *manifest.Schema, id storage.TableID) (*manifest.Table, error) {
+	switch ts := s.TablesByShortID(uint32(id)); len(ts) {
+	case 0:
+		return nil, nil
+	case 1:
+		return ts[0], nil
+	default:
+		return nil, fmt.Errorf("%w: %08x", errAmbiguousTable, uint32(id))
+	}
+}
+
+// table returns the table id names in the current schema, or nil.
+func (c *ManifestCommitter) table(ctx context.Context, id storage.TableID) (*manifest.Table, error) {
 	s, err := c.m.Schema(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := map[storage.TableID]uuid.UUID{}
-	for _, ks := range s.Keyspaces {
-		for _, t := range ks.Tables {
-			id := storage.TableIDOf(t.ID)
-			if _, dup := out[id]; dup {
-				out[id] = uuid.Nil
-				continue
-			}
-			out[id] = t.ID
-		}
-	}
-	return out, nil
-}
-
-func (c *ManifestCommitter) table(ctx context.Context, id storage.TableID) (uuid.UUID, bool, error) {
-	ts, err := c.tables(ctx)
-	if err != nil {
-		return uuid.Nil, false, err
-	}
-	u, ok := ts[id]
-	if ok && u == uuid.Nil {
-		return uuid.Nil, false, fmt.Errorf("%w: %08x", errAmbiguousTable, uint32(id))
-	}
-	return u, ok, nil
+	return tableOf(s, id)
 }
 
 // Commit implements FlushCommitter: one fenced manifest commit per SSTable.
@@ -160,31 +151,32 @@ func (c *ManifestCommitter) table(ctx context.Context, id storage.TableID) (uuid
 // fails with an error matching both ErrFenced and, in the second case,
 // manifest.ErrFenced.
 func (c *ManifestCommitter) Commit(ctx context.Context, f Flush) error {
-	ids, err := c.tables(ctx)
+	s, err := c.m.Schema(ctx)
 	if err != nil {
 		return err
 	}
 	parts := f.Tables[:0:0]
+	var tables []*manifest.Table // of parts
 	for _, t := range f.Tables {
-		u, ok := ids[t.Table]
-		if ok && u == uuid.Nil {
-			return fmt.Errorf("%w: %08x", errAmbiguousTable, uint32(t.Table))
+		tbl, err := tableOf(s, t.Table)
+		if err != nil {
+			return err
 		}
-		if ok {
-			parts = append(parts, t)
+		if tbl != nil {
+			parts, tables = append(parts, t), append(tables, tbl)
 		}
 	}
 	cover := manifest.LogPosition{
 		Node: c.node, Shard: int(f.Shard), Segment: f.Through.Segment, Offset: f.Through.Offset, Parts: len(parts),
 	}
-	for _, t := range parts {
+	for i, t := range parts {
 		c.mu.Lock()
 		epoch, ok := c.epochs[t.Range]
 		c.mu.Unlock()
 		if !ok {
 			return fmt.Errorf("%w: node %q holds no epoch of range %d", storage.ErrFenced, c.node, t.Range)
 		}
-		id := ids[t.Table]
+		id := tables[i].ID
 		sst := toManifest(t, cover)
 		_, err := c.m.CommitSSTables(ctx, manifest.Commit{Table: id, Range: t.Range, Add: []manifest.SSTable{sst}, Epoch: epoch})
 		if errors.Is(err, manifest.ErrExists) {
@@ -227,11 +219,11 @@ func (c *ManifestCommitter) live(ctx context.Context, id uuid.UUID, r int, key s
 
 // Recorded implements FlushCommitter.
 func (c *ManifestCommitter) Recorded(ctx context.Context, t SSTable) (SSTable, bool, error) {
-	id, ok, err := c.table(ctx, t.Table)
-	if err != nil || !ok {
+	tbl, err := c.table(ctx, t.Table)
+	if err != nil || tbl == nil {
 		return SSTable{}, false, err
 	}
-	s, ok, err := c.live(ctx, id, t.Range, t.Key)
+	s, ok, err := c.live(ctx, tbl.ID, t.Range, t.Key)
 	if err != nil || !ok {
 		return SSTable{}, false, err
 	}
@@ -261,16 +253,16 @@ func (c *ManifestCommitter) Partial(ctx context.Context, shard uint32) ([]commit
 // (manifest.Flushes.State: a flush whose parts compaction found all dead
 // counts as complete through the ranges' watermarks).
 func (c *ManifestCommitter) flushes(ctx context.Context, shard uint32) (done commitlog.Position, partial []commitlog.Position, err error) {
-	ids, err := c.tables(ctx)
+	s, err := c.m.Schema(ctx)
 	if err != nil {
 		return done, nil, err
 	}
 	var f manifest.Flushes
-	for _, id := range ids {
-		if id == uuid.Nil {
-			continue
+	for _, t := range s.Tables() {
+		if _, err := tableOf(s, storage.TableIDOf(t.ID)); err != nil {
+			continue // Commit refuses its flushes, so none counts
 		}
-		if err := c.m.TableFlushes(ctx, id, &f); err != nil {
+		if err := c.m.TableFlushes(ctx, t.ID, &f); err != nil {
 			return done, nil, err
 		}
 	}
@@ -285,13 +277,14 @@ func (c *ManifestCommitter) flushes(ctx context.Context, shard uint32) (done com
 // whose key range meets [lower, upper), reading only one range's when the
 // bounds lie in one.
 func (c *ManifestCommitter) NewIter(ctx context.Context, table storage.TableID, lower, upper []byte) (kv.Iterator, error) {
-	id, ok, err := c.table(ctx, table)
+	tbl, err := c.table(ctx, table)
 	if err != nil {
 		return nil, err
 	}
-	if !ok {
+	if tbl == nil {
 		return kv.Merging(model.Merge), nil
 	}
+	id := tbl.ID
 	var ssts []manifest.SSTable
 	n, err := c.m.RangeCount(ctx)
 	if err != nil {
@@ -307,12 +300,20 @@ func (c *ManifestCommitter) NewIter(ctx context.Context, table storage.TableID, 
 	if err != nil {
 		return nil, err
 	}
+	return mergeSSTables(ctx, ssts, lower, upper, func(ctx context.Context, key string) (*sstable.Reader, error) {
+		return tablestore.Open(ctx, c.store, key, nil)
+	})
+}
+
+// mergeSSTables merges the entries in [lower, upper) of those of ssts whose
+// key range meets it, opened by open.
+func mergeSSTables(ctx context.Context, ssts []manifest.SSTable, lower, upper []byte, open func(context.Context, string) (*sstable.Reader, error)) (kv.Iterator, error) {
 	var its []kv.Iterator
 	for _, s := range ssts {
-		if (upper != nil && string(s.FirstKey) >= string(upper)) || (lower != nil && string(s.LastKey) < string(lower)) {
+		if (upper != nil && bytes.Compare(s.FirstKey, upper) >= 0) || (lower != nil && bytes.Compare(s.LastKey, lower) < 0) {
 			continue
 		}
-		r, err := openSSTable(ctx, c.store, s.Key)
+		r, err := open(ctx, s.Key)
 		if err != nil {
 			for _, it := range its {
 				it.Close()
@@ -322,18 +323,6 @@ func (c *ManifestCommitter) NewIter(ctx context.Context, table storage.TableID, 
 		its = append(its, r.NewIter(ctx, lower, upper))
 	}
 	return kv.Merging(model.Merge, its...), nil
-}
-
-func openSSTable(ctx context.Context, store objectstore.Store, key string) (*sstable.Reader, error) {
-	ra, err := objectstore.NewReaderAt(ctx, store, key)
-	if err != nil {
-		return nil, fmt.Errorf("ingest: open %s: %w", key, err)
-	}
-	r, err := sstable.Open(ctx, ra, ra.Size(), sstable.ReaderOptions{Split: splitPartition})
-	if err != nil {
-		return nil, fmt.Errorf("ingest: open %s: %w", key, err)
-	}
-	return r, nil
 }
 
 func toManifest(t SSTable, cover manifest.LogPosition) manifest.SSTable {

@@ -17,6 +17,7 @@ import (
 	"github.com/sedimentdb/sediment/internal/commitlog"
 	"github.com/sedimentdb/sediment/internal/keys"
 	"github.com/sedimentdb/sediment/internal/storage"
+	"github.com/sedimentdb/sediment/internal/tablestore"
 	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/manifest/manifesttest"
@@ -106,7 +107,7 @@ func (c *cluster) stored(table uuid.UUID) int {
 	}
 	n := 0
 	for _, s := range ssts {
-		r, err := openSSTable(ctx, c.store, s.Key)
+		r, err := tablestore.Open(ctx, c.store, s.Key, nil)
 		if err != nil {
 			c.t.Fatal(err)
 		}

@@ -41,6 +41,14 @@
 // version, so it changes with every change and all nodes derive the same
 // one from the same catalog.
 //
+// A table has one handle, its *Table: it names its keyspace, its ID, and
+// its ShortID, the first four bytes of the ID, by which memtables,
+// commitlogs and SSTable object keys know it (CreateTable keeps them
+// distinct). A Schema indexes its tables by both once (NewSchema), and a
+// View builds its Schema once per change of the schema bucket, so lookups
+// by ID (Schema.TableByID, TablesByShortID, View.TableByID) cost a map
+// read.
+//
 // # Values
 //
 // Values are JSON: the catalog is small, changes rarely, and an operator can

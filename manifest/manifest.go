@@ -209,6 +209,9 @@ func decodeDoc(data []byte, v any) error {
 	if dec.More() {
 		return fmt.Errorf("%w: trailing data", ErrCorrupt)
 	}
+	if n, ok := v.(interface{ named() }); ok {
+		n.named() // fields a document implies rather than stores
+	}
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -30,11 +31,25 @@ type Keyspace struct {
 	Version uuid.UUID `json:"version"`
 }
 
+// named sets the Keyspace of the keyspace's tables, once it is decoded.
+func (ks *Keyspace) named() {
+	for _, t := range ks.Tables {
+		t.Keyspace = ks.Name
+	}
+}
+
 // Table is a table's definition. Cells are named by column ID, so IDs are
 // stable across renames and are never reused, even after a drop.
+//
+// A *Table is the handle code carries for a table: it names the table's
+// keyspace, its ID and, through ShortID, the 4-byte ID of memtables and
+// commitlogs.
 type Table struct {
 	ID   uuid.UUID `json:"id"`
 	Name string    `json:"name"`
+	// Keyspace is the name of the keyspace holding the table. It is not
+	// stored: the keyspace document names it (Keyspace.named).
+	Keyspace string `json:"-"`
 	// Columns in definition order.
 	Columns []Column `json:"columns"`
 	// PartitionKey and Clustering list column IDs in key order.
@@ -284,11 +299,49 @@ type ClusteringSpec struct {
 	Desc bool
 }
 
-// Schema is the whole catalog at one version.
+// Schema is the whole catalog at one version, with its tables indexed by
+// ID once, for the lookups that the flush, read and compaction paths make
+// by ID. Build it with NewSchema; like its keyspaces, it must not be
+// modified.
 type Schema struct {
 	Version   uuid.UUID
 	Keyspaces map[string]*Keyspace
+
+	tables  []*Table // by keyspace, then name
+	byID    map[uuid.UUID]*Table
+	byShort map[uint32][]*Table
 }
+
+// NewSchema returns the schema of keyspaces, its version derived from
+// theirs (SchemaVersion), and indexes its tables.
+func NewSchema(keyspaces map[string]*Keyspace) *Schema {
+	if keyspaces == nil {
+		keyspaces = map[string]*Keyspace{}
+	}
+	s := &Schema{Version: SchemaVersion(keyspaces), Keyspaces: keyspaces, byID: map[uuid.UUID]*Table{}, byShort: map[uint32][]*Table{}}
+	for _, ks := range keyspaces {
+		for _, t := range ks.Tables {
+			s.tables = append(s.tables, t)
+			s.byID[t.ID] = t
+			s.byShort[t.ShortID()] = append(s.byShort[t.ShortID()], t)
+		}
+	}
+	slices.SortFunc(s.tables, func(a, b *Table) int {
+		return cmp.Or(strings.Compare(a.Keyspace, b.Keyspace), strings.Compare(a.Name, b.Name))
+	})
+	return s
+}
+
+// Tables returns every table, ordered by keyspace, then name.
+func (s *Schema) Tables() []*Table { return s.tables }
+
+// TableByID returns the table with ID id, or nil.
+func (s *Schema) TableByID(id uuid.UUID) *Table { return s.byID[id] }
+
+// TablesByShortID returns the tables whose ShortID is short: one at most,
+// unless two tables created at once in different keyspaces collided (see
+// CreateTable), which the caller decides how to treat.
+func (s *Schema) TablesByShortID(short uint32) []*Table { return s.byShort[short] }
 
 // schemaNamespace seeds the schema version's name-based UUID.
 var schemaNamespace = uuid.MustParse("4c4e1d2a-6f0b-4bde-9a51-5d1f0b3c7e21")
@@ -322,16 +375,15 @@ func (m *Manifest) Schema(ctx context.Context) (*Schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Schema{Keyspaces: map[string]*Keyspace{}}
+	keyspaces := map[string]*Keyspace{}
 	for key, raw := range docs {
 		ks, err := decoders[kindSchema](key, raw)
 		if err != nil {
 			return nil, fmt.Errorf("%s/%s: %w", m.schema.name, key, err)
 		}
-		s.Keyspaces[ks.(*Keyspace).Name] = ks.(*Keyspace)
+		keyspaces[ks.(*Keyspace).Name] = ks.(*Keyspace)
 	}
-	s.Version = SchemaVersion(s.Keyspaces)
-	return s, nil
+	return NewSchema(keyspaces), nil
 }
 
 // Keyspace reads one keyspace.
@@ -396,6 +448,9 @@ func (m *Manifest) DropKeyspace(ctx context.Context, name string) error {
 // know tables by (storage.TableIDOf): its first four bytes, big-endian.
 func ShortID(id uuid.UUID) uint32 { return binary.BigEndian.Uint32(id[:4]) }
 
+// ShortID returns the ShortID of the table's ID.
+func (t *Table) ShortID() uint32 { return ShortID(t.ID) }
+
 // CreateTable creates a table, assigning its ID and column IDs, and returns
 // it as stored. The ID's ShortID differs from every other table's in the
 // schema as read before the change; only two tables created at the same
@@ -408,10 +463,8 @@ func (m *Manifest) CreateTable(ctx context.Context, spec TableSpec) (*Table, err
 		return nil, err
 	}
 	taken := map[uint32]bool{}
-	for _, ks := range schema.Keyspaces {
-		for _, t := range ks.Tables {
-			taken[ShortID(t.ID)] = true
-		}
+	for _, t := range schema.Tables() {
+		taken[t.ShortID()] = true
 	}
 	err = m.updateKeyspace(ctx, spec.Keyspace, func(ks *Keyspace) error {
 		if ks.Tables[spec.Name] != nil {
@@ -422,7 +475,7 @@ func (m *Manifest) CreateTable(ctx context.Context, spec TableSpec) (*Table, err
 			return err
 		}
 		for _, o := range ks.Tables {
-			taken[ShortID(o.ID)] = true
+			taken[o.ShortID()] = true
 		}
 		t.ID = freshID(taken, t.ID, uuid.New)
 		if ks.Tables == nil {
@@ -450,7 +503,7 @@ func newTable(spec TableSpec, ks *Keyspace) (*Table, error) {
 	if spec.Name == "" || len(spec.PartitionKey) == 0 {
 		return nil, fmt.Errorf("%w: table needs a name and a partition key", ErrInvalid)
 	}
-	t := &Table{ID: uuid.New(), Name: spec.Name, Options: withDefaults(spec.Options)}
+	t := &Table{ID: uuid.New(), Name: spec.Name, Keyspace: ks.Name, Options: withDefaults(spec.Options)}
 	ids := map[string]uint32{}
 	for _, c := range spec.Columns {
 		if _, dup := ids[c.Name]; dup || c.Name == "" {

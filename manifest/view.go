@@ -25,9 +25,11 @@ type View struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu      sync.RWMutex
-	docs    map[string]map[string]any // bucket kind → KV key → decoded document
-	version uuid.UUID                 // schema version
+	mu   sync.RWMutex
+	docs map[string]map[string]any // bucket kind → KV key → decoded document
+	// schema is built from the schema documents at each change of them,
+	// so that its index serves every lookup until the next.
+	schema *Schema
 	// tables indexes the sstables documents by table and range.
 	tables map[uuid.UUID]map[int]*TableSSTables
 	// sstRev is the highest revision of the sstables bucket applied.
@@ -81,7 +83,7 @@ func decodeAt[T any](key string, raw []byte, keyOf func(*T) string) (any, error)
 func (m *Manifest) Watch(ctx context.Context) (*View, error) {
 	wctx, cancel := context.WithCancel(ctx)
 	v := &View{m: m, cancel: cancel, docs: map[string]map[string]any{}, tables: map[uuid.UUID]map[int]*TableSSTables{}, changed: make(chan struct{})}
-	v.version = SchemaVersion(nil)
+	v.schema = NewSchema(nil)
 	buckets := map[string]*bucket{
 		kindSchema: m.schema, kindSSTables: m.sstables, kindOwnership: m.ownership,
 		kindMembers: m.members, kindLeases: m.leases, kindRoles: m.roles,
@@ -304,7 +306,7 @@ func (v *View) set(kind, key string, val any, rev uint64) {
 
 func (v *View) changedLocked(kind string) {
 	if kind == kindSchema {
-		v.version = SchemaVersion(v.keyspacesLocked())
+		v.schema = NewSchema(v.keyspacesLocked())
 	}
 	close(v.changed)
 	v.changed = make(chan struct{})
@@ -364,15 +366,11 @@ func (v *View) doc(kind, key string) any {
 func (v *View) Schema() *Schema {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
-	return &Schema{Version: v.version, Keyspaces: v.keyspacesLocked()}
+	return v.schema
 }
 
 // SchemaVersion returns the schema version as the view last saw it.
-func (v *View) SchemaVersion() uuid.UUID {
-	v.mu.RLock()
-	defer v.mu.RUnlock()
-	return v.version
-}
+func (v *View) SchemaVersion() uuid.UUID { return v.Schema().Version }
 
 // Keyspace returns a keyspace, or nil.
 func (v *View) Keyspace(name string) *Keyspace {
@@ -387,6 +385,9 @@ func (v *View) Table(ks, name string) *Table {
 	}
 	return nil
 }
+
+// TableByID returns the table with ID id, or nil.
+func (v *View) TableByID(id uuid.UUID) *Table { return v.Schema().TableByID(id) }
 
 // SSTables returns the live SSTables of a table in range order.
 func (v *View) SSTables(table uuid.UUID) []SSTable {

@@ -30,7 +30,7 @@ import (
 
 	"github.com/sedimentdb/sediment/compactor"
 	"github.com/sedimentdb/sediment/ingest/rpc"
-	"github.com/sedimentdb/sediment/internal/sstable"
+	"github.com/sedimentdb/sediment/internal/tablestore"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/objectstore"
 )
@@ -397,14 +397,9 @@ type TableStatus struct {
 // schemaTables returns every table of s, sorted by keyspace and name.
 func schemaTables(s *manifest.Schema) []TableStatus {
 	var out []TableStatus
-	for _, ks := range s.Keyspaces {
-		for _, t := range ks.Tables {
-			out = append(out, TableStatus{Keyspace: ks.Name, Table: t.Name, ID: t.ID})
-		}
+	for _, t := range s.Tables() {
+		out = append(out, TableStatus{Keyspace: t.Keyspace, Table: t.Name, ID: t.ID})
 	}
-	slices.SortFunc(out, func(a, b TableStatus) int {
-		return strings.Compare(a.Keyspace+"\x00"+a.Table, b.Keyspace+"\x00"+b.Table)
-	})
 	return out
 }
 
@@ -828,7 +823,7 @@ func verifySSTable(ctx context.Context, store objectstore.Store, sst manifest.SS
 	if ra.Size() != sst.Size {
 		return fmt.Errorf("size %d, the catalog says %d", ra.Size(), sst.Size)
 	}
-	r, err := sstable.Open(ctx, ra, ra.Size(), sstable.ReaderOptions{})
+	r, err := tablestore.OpenAt(ctx, ra, ra.Size(), 0)
 	if err != nil {
 		return err
 	}

@@ -17,8 +17,8 @@ import (
 	"github.com/sedimentdb/sediment/compactor"
 	"github.com/sedimentdb/sediment/compactor/gc"
 	"github.com/sedimentdb/sediment/ingest"
-	"github.com/sedimentdb/sediment/internal/sstable"
 	"github.com/sedimentdb/sediment/internal/storage"
+	"github.com/sedimentdb/sediment/internal/tablestore"
 	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/objectstore"
@@ -223,11 +223,7 @@ func tableStats(t *testing.T, p *process, table uuid.UUID) (l0, deeper sstStats)
 		t.Fatal(err)
 	}
 	for _, s := range ssts {
-		ra, err := objectstore.NewReaderAt(ctx, p.s.store, s.Key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := sstable.Open(ctx, ra, ra.Size(), sstable.ReaderOptions{})
+		r, err := tablestore.Open(ctx, p.s.store, s.Key, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

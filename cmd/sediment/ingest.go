@@ -12,9 +12,9 @@ import (
 	"github.com/grafana/dskit/services"
 
 	"github.com/sedimentdb/sediment/compactor"
-	"github.com/sedimentdb/sediment/frontend/engine"
 	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/ingest/rpc"
+	"github.com/sedimentdb/sediment/internal/tablestore"
 	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/manifest"
 )
@@ -37,7 +37,7 @@ import (
 //     per node;
 //  5. serves the node's writes and memtable reads to frontends (package rpc)
 //     on -ingest.rpc-address; the node's flushes commit through an
-//     engine.ViewCommitter, so that a read merging its memtables with the
+//     ingest.ViewCommitter, so that a read merging its memtables with the
 //     View's SSTables never misses a flushed write;
 //  6. announces itself, with the RPC address (or -node.address), in the
 //     member list and renews that every -node.heartbeat-interval, each time
@@ -116,8 +116,8 @@ func (s *Sediment) initIngest(ctx context.Context) (services.Service, error) {
 	var tables ingest.TableReader = committer
 	var l0 ingest.L0Gauge // flushes slow down as compaction falls behind
 	if s.view != nil {
-		flushes = engine.NewViewCommitter(committer, s.view)
-		tables = engine.NewTableReader(s.view, s.store, nil, 0)
+		flushes = ingest.NewViewCommitter(committer, s.view)
+		tables = ingest.NewViewReader(s.view, tablestore.NewReaderCache(s.store, nil, 0))
 		l0 = compactor.NewL0Gauge(s.view)
 	}
 	ncfg := cfg.Config

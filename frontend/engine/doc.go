@@ -21,9 +21,9 @@
 //	SSTables   one View list per token range (SSTablesInRange), kept if
 //	           their token span holds the key, then if their partition
 //	           bloom filter may hold it (MayContain of the prefix)
-//	readers    opened once per object and kept (footer, index, filter and
-//	           properties stay in memory); data blocks come through the
-//	           cache tiers, then a ranged GET
+//	readers    opened once per object and kept (tablestore.ReaderCache:
+//	           footer, index, filter and properties stay in memory); data
+//	           blocks come through the cache tiers, then a ranged GET
 //	merge      kv.Merging(model.Merge, memtables, SSTables...)
 //	resolve    the partition header first (partition deletion, range
 //	           tombstones, static row), then each row with
@@ -35,7 +35,7 @@
 // acknowledged once it is in a memtable; it leaves the memtables only after
 // its flush was committed. Local takes the memtable snapshot before it asks
 // the View for SSTables, so a write is in the snapshot unless its flush had
-// already committed, and ViewCommitter, which the node's flushes must commit
+// already committed, and ingest.ViewCommitter, which the node's flushes must commit
 // through, returns only once the View shows the flush's SSTables. Whichever
 // side a write is on when the read starts, the read finds it.
 //

@@ -19,6 +19,7 @@ import (
 	"github.com/sedimentdb/sediment/internal/keys"
 	"github.com/sedimentdb/sediment/internal/model"
 	"github.com/sedimentdb/sediment/internal/storage"
+	"github.com/sedimentdb/sediment/internal/tablestore"
 	"github.com/sedimentdb/sediment/internal/token"
 	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/manifest"
@@ -165,8 +166,8 @@ func newEnvWith(t testing.TB, o envOptions) *testEnv {
 	node, err := ingest.OpenNode(ctx, cfg, ingest.Deps{
 		FS:         vfs.NewMem(),
 		Store:      store,
-		Committer:  NewViewCommitter(committer, view),
-		Reader:     NewTableReader(view, store, nil, 0),
+		Committer:  ingest.NewViewCommitter(committer, view),
+		Reader:     ingest.NewViewReader(view, tablestore.NewReaderCache(store, nil, 0)),
 		Registerer: prometheus.NewRegistry(),
 		ChunkSize:  16 << 10,
 		Ranges:     testRanges,

@@ -14,9 +14,9 @@ import (
 
 	"github.com/sedimentdb/sediment/frontend/cache"
 	"github.com/sedimentdb/sediment/internal/benchfig"
-	"github.com/sedimentdb/sediment/internal/model"
 	"github.com/sedimentdb/sediment/internal/sstable"
 	"github.com/sedimentdb/sediment/internal/storage"
+	"github.com/sedimentdb/sediment/internal/tablestore"
 	"github.com/sedimentdb/sediment/internal/testserver"
 	"github.com/sedimentdb/sediment/objectstore"
 )
@@ -101,20 +101,6 @@ func (d *countingDiscard) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// valueStats reports a stored value's statistics, as ingest does for its
-// SSTables.
-func valueStats(_, value []byte) sstable.EntryStats {
-	st, err := model.ValueStats(value)
-	if err != nil {
-		return sstable.EntryStats{MinLocalDeletionTime: sstable.NoDeletionTime}
-	}
-	return sstable.EntryStats{
-		MinTimestamp: st.MinTimestamp, MaxTimestamp: st.MaxTimestamp,
-		MinLocalDeletionTime: st.MinLocalDeletionTime,
-		Rows:                 uint64(st.Rows), Cells: uint64(st.Cells), Tombstones: uint64(st.Tombstones),
-	}
-}
-
 const flushParts, flushPartRows = 10_000, 10
 
 // figureRounds is how many rounds the benchmarks below alternate their
@@ -149,7 +135,7 @@ func BenchmarkFlush(b *testing.B) {
 		var size int64
 		for b.Loop() {
 			var d countingDiscard
-			w := sstable.NewWriter(&d, sstable.WriterOptions{Split: splitPartition, Stats: valueStats, WriterID: "bench", CreatedAt: time.Now()})
+			w := tablestore.NewWriter(&d, sstable.WriterOptions{WriterID: "bench", CreatedAt: time.Now()})
 			for _, e := range entries {
 				if err := w.Add(e.Key, e.Value); err != nil {
 					b.Fatal(err)

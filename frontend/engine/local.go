@@ -14,6 +14,7 @@ import (
 	"github.com/sedimentdb/sediment/internal/keys"
 	"github.com/sedimentdb/sediment/internal/kv"
 	"github.com/sedimentdb/sediment/internal/storage"
+	"github.com/sedimentdb/sediment/internal/tablestore"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/objectstore"
 )
@@ -21,7 +22,7 @@ import (
 // LocalConfig is what Local works with.
 type LocalConfig struct {
 	// Node takes the writes and serves the memtables. Its flushes must be
-	// committed through a ViewCommitter over View.
+	// committed through an ingest.ViewCommitter over View.
 	Node *ingest.Node
 	// View lists the committed SSTables.
 	View *manifest.View
@@ -37,7 +38,7 @@ type LocalConfig struct {
 // Local is the Engine of one process over a local ingest node.
 type Local struct {
 	node    *ingest.Node
-	readers *readers
+	readers *tablestore.ReaderCache
 	rp      readPath
 }
 
@@ -48,10 +49,7 @@ func NewLocal(cfg LocalConfig) (*Local, error) {
 	if cfg.Node == nil || cfg.View == nil || cfg.Store == nil {
 		return nil, errors.New("engine: Local needs a node, a view and a store")
 	}
-	if cfg.Readers <= 0 {
-		cfg.Readers = 1024
-	}
-	rs := newReaders(cfg.Store, cfg.Tier, cfg.Readers)
+	rs := tablestore.NewReaderCache(cfg.Store, blocksOf(cfg.Tier), cfg.Readers)
 	return &Local{node: cfg.Node, readers: rs, rp: readPath{mem: nodeMemtables{cfg.Node}, view: cfg.View, readers: rs}}, nil
 }
 

@@ -62,11 +62,11 @@ func TestReadMemtableSSTablesMixed(t *testing.T) {
 	check() // memtables only
 
 	te.flush()
-	if n := te.e.readers.len(); n != 0 {
+	if n := te.e.readers.Len(); n != 0 {
 		t.Fatalf("%d readers before any SSTable read", n)
 	}
 	check() // SSTables only
-	if te.e.readers.len() == 0 {
+	if te.e.readers.Len() == 0 {
 		t.Fatal("no SSTable was read after the flush")
 	}
 
@@ -343,7 +343,7 @@ func TestPointReadGETs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	opened := te.e.readers.len()
+	opened := te.e.readers.Len()
 	var total int64
 	for p := 1; p < 200; p += 7 {
 		pk := "p" + strconv.Itoa(p)
@@ -359,8 +359,8 @@ func TestPointReadGETs(t *testing.T) {
 	if total == 0 {
 		t.Fatal("point reads made no GET: were the SSTables read at all?")
 	}
-	if opened == 0 || te.e.readers.len() != opened {
-		t.Fatalf("%d readers kept, then %d", opened, te.e.readers.len())
+	if opened == 0 || te.e.readers.Len() != opened {
+		t.Fatalf("%d readers kept, then %d", opened, te.e.readers.Len())
 	}
 }
 

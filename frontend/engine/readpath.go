@@ -8,9 +8,12 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/sedimentdb/sediment/frontend/cache"
 	"github.com/sedimentdb/sediment/internal/keys"
 	"github.com/sedimentdb/sediment/internal/kv"
 	"github.com/sedimentdb/sediment/internal/model"
+	"github.com/sedimentdb/sediment/internal/sstable"
+	"github.com/sedimentdb/sediment/internal/tablestore"
 	"github.com/sedimentdb/sediment/internal/token"
 	"github.com/sedimentdb/sediment/manifest"
 )
@@ -40,7 +43,7 @@ type marked interface {
 type readPath struct {
 	mem     memtables
 	view    *manifest.View
-	readers *readers
+	readers *tablestore.ReaderCache
 }
 
 // read implements Engine.Read.
@@ -102,7 +105,7 @@ func (rp *readPath) scan(ctx context.Context, s Scan) (*Page, error) {
 // skips SSTables whose filter excludes that partition.
 func (rp *readPath) newIter(ctx context.Context, table uuid.UUID, first, last int64, lower, upper, partition []byte) (kv.Iterator, error) {
 	// The memtables first: a memtable that leaves them after this point
-	// has been committed, and ViewCommitter made the View show it.
+	// has been committed, and ingest.ViewCommitter made the View show it.
 	mem, err := rp.mem.iter(ctx, table, first, last, lower, upper, partition)
 	if err != nil {
 		return nil, err
@@ -132,7 +135,7 @@ func (rp *readPath) newIter(ctx context.Context, table uuid.UUID, first, last in
 				(lower != nil && bytes.Compare(t.LastKey, lower) < 0) {
 				continue
 			}
-			rd, err := rp.readers.open(ctx, t.Key)
+			rd, err := rp.readers.Open(ctx, t.Key)
 			if err != nil {
 				return fail(err)
 			}
@@ -166,4 +169,19 @@ func resumePrefix(after []byte, first, last int64) ([]byte, error) {
 		return nil, fmt.Errorf("%w: resume position %x is not in the scanned range", ErrInvalidQuery, after)
 	}
 	return after[:n], nil
+}
+
+// blockCache is the tablestore.BlockCache of a cache tier.
+type blockCache struct{ tier cache.Tier }
+
+func (b blockCache) Wrap(object string, src sstable.ReaderAt) sstable.ReaderAt {
+	return cache.NewReaderAt(b.tier, object, src)
+}
+
+// blocksOf returns the block cache of tier, none if tier is nil.
+func blocksOf(tier cache.Tier) tablestore.BlockCache {
+	if tier == nil {
+		return nil
+	}
+	return blockCache{tier}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/sedimentdb/sediment/internal/keys"
 	"github.com/sedimentdb/sediment/internal/kv"
 	"github.com/sedimentdb/sediment/internal/storage"
+	"github.com/sedimentdb/sediment/internal/tablestore"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/objectstore"
 )
@@ -47,7 +48,7 @@ type RemoteConfig struct {
 //
 // A read sees every acknowledged write even when the View trails the owning
 // node's: a node drops a flushed memtable once its own View shows the flush
-// (ViewCommitter), and every memtable page it answers carries the sstables
+// (ingest.ViewCommitter), and every memtable page it answers carries the sstables
 // revision its View had reached then (rpc.Page.Mark), so a read first waits,
 // bounded by its context, for this View to reach the highest mark of the
 // pages it has before choosing SSTables. A scan fetches its later pages as
@@ -81,11 +82,8 @@ func NewRemote(cfg RemoteConfig) (*Remote, error) {
 	if cfg.View == nil || cfg.Store == nil {
 		return nil, errors.New("engine: Remote needs a view and a store")
 	}
-	if cfg.Readers <= 0 {
-		cfg.Readers = 1024
-	}
 	r := &Remote{view: cfg.View, opts: cfg.RPC, clients: map[string]*rpc.Client{}}
-	r.rp = readPath{mem: remoteMemtables{r}, view: cfg.View, readers: newReaders(cfg.Store, cfg.Tier, cfg.Readers)}
+	r.rp = readPath{mem: remoteMemtables{r}, view: cfg.View, readers: tablestore.NewReaderCache(cfg.Store, blocksOf(cfg.Tier), cfg.Readers)}
 	return r, nil
 }
 

@@ -15,7 +15,7 @@ import (
 // of Local's, one caller at a time (latency, not throughput).
 func BenchmarkRemote(b *testing.B) {
 	c := newCluster(b)
-	local, err := NewLocal(LocalConfig{Node: c.nodes[0], View: c.view, Store: c.remotes[0].rp.readers.store})
+	local, err := NewLocal(LocalConfig{Node: c.nodes[0], View: c.view, Store: c.store})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/ingest/rpc"
 	"github.com/sedimentdb/sediment/internal/storage"
+	"github.com/sedimentdb/sediment/internal/tablestore"
 	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/manifest/manifesttest"
@@ -75,8 +76,8 @@ func newCluster(t testing.TB) *cluster {
 		node, err := ingest.OpenNode(ctx, cfg, ingest.Deps{
 			FS:         vfs.NewMem(),
 			Store:      store,
-			Committer:  NewViewCommitter(mc, view),
-			Reader:     NewTableReader(view, store, nil, 0),
+			Committer:  ingest.NewViewCommitter(mc, view),
+			Reader:     ingest.NewViewReader(view, tablestore.NewReaderCache(store, nil, 0)),
 			Registerer: prometheus.NewRegistry(),
 			Ranges:     testRanges,
 		})
@@ -258,7 +259,7 @@ func TestRemoteWriteThroughOneReadThroughOther(t *testing.T) {
 	c.check(c.remotes[0], want, 5)
 	// The node-local engine agrees with the remote ones.
 	for i, n := range c.nodes {
-		l, err := NewLocal(LocalConfig{Node: n, View: c.view, Store: c.remotes[0].rp.readers.store})
+		l, err := NewLocal(LocalConfig{Node: n, View: c.view, Store: c.store})
 		if err != nil {
 			t.Fatal(err)
 		}

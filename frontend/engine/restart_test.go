@@ -127,7 +127,7 @@ func (e *restartEnv) start(n *restartNode) {
 	node, err := ingest.OpenNode(e.ctx, cfg, ingest.Deps{
 		FS:         n.fs,
 		Store:      gatedStore{Store: e.store, gate: n.gate},
-		Committer:  NewViewCommitter(gatedCommitter{FlushCommitter: mc, gate: n.gate}, e.view),
+		Committer:  ingest.NewViewCommitter(gatedCommitter{FlushCommitter: mc, gate: n.gate}, e.view),
 		Reader:     mc,
 		Registerer: prometheus.NewRegistry(),
 		ChunkSize:  16 << 10,

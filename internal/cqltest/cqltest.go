@@ -26,10 +26,10 @@ import (
 
 	"github.com/sedimentdb/sediment/frontend"
 	"github.com/sedimentdb/sediment/frontend/cql/exec"
-	"github.com/sedimentdb/sediment/frontend/engine"
 	"github.com/sedimentdb/sediment/frontend/transport"
 	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/internal/storage"
+	"github.com/sedimentdb/sediment/internal/tablestore"
 	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/manifest/manifesttest"
@@ -112,8 +112,8 @@ func Start(t testing.TB, o Options) *Server {
 	node, err := ingest.OpenNode(ctx, cfg, ingest.Deps{
 		FS:        vfs.NewMem(),
 		Store:     store,
-		Committer: engine.NewViewCommitter(mc, view),
-		Reader:    engine.NewTableReader(view, store, nil, 0),
+		Committer: ingest.NewViewCommitter(mc, view),
+		Reader:    ingest.NewViewReader(view, tablestore.NewReaderCache(store, nil, 0)),
 		ChunkSize: 64 << 10,
 		Ranges:    o.Ranges,
 	})

@@ -252,33 +252,31 @@ func tables(v *manifest.View) ([]Table, []string) {
 	}
 	var out []Table
 	var errs []string
-	for _, ks := range s.Keyspaces {
-		for _, t := range ks.Tables {
-			tb := Table{Name: ks.Name + "." + t.Name}
-			byLevel := map[int]*Level{}
-			for _, sst := range v.SSTables(t.ID) {
-				tb.SSTables++
-				tb.Bytes += sst.Size
-				l := byLevel[sst.Level]
-				if l == nil {
-					l = &Level{Level: sst.Level}
-					byLevel[sst.Level] = l
-				}
-				l.Count++
-				l.Bytes += sst.Size
+	for _, t := range s.Tables() {
+		tb := Table{Name: t.Keyspace + "." + t.Name}
+		byLevel := map[int]*Level{}
+		for _, sst := range v.SSTables(t.ID) {
+			tb.SSTables++
+			tb.Bytes += sst.Size
+			l := byLevel[sst.Level]
+			if l == nil {
+				l = &Level{Level: sst.Level}
+				byLevel[sst.Level] = l
 			}
-			for _, l := range byLevel {
-				tb.Levels = append(tb.Levels, *l)
-			}
-			slices.SortFunc(tb.Levels, func(a, b Level) int { return a.Level - b.Level })
-			st, err := compactor.ParseStrategy(t.Options.Compaction)
-			if err != nil {
-				errs = append(errs, tb.Name+": "+err.Error())
-			} else {
-				tb.Backlog = st.Backlog(compactor.SnapshotOf(v, t.ID))
-			}
-			out = append(out, tb)
+			l.Count++
+			l.Bytes += sst.Size
 		}
+		for _, l := range byLevel {
+			tb.Levels = append(tb.Levels, *l)
+		}
+		slices.SortFunc(tb.Levels, func(a, b Level) int { return a.Level - b.Level })
+		st, err := compactor.ParseStrategy(t.Options.Compaction)
+		if err != nil {
+			errs = append(errs, tb.Name+": "+err.Error())
+		} else {
+			tb.Backlog = st.Backlog(compactor.SnapshotOf(v, t.ID))
+		}
+		out = append(out, tb)
 	}
 	slices.SortFunc(out, func(a, b Table) int { return strings.Compare(a.Name, b.Name) })
 	return out, errs
