@@ -161,7 +161,7 @@ func newAmpEnv(b *testing.B) *ampEnv {
 	cfg := ingest.DefaultConfig()
 	cfg.WriteTimeout = time.Minute
 	cfg.Commitlog.Dir = filepath.Join(dir, "commitlog")
-	env.node, err = ingest.OpenNode(ctx, cfg, ingest.Deps{
+	env.node, err = ingest.OpenNode(ctx, cfg, ingest.NodeDeps{
 		FS: vfs.Default, Store: store,
 		Committer:  ingest.NewViewCommitter(mc, env.view),
 		Reader:     ingest.NewViewReader(env.view, tablestore.NewReaderCache(store, nil, 0)),

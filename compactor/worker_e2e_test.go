@@ -254,7 +254,7 @@ func newNodeEnv(t *testing.T, ranges int, opts *manifest.TableOptions) *nodeEnv 
 	cfg.FlushAge = time.Hour
 	cfg.WriteTimeout = 10 * time.Second
 	cfg.Commitlog.Dir = "commitlog"
-	node, err := ingest.OpenNode(ctx, cfg, ingest.Deps{
+	node, err := ingest.OpenNode(ctx, cfg, ingest.NodeDeps{
 		FS: vfs.NewMem(), Store: store,
 		Committer:  ingest.NewViewCommitter(mc, view),
 		Reader:     ingest.NewViewReader(view, tablestore.NewReaderCache(store, nil, 0)),

@@ -51,7 +51,7 @@ func openBenchShard(b *testing.B) *Shard {
 	cfg.Shards = 1
 	cfg.Commitlog.Dir = filepath.Join(dir, "commitlog")
 	c := NewMemCommitter(store)
-	s, err := Open(context.Background(), cfg, 0, Deps{Store: store, Committer: c, Reader: c})
+	s, err := Open(context.Background(), cfg, 0, NodeDeps{Store: store, Committer: c, Reader: c})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func BenchmarkFlushMinIO(b *testing.B) {
 	scfg.MemoryLimit = 256 << 20
 	scfg.Commitlog.Dir = "commitlog"
 	c := NewMemCommitter(store)
-	s, err := Open(b.Context(), scfg, 0, Deps{FS: vfs.NewMem(), Store: store, Committer: c, Reader: c, Ranges: ranges})
+	s, err := Open(b.Context(), scfg, 0, NodeDeps{FS: vfs.NewMem(), Store: store, Committer: c, Reader: c, Ranges: ranges})
 	if err != nil {
 		b.Fatal(err)
 	}

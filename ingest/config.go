@@ -4,13 +4,16 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"runtime"
 	"time"
 
 	"github.com/sedimentdb/sediment/internal/commitlog"
+	"github.com/sedimentdb/sediment/manifest"
 )
 
-// Config configures the shards of an ingest node.
+// Config configures the ingest role: its node's shards, and the cluster
+// setting the first node fixes.
 type Config struct {
 	// Shards is the number of shards, one per core by default.
 	Shards int `yaml:"shards"`
@@ -30,7 +33,7 @@ type Config struct {
 	FlushMinBackoff time.Duration `yaml:"flush_min_backoff"`
 	FlushMaxBackoff time.Duration `yaml:"flush_max_backoff"`
 	// FlushDelay is the longest delay of a flush whose L0 is filling up
-	// (Deps.L0 pressure in (0, 1), delayed in proportion), and how often a
+	// (NodeDeps.L0 pressure in (0, 1), delayed in proportion), and how often a
 	// held flush asks again. FlushHold is the longest a flush is held while
 	// its L0 is at or past the limit. Zero turns each off.
 	FlushDelay time.Duration `yaml:"flush_delay"`
@@ -45,6 +48,17 @@ type Config struct {
 	MaxCommitDelay time.Duration `yaml:"max_commit_delay"`
 
 	Commitlog CommitlogConfig `yaml:"commitlog"`
+
+	// Ranges is the number of token ranges a new cluster's ring is cut
+	// into: the unit of ownership, so the most ingest nodes that can share
+	// the writes, and the split of every flush into SSTables.
+	Ranges int `yaml:"ranges"`
+	// LeaveOnStop releases the node's ranges when it stops, after flushing,
+	// for other nodes to claim. A node that will restart keeps them.
+	LeaveOnStop bool `yaml:"leave_on_stop"`
+	// RPCAddress is where the node serves writes and memtable reads to
+	// frontends (package rpc); port 0 picks a free one.
+	RPCAddress string `yaml:"rpc_address"`
 }
 
 // CommitlogConfig configures the shards' commitlogs.
@@ -76,6 +90,9 @@ func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	f.Int64Var(&c.Commitlog.SegmentSize, p+"commitlog.segment-size", 32<<20, "Size at which a commitlog segment is closed and the next started.")
 	f.StringVar(&c.Commitlog.SyncMode, p+"commitlog.sync-mode", "batch", "batch: acknowledge writes once synced; periodic: once written, syncing every sync-period.")
 	f.DurationVar(&c.Commitlog.SyncPeriod, p+"commitlog.sync-period", time.Second, "Time between syncs in periodic mode.")
+	f.IntVar(&c.Ranges, p+"ranges", 16, "Token ranges of the ring, fixed when the cluster is created; starting a cluster's node with another count fails.")
+	f.StringVar(&c.RPCAddress, p+"rpc-address", "127.0.0.1:9190", "Address (host:port) where the ingest node serves frontends' writes and memtable reads; port 0 picks a free one. Announced to the members unless -node.address is set.")
+	f.BoolVar(&c.LeaveOnStop, p+"leave-on-stop", false, "On stop, after flushing, release the node's token ranges for other nodes to claim: for a node leaving the cluster for good. A restarting node keeps its ranges.")
 }
 
 // DefaultConfig returns the configuration with every flag at its default.
@@ -117,6 +134,12 @@ func (c *Config) Validate() error {
 	}
 	if _, err := c.Commitlog.syncMode(); err != nil {
 		return err
+	}
+	if c.Ranges < 1 || c.Ranges > manifest.MaxRanges {
+		return fmt.Errorf("config: -ingest.ranges %d out of range [1, %d]", c.Ranges, manifest.MaxRanges)
+	}
+	if _, _, err := net.SplitHostPort(c.RPCAddress); err != nil {
+		return fmt.Errorf("config: -ingest.rpc-address: %w", err)
 	}
 	return nil
 }

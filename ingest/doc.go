@@ -53,7 +53,7 @@
 // Through. One flush goroutine then handles immutable memtables oldest
 // first:
 //
-//  1. For each table and token range (Deps.Ranges, the manifest's split of
+//  1. For each table and token range (NodeDeps.Ranges, the manifest's split of
 //     the ring, so that each SSTable lies in one range) that the memtable
 //     holds entries of, stream an SSTable into the bucket
 //     (tablestore.Create). The object's name is fixed by the table, the shard, From,

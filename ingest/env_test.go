@@ -45,7 +45,7 @@ type env struct {
 	fs        *vfs.MemFS
 	faults    *faultstore.Store
 	committer *MemCommitter
-	l0        L0Gauge // Deps.L0
+	l0        L0Gauge // NodeDeps.L0
 
 	// Hooks run in the flush goroutine; an error fails the step.
 	beforeUpload, beforeCommit, afterCommit atomic.Pointer[func() error]
@@ -64,7 +64,7 @@ func newEnv(t *testing.T) *env {
 
 func (e *env) open() *Shard {
 	e.t.Helper()
-	s, err := Open(context.Background(), e.cfg, 7, Deps{
+	s, err := Open(context.Background(), e.cfg, 7, NodeDeps{
 		FS:         e.fs,
 		Store:      hookStore{e.faults, e},
 		Committer:  hookCommitter{e.committer, e},

@@ -108,7 +108,7 @@ func TestFlushUploadContext(t *testing.T) {
 	e := newEnv(t)
 	e.cfg.FlushAge = 10 * time.Millisecond
 	store := &ctxStore{Store: e.faults}
-	s, err := Open(context.Background(), e.cfg, 7, Deps{FS: e.fs, Store: store, Committer: e.committer, Reader: e.committer})
+	s, err := Open(context.Background(), e.cfg, 7, NodeDeps{FS: e.fs, Store: store, Committer: e.committer, Reader: e.committer})
 	if err != nil {
 		t.Fatal(err)
 	}

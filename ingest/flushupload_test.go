@@ -43,7 +43,7 @@ func TestFlushWaitsForUploads(t *testing.T) {
 	const tables = 4
 	e.faults.Inject(faultstore.Rule{Op: faultstore.OpClose, KeyPrefix: fmt.Sprintf("sst/%08x/", 2), Times: 1, Err: errors.New("test: upload lost")})
 	e.faults.Inject(faultstore.Rule{Op: faultstore.OpClose, Latency: 20 * time.Millisecond})
-	s, err := Open(context.Background(), e.cfg, 7, Deps{
+	s, err := Open(context.Background(), e.cfg, 7, NodeDeps{
 		FS:         e.fs,
 		Store:      e.faults,
 		Committer:  storedCommitter{MemCommitter: e.committer, store: e.faults, t: t},

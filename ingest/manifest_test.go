@@ -82,7 +82,7 @@ func (c *cluster) node(id string) *ManifestCommitter {
 // open opens shard 7 of e's disk as a node committing through mc.
 func (c *cluster) open(e *env, mc *ManifestCommitter) *Shard {
 	c.t.Helper()
-	s, err := Open(context.Background(), e.cfg, 7, Deps{
+	s, err := Open(context.Background(), e.cfg, 7, NodeDeps{
 		FS:         e.fs,
 		Store:      c.store,
 		Committer:  mc,
@@ -512,7 +512,7 @@ func TestFlushSplitsRanges(t *testing.T) {
 	}
 	mc := NewMemCommitter(store)
 	const ranges = 8
-	s, err := Open(context.Background(), e.cfg, 3, Deps{FS: e.fs, Store: store, Committer: mc, Reader: mc, Ranges: ranges})
+	s, err := Open(context.Background(), e.cfg, 3, NodeDeps{FS: e.fs, Store: store, Committer: mc, Reader: mc, Ranges: ranges})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,7 @@ const shardsFile = "SHARDS"
 
 // OpenNode opens cfg.Shards shards, their commitlogs in subdirectories of
 // cfg.Commitlog.Dir, replaying them in parallel.
-func OpenNode(ctx context.Context, cfg Config, deps Deps) (*Node, error) {
+func OpenNode(ctx context.Context, cfg Config, deps NodeDeps) (*Node, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -202,7 +202,7 @@ func (n *Node) NewIter(table storage.TableID, lower, upper []byte) kv.Iterator {
 	return kv.Merging(model.Merge, its...)
 }
 
-// CommitMark returns the mark of Deps.Committer, if it is a CommitMarker,
+// CommitMark returns the mark of NodeDeps.Committer, if it is a CommitMarker,
 // or 0. Read after a memtable read, it covers every memtable the read did
 // not see because a flush had dropped it.
 func (n *Node) CommitMark() uint64 {

@@ -18,7 +18,7 @@ import (
 )
 
 func (e *env) openNode() (*Node, error) {
-	return OpenNode(context.Background(), e.cfg, Deps{
+	return OpenNode(context.Background(), e.cfg, NodeDeps{
 		FS: e.fs, Store: e.faults, Committer: e.committer, Reader: e.committer,
 		Registerer: prometheus.NewRegistry(), ChunkSize: 4 << 10,
 	})

@@ -106,7 +106,7 @@ func openProcessShard(ctx context.Context, dir string) (*Shard, *objectCommitter
 	if err != nil {
 		return nil, nil, err
 	}
-	s, err := Open(ctx, processConfig(dir), 0, Deps{Store: store, Committer: c, Reader: c})
+	s, err := Open(ctx, processConfig(dir), 0, NodeDeps{Store: store, Committer: c, Reader: c})
 	return s, c, err
 }
 

@@ -23,8 +23,8 @@ import (
 	"github.com/sedimentdb/sediment/objectstore"
 )
 
-// Deps are what a shard works with.
-type Deps struct {
+// NodeDeps are what a node and its shards work with.
+type NodeDeps struct {
 	// FS holds the commitlog; vfs.Default if nil.
 	FS        vfs.FS
 	Store     objectstore.Store
@@ -50,7 +50,7 @@ type Deps struct {
 type Shard struct {
 	id        uint32
 	cfg       Config
-	deps      Deps
+	deps      NodeDeps
 	log       *commitlog.Log
 	logger    *slog.Logger
 	m         *metrics
@@ -147,7 +147,7 @@ type request struct {
 // replays the records that committed flushes do not hold into memtables,
 // and starts the shard's goroutines. If the replayed memtables reach the
 // memory limit, Open waits for flushes, as long as ctx allows.
-func Open(ctx context.Context, cfg Config, id uint32, deps Deps) (*Shard, error) {
+func Open(ctx context.Context, cfg Config, id uint32, deps NodeDeps) (*Shard, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

@@ -323,7 +323,7 @@ func TestCommitlogFailure(t *testing.T) {
 		return nil
 	}))
 	ctx := context.Background()
-	deps := Deps{FS: fsys, Store: e.faults, Committer: e.committer, Reader: e.committer}
+	deps := NodeDeps{FS: fsys, Store: e.faults, Committer: e.committer, Reader: e.committer}
 	s, err := Open(ctx, e.cfg, 7, deps)
 	if err != nil {
 		t.Fatal(err)

@@ -109,11 +109,11 @@ func TestAdmin(t *testing.T) {
 		if st.Cluster != "sediment" || st.SchemaVersion != p.s.view.SchemaVersion() {
 			t.Errorf("cluster %q schema %s, want sediment %s", st.Cluster, st.SchemaVersion, p.s.view.SchemaVersion())
 		}
-		i := slices.IndexFunc(st.Members, func(m MemberStatus) bool { return m.ID == p.s.nodeID })
+		i := slices.IndexFunc(st.Members, func(m MemberStatus) bool { return m.ID == p.s.ingester.NodeID() })
 		if i < 0 {
-			t.Fatalf("node %s not among the members %+v", p.s.nodeID, st.Members)
+			t.Fatalf("node %s not among the members %+v", p.s.ingester.NodeID(), st.Members)
 		}
-		if mem := st.Members[i]; !mem.Healthy || mem.Addr != p.s.rpcAddr || !slices.Contains(mem.Roles, Ingest) || mem.HeartbeatAge > 15 {
+		if mem := st.Members[i]; !mem.Healthy || mem.Addr != p.s.ingester.RPCAddr() || !slices.Contains(mem.Roles, Ingest) || mem.HeartbeatAge > 15 {
 			t.Errorf("node member %+v", mem)
 		}
 		var want []RangeStatus
@@ -123,13 +123,13 @@ func TestAdmin(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want = append(want, RangeStatus{Range: r, FirstToken: first, LastToken: last, Owner: p.s.nodeID, Epoch: o.Epoch})
+			want = append(want, RangeStatus{Range: r, FirstToken: first, LastToken: last, Owner: p.s.ingester.NodeID(), Epoch: o.Epoch})
 		}
 		if !slices.Equal(st.Ranges, want) {
 			t.Errorf("ranges %+v, want %+v", st.Ranges, want)
 		}
 		code, out, _ := runAdmin(t, n, dataDir, "status")
-		if code != 0 || !strings.Contains(out, "schema version "+st.SchemaVersion.String()) || !strings.Contains(out, p.s.nodeID) || !strings.Contains(out, "healthy") {
+		if code != 0 || !strings.Contains(out, "schema version "+st.SchemaVersion.String()) || !strings.Contains(out, p.s.ingester.NodeID()) || !strings.Contains(out, "healthy") {
 			t.Errorf("text status (exit %d):\n%s", code, out)
 		}
 	})
@@ -448,7 +448,7 @@ func TestAdminFlushCompact(t *testing.T) {
 	flushes := gathered(t, p.s.reg, "sediment_ingest_flushes_total")
 	var rep FlushReport
 	adminJSON(t, n, dataDir, &rep, "flush")
-	if len(rep.Nodes) != 1 || rep.Nodes[0].ID != p.s.nodeID || rep.Nodes[0].Addr != p.s.rpcAddr || !rep.Nodes[0].OK || rep.Nodes[0].Error != "" || len(rep.Skipped) != 0 {
+	if len(rep.Nodes) != 1 || rep.Nodes[0].ID != p.s.ingester.NodeID() || rep.Nodes[0].Addr != p.s.ingester.RPCAddr() || !rep.Nodes[0].OK || rep.Nodes[0].Error != "" || len(rep.Skipped) != 0 {
 		t.Fatalf("flush report %+v", rep)
 	}
 	// Flush returns once the flush is committed: no waiting here.
@@ -511,7 +511,7 @@ func TestAdminFlushCompact(t *testing.T) {
 		}
 	}
 	code, text, _ := runAdmin(t, n, dataDir, "flush")
-	if code != 0 || !strings.Contains(text, p.s.rpcAddr) || !strings.Contains(text, "ok") {
+	if code != 0 || !strings.Contains(text, p.s.ingester.RPCAddr()) || !strings.Contains(text, "ok") {
 		t.Errorf("text flush (exit %d):\n%s", code, text)
 	}
 	if code, _, errOut := runAdmin(t, n, dataDir, "flush", "f.kv"); code != 1 || !strings.Contains(errOut, "whole nodes") {

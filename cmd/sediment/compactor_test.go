@@ -412,7 +412,7 @@ func TestCompactorPurges(t *testing.T) {
 		t.Fatal(err)
 	}
 	// With nothing unflushed, the bound is the window's start.
-	if err := p.s.ingest.Flush(ctx); err != nil {
+	if err := p.s.ingester.Node().Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the bound of a flushed node to be the window's start", func() bool {

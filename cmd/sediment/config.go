@@ -38,7 +38,7 @@ type Config struct {
 
 	ObjectStore objectstore.Config `yaml:"objectstore"`
 	Manifest    manifest.Config    `yaml:"manifest"`
-	Ingest      IngestConfig       `yaml:"ingest"`
+	Ingest      ingest.Config      `yaml:"ingest"`
 	GC          gc.Config          `yaml:"gc"`
 	Compactor   compactor.Config   `yaml:"compactor"`
 	// The frontend's sections keep their top-level keys: cql, cql_batch
@@ -159,39 +159,6 @@ func (c *NodeConfig) Validate() error {
 		}
 	}
 	return nil
-}
-
-// IngestConfig is the ingest node's configuration plus the cluster setting
-// the ingest role fixes when it creates the cluster.
-type IngestConfig struct {
-	ingest.Config `yaml:",inline"`
-	// Ranges is the number of token ranges a new cluster's ring is cut
-	// into: the unit of ownership, so the most ingest nodes that can share
-	// the writes, and the split of every flush into SSTables.
-	Ranges int `yaml:"ranges"`
-	// LeaveOnStop releases the node's ranges when it stops, after flushing,
-	// for other nodes to claim. A node that will restart keeps them.
-	LeaveOnStop bool `yaml:"leave_on_stop"`
-	// RPCAddress is where the node serves writes and memtable reads to
-	// frontends (package rpc); port 0 picks a free one.
-	RPCAddress string `yaml:"rpc_address"`
-}
-
-func (c *IngestConfig) RegisterFlags(f *flag.FlagSet) {
-	c.Config.RegisterFlags(f)
-	f.IntVar(&c.Ranges, "ingest.ranges", 16, "Token ranges of the ring, fixed when the cluster is created; starting a cluster's node with another count fails.")
-	f.StringVar(&c.RPCAddress, "ingest.rpc-address", "127.0.0.1:9190", "Address (host:port) where the ingest node serves frontends' writes and memtable reads; port 0 picks a free one. Announced to the members unless -node.address is set.")
-	f.BoolVar(&c.LeaveOnStop, "ingest.leave-on-stop", false, "On stop, after flushing, release the node's token ranges for other nodes to claim: for a node leaving the cluster for good. A restarting node keeps its ranges.")
-}
-
-func (c *IngestConfig) Validate() error {
-	if c.Ranges < 1 || c.Ranges > manifest.MaxRanges {
-		return fmt.Errorf("config: -ingest.ranges %d out of range [1, %d]", c.Ranges, manifest.MaxRanges)
-	}
-	if _, _, err := net.SplitHostPort(c.RPCAddress); err != nil {
-		return fmt.Errorf("config: -ingest.rpc-address: %w", err)
-	}
-	return c.Config.Validate()
 }
 
 // configFileFlag names the YAML file read before the command line.

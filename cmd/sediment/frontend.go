@@ -6,6 +6,7 @@ import (
 	"github.com/grafana/dskit/services"
 
 	"github.com/sedimentdb/sediment/frontend"
+	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/internal/vfs"
 )
 
@@ -17,11 +18,15 @@ func (s *Sediment) initFrontend(context.Context) (services.Service, error) {
 	if err != nil {
 		return nil, err
 	}
+	var node *ingest.Node
+	if s.ingester != nil {
+		node = s.ingester.Node()
+	}
 	f, err := frontend.New(s.cfg.Frontend, frontend.Deps{
 		Manifest:          s.manifest,
 		View:              s.view,
 		Store:             s.store,
-		Node:              s.ingest,
+		Node:              node,
 		NodeID:            id,
 		Address:           s.cfg.Node.Address,
 		HeartbeatInterval: s.cfg.Node.HeartbeatInterval,

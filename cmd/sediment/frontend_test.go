@@ -97,7 +97,7 @@ func TestRunFrontendAllInOne(t *testing.T) {
 		t.Errorf("peers of the lone frontend: %d %v", n, err)
 	}
 	mems := p.s.view.Members()
-	i := slices.IndexFunc(mems, func(m manifest.Member) bool { return m.ID == p.s.nodeID+frontend.MemberSuffix })
+	i := slices.IndexFunc(mems, func(m manifest.Member) bool { return m.ID == p.s.ingester.NodeID()+frontend.MemberSuffix })
 	if i < 0 || mems[i].Addr != p.s.frontend.Addr() || !slices.Equal(mems[i].Roles, []string{Frontend}) {
 		t.Fatalf("members %+v lack the CQL endpoint %s\n%s", mems, p.s.frontend.Addr(), p.log)
 	}

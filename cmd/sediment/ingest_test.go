@@ -100,13 +100,13 @@ func drain(t *testing.T, it kv.Iterator) map[string]string {
 // memtables returns what the process's ingest node holds of table.
 func memtables(t *testing.T, s *Sediment, tt testTable) map[string]string {
 	t.Helper()
-	return drain(t, s.ingest.NewIter(tt.id, nil, nil))
+	return drain(t, s.ingester.Node().NewIter(tt.id, nil, nil))
 }
 
 // sstables returns what the SSTables live in the manifest hold of table.
 func sstables(t *testing.T, s *Sediment, tt testTable) map[string]string {
 	t.Helper()
-	it, err := s.committer.NewIter(context.Background(), tt.id, nil, nil)
+	it, err := s.ingester.Committer().NewIter(context.Background(), tt.id, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,8 +116,8 @@ func sstables(t *testing.T, s *Sediment, tt testTable) map[string]string {
 // read reads table as the read path does: memtables merged with SSTables.
 func read(t *testing.T, s *Sediment, tt testTable) map[string]string {
 	t.Helper()
-	mem := s.ingest.NewIter(tt.id, nil, nil)
-	sst, err := s.committer.NewIter(context.Background(), tt.id, nil, nil)
+	mem := s.ingester.Node().NewIter(tt.id, nil, nil)
+	sst, err := s.ingester.Committer().NewIter(context.Background(), tt.id, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestRunIngestKeepsWritesAcrossRestarts(t *testing.T) {
 	// First start: a new node claims every range and takes writes.
 	p := startProcess(t, dataDir, ingestFlags...)
 	p.waitReady(t)
-	id := p.s.nodeID
+	id := p.s.ingester.NodeID()
 	if b, err := os.ReadFile(filepath.Join(dataDir, nodeIDFile)); err != nil || strings.TrimSpace(string(b)) != id {
 		t.Fatalf("%s holds %q, %v; want %q", nodeIDFile, b, err, id)
 	}
@@ -184,7 +184,7 @@ func TestRunIngestKeepsWritesAcrossRestarts(t *testing.T) {
 	want := map[string]string{}
 	for i := range 40 {
 		mut := tt.row(t, fmt.Sprintf("p%d", i%10), int64(i), fmt.Sprintf("v%d", i))
-		if err := p.s.ingest.Apply(ctx, mut); err != nil {
+		if err := p.s.ingester.Node().Apply(ctx, mut); err != nil {
 			t.Fatal(err)
 		}
 		want[string(mut.Entries[0].Key)] = fmt.Sprintf("v%d", i)
@@ -207,8 +207,8 @@ func TestRunIngestKeepsWritesAcrossRestarts(t *testing.T) {
 	// flush left nothing to replay: the SSTables hold every write.
 	p2 := startProcess(t, dataDir, ingestFlags...)
 	p2.waitReady(t)
-	if p2.s.nodeID != id {
-		t.Fatalf("node id %s after restart, want %s", p2.s.nodeID, id)
+	if p2.s.ingester.NodeID() != id {
+		t.Fatalf("node id %s after restart, want %s", p2.s.ingester.NodeID(), id)
 	}
 	m2 := p2.s.manifest
 	checkOwnsAll(t, m2, id, 2)
@@ -241,13 +241,13 @@ func TestRunIngestLeaveOnStop(t *testing.T) {
 
 	p := startProcess(t, t.TempDir(), append(cluster, "-ingest.leave-on-stop")...)
 	p.waitReady(t)
-	first := p.s.nodeID
+	first := p.s.ingester.NodeID()
 	checkOwnsAll(t, p.s.manifest, first, 1)
 	tt := createTable(t, p.s.manifest)
 	want := map[string]string{}
 	for i := range 40 {
 		mut := tt.row(t, fmt.Sprintf("p%d", i%10), int64(i), fmt.Sprintf("v%d", i))
-		if err := p.s.ingest.Apply(ctx, mut); err != nil {
+		if err := p.s.ingester.Node().Apply(ctx, mut); err != nil {
 			t.Fatal(err)
 		}
 		want[string(mut.Entries[0].Key)] = fmt.Sprintf("v%d", i)
@@ -259,7 +259,7 @@ func TestRunIngestLeaveOnStop(t *testing.T) {
 
 	p2 := startProcess(t, t.TempDir(), cluster...)
 	p2.waitReady(t)
-	second := p2.s.nodeID
+	second := p2.s.ingester.NodeID()
 	if second == first {
 		t.Fatalf("two data directories share node id %s", first)
 	}
@@ -281,11 +281,11 @@ func TestRunIngestLeaveOnStop(t *testing.T) {
 	}
 	// It commits into the ranges it claimed.
 	extra := tt.row(t, "late", 1, "late")
-	if err := p2.s.ingest.Apply(ctx, extra); err != nil {
+	if err := p2.s.ingester.Node().Apply(ctx, extra); err != nil {
 		t.Fatal(err)
 	}
 	want[string(extra.Entries[0].Key)] = "late"
-	if err := p2.s.ingest.Flush(ctx); err != nil {
+	if err := p2.s.ingester.Node().Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if got := sstables(t, p2.s, tt); !maps.Equal(got, want) {
@@ -299,14 +299,14 @@ func TestRunIngestLeavesOtherNodesRanges(t *testing.T) {
 	firstDir, secondDir := t.TempDir(), t.TempDir()
 	p := startProcess(t, firstDir, ingestFlags...)
 	p.waitReady(t)
-	first := p.s.nodeID
+	first := p.s.ingester.NodeID()
 
 	// A second ingest node of the same cluster finds no free range.
 	p2 := startProcess(t, secondDir, append(ingestFlags, "-target=ingest",
 		fmt.Sprintf("-manifest.nats-url=nats://127.0.0.1:%d", p.natsPort),
 		"-objectstore.dir="+filepath.Join(firstDir, "objects"))...)
 	p2.waitReady(t)
-	second := p2.s.nodeID
+	second := p2.s.ingester.NodeID()
 	if second == first {
 		t.Fatalf("two data directories share node id %s", first)
 	}

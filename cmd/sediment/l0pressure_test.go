@@ -18,7 +18,7 @@ func TestRunIngestPublishesUnflushed(t *testing.T) {
 	p.waitReady(t)
 	defer p.stop(t)
 	ctx := context.Background()
-	m, id := p.s.manifest, p.s.nodeID
+	m, id := p.s.manifest, p.s.ingester.NodeID()
 	if u := member(t, m, id).Unflushed; u == nil || len(u) != 0 {
 		t.Fatalf("an idle node reports unflushed %v, want an empty map", u)
 	}
@@ -32,7 +32,7 @@ func TestRunIngestPublishesUnflushed(t *testing.T) {
 		t.Fatal("no table ks.t")
 	}
 	for ck := int64(5); ck < 25; ck++ { // the row helper writes at 1+ck
-		if err := p.s.ingest.Apply(ctx, tt.row(t, fmt.Sprintf("p%d", ck), ck, "v")); err != nil {
+		if err := p.s.ingester.Node().Apply(ctx, tt.row(t, fmt.Sprintf("p%d", ck), ck, "v")); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -52,7 +52,7 @@ func TestRunIngestPublishesUnflushed(t *testing.T) {
 		return ts
 	}
 	waitFor(t, "the heartbeat to report the oldest write", func() bool { return oldest() == 6 })
-	if err := p.s.ingest.Flush(ctx); err != nil {
+	if err := p.s.ingester.Node().Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the heartbeat to report the flush", func() bool { return oldest() == math.MaxInt64 })

@@ -47,8 +47,8 @@ func TestRunIngestServesRPC(t *testing.T) {
 	p := startProcess(t, t.TempDir(), ingestFlags...)
 	p.waitReady(t)
 	s := p.s
-	if mem := member(t, s.manifest, s.nodeID); mem.Addr != s.rpcAddr {
-		t.Fatalf("member address %s, want the rpc address %s", mem.Addr, s.rpcAddr)
+	if mem := member(t, s.manifest, s.ingester.NodeID()); mem.Addr != s.ingester.RPCAddr() {
+		t.Fatalf("member address %s, want the rpc address %s", mem.Addr, s.ingester.RPCAddr())
 	}
 	tt := createTable(t, s.manifest)
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -77,7 +77,7 @@ func TestRunIngestServesRPC(t *testing.T) {
 	if got := remoteRows(t, e, table, tt.col); !maps.Equal(got, want) {
 		t.Fatalf("remote scan before flush: %d rows, want %d", len(got), len(want))
 	}
-	if err := s.ingest.Flush(ctx); err != nil {
+	if err := s.ingester.Node().Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if got := memtables(t, s, tt); len(got) != 0 {

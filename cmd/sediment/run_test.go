@@ -154,9 +154,9 @@ func (p *process) stop(t *testing.T) {
 			t.Fatalf("port %d still in use after stop", port)
 		}
 	}
-	if p.s.rpcAddr != "" {
-		if ln, err := net.Listen("tcp", p.s.rpcAddr); err != nil {
-			t.Fatalf("rpc address %s still in use after stop: %v", p.s.rpcAddr, err)
+	if p.s.ingester.RPCAddr() != "" {
+		if ln, err := net.Listen("tcp", p.s.ingester.RPCAddr()); err != nil {
+			t.Fatalf("rpc address %s still in use after stop: %v", p.s.ingester.RPCAddr(), err)
 		} else {
 			ln.Close()
 		}

@@ -44,14 +44,8 @@ type Sediment struct {
 	manifest *manifest.Manifest
 	view     *manifest.View
 
-	// The ingest role: the node, identified by nodeID, and its committer,
-	// which also reads the SSTables it committed.
-	nodeID    string
-	ingest    *ingest.Node
-	committer *ingest.ManifestCommitter
-	// rpcAddr is where the node serves frontends (package rpc).
-	rpcAddr string
-	// frontend is the frontend role, when it runs.
+	// The roles this process runs; nil for those it does not.
+	ingester *ingest.Ingester
 	frontend *frontend.Frontend
 }
 

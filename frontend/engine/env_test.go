@@ -163,7 +163,7 @@ func newEnvWith(t testing.TB, o envOptions) *testEnv {
 	cfg.FlushMaxBackoff = 50 * time.Millisecond
 	cfg.Commitlog.Dir = "commitlog"
 	cfg.Commitlog.SegmentSize = 256 << 10
-	node, err := ingest.OpenNode(ctx, cfg, ingest.Deps{
+	node, err := ingest.OpenNode(ctx, cfg, ingest.NodeDeps{
 		FS:         vfs.NewMem(),
 		Store:      store,
 		Committer:  ingest.NewViewCommitter(committer, view),

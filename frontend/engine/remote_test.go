@@ -73,7 +73,7 @@ func newCluster(t testing.TB) *cluster {
 		cfg.Commitlog.Dir = "commitlog"
 		cfg.Commitlog.SegmentSize = 256 << 10
 		cfg.ObjectPrefix = "sst/" + id
-		node, err := ingest.OpenNode(ctx, cfg, ingest.Deps{
+		node, err := ingest.OpenNode(ctx, cfg, ingest.NodeDeps{
 			FS:         vfs.NewMem(),
 			Store:      store,
 			Committer:  ingest.NewViewCommitter(mc, view),

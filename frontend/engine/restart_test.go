@@ -124,7 +124,7 @@ func (e *restartEnv) start(n *restartNode) {
 	cfg.Commitlog.Dir = "commitlog"
 	cfg.Commitlog.SegmentSize = 64 << 10
 	cfg.ObjectPrefix = "sst/" + n.id
-	node, err := ingest.OpenNode(e.ctx, cfg, ingest.Deps{
+	node, err := ingest.OpenNode(e.ctx, cfg, ingest.NodeDeps{
 		FS:         n.fs,
 		Store:      gatedStore{Store: e.store, gate: n.gate},
 		Committer:  ingest.NewViewCommitter(gatedCommitter{FlushCommitter: mc, gate: n.gate}, e.view),

@@ -36,7 +36,7 @@ func openBenchNode(b *testing.B) *ingest.Node {
 	cfg.Shards = 2
 	cfg.Commitlog.Dir = "log"
 	c := ingest.NewMemCommitter(bucket)
-	n, err := ingest.OpenNode(context.Background(), cfg, ingest.Deps{
+	n, err := ingest.OpenNode(context.Background(), cfg, ingest.NodeDeps{
 		FS: vfs.NewMem(), Store: bucket, Committer: c, Reader: c, Registerer: prometheus.NewRegistry(),
 	})
 	if err != nil {

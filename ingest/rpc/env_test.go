@@ -42,7 +42,7 @@ func openNodeCommitter(tb testing.TB, fs vfs.FS, dir string, shards int) (*inges
 	cfg.WriteTimeout = 5 * time.Second
 	cfg.Commitlog.Dir = dir
 	c := ingest.NewMemCommitter(bucket)
-	n, err := ingest.OpenNode(context.Background(), cfg, ingest.Deps{
+	n, err := ingest.OpenNode(context.Background(), cfg, ingest.NodeDeps{
 		FS: fs, Store: bucket, Committer: c, Reader: c,
 		Registerer: prometheus.NewRegistry(),
 	})

@@ -44,7 +44,7 @@ func TestPageCarriesCommitMark(t *testing.T) {
 	cfg.FlushAge = time.Hour
 	cfg.Commitlog.Dir = "log"
 	c := &countingCommitter{MemCommitter: ingest.NewMemCommitter(bucket)}
-	n, err := ingest.OpenNode(context.Background(), cfg, ingest.Deps{
+	n, err := ingest.OpenNode(context.Background(), cfg, ingest.NodeDeps{
 		FS: vfs.NewMem(), Store: bucket, Committer: c, Reader: c,
 		Registerer: prometheus.NewRegistry(),
 	})

@@ -29,7 +29,6 @@ import (
 	"github.com/sedimentdb/sediment/frontend/transport"
 	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/internal/storage"
-	"github.com/sedimentdb/sediment/internal/tablestore"
 	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/manifest/manifesttest"
@@ -90,18 +89,11 @@ func Start(t testing.TB, o Options) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := m.InitRanges(ctx, o.Ranges); err != nil {
-		t.Fatal(err)
-	}
 	view, err := m.Watch(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(view.Close)
-	mc := ingest.NewManifestCommitter(m, store, "n1")
-	if err := mc.ClaimAll(ctx); err != nil {
-		t.Fatal(err)
-	}
 	cfg := ingest.DefaultConfig()
 	cfg.Shards = o.Shards
 	cfg.MemtableSize = o.MemtableSize
@@ -109,18 +101,32 @@ func Start(t testing.TB, o Options) *Server {
 	cfg.FlushAge = time.Hour
 	cfg.WriteTimeout = 10 * time.Second
 	cfg.Commitlog.Dir = "commitlog"
-	node, err := ingest.OpenNode(ctx, cfg, ingest.Deps{
-		FS:        vfs.NewMem(),
-		Store:     store,
-		Committer: ingest.NewViewCommitter(mc, view),
-		Reader:    ingest.NewViewReader(view, tablestore.NewReaderCache(store, nil, 0)),
-		ChunkSize: 64 << 10,
-		Ranges:    o.Ranges,
+	cfg.Ranges = o.Ranges
+	cfg.RPCAddress = "127.0.0.1:0"
+	g, err := ingest.New(cfg, ingest.Deps{
+		Manifest:          m,
+		View:              view,
+		Store:             store,
+		FS:                vfs.NewMem(),
+		NodeID:            "n1",
+		Roles:             []string{ingest.IngestRole, frontend.Role},
+		HeartbeatInterval: 10 * time.Second,
+		ChunkSize:         64 << 10,
+		Registerer:        prometheus.NewRegistry(),
+		Logger:            slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { node.Close() })
+	if err := services.StartAndAwaitRunning(ctx, g); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := services.StopAndAwaitTerminated(ctx, g); err != nil {
+			t.Error(err)
+		}
+	})
+	node := g.Node()
 
 	var fc frontend.Config
 	fc.RegisterFlags(flag.NewFlagSet("frontend", flag.ContinueOnError))
