@@ -1,6 +1,9 @@
 package wire
 
-import "fmt"
+import (
+	"fmt"
+	"net/netip"
+)
 
 // ErrorCode is the code of an ERROR response.
 type ErrorCode int32
@@ -30,14 +33,21 @@ const (
 	// BlockFor, DataPresent.
 	CodeReadTimeout ErrorCode = 0x1200
 	// CodeReadFailure (v4): a read failed on replicas. Carries
-	// Consistency, Received, BlockFor, NumFailures, DataPresent.
+	// Consistency, Received, BlockFor, NumFailures (v4) or Reasons (v5),
+	// DataPresent.
 	CodeReadFailure ErrorCode = 0x1300
 	// CodeFunctionFailure (v4): a user function failed. Carries
 	// Keyspace, Function, ArgTypes.
 	CodeFunctionFailure ErrorCode = 0x1400
 	// CodeWriteFailure (v4): a write failed on replicas. Carries
-	// Consistency, Received, BlockFor, NumFailures, WriteType.
+	// Consistency, Received, BlockFor, NumFailures (v4) or Reasons (v5),
+	// WriteType.
 	CodeWriteFailure ErrorCode = 0x1500
+	// CodeCDCWriteFailure (v5): a write to a CDC table failed.
+	CodeCDCWriteFailure ErrorCode = 0x1600
+	// CodeCASWriteUnknown (v5): a contended conditional write may or may
+	// not have been applied. Carries Consistency, Received, BlockFor.
+	CodeCASWriteUnknown ErrorCode = 0x1700
 	// CodeSyntax: the statement does not parse.
 	CodeSyntax ErrorCode = 0x2000
 	// CodeUnauthorized: the user may not do this.
@@ -59,6 +69,7 @@ var codeNames = map[ErrorCode]string{
 	CodeUnavailable: "Unavailable", CodeOverloaded: "Overloaded", CodeIsBootstrapping: "Is bootstrapping",
 	CodeTruncate: "Truncate error", CodeWriteTimeout: "Write timeout", CodeReadTimeout: "Read timeout",
 	CodeReadFailure: "Read failure", CodeFunctionFailure: "Function failure", CodeWriteFailure: "Write failure",
+	CodeCDCWriteFailure: "CDC write failure", CodeCASWriteUnknown: "CAS write unknown",
 	CodeSyntax: "Syntax error", CodeUnauthorized: "Unauthorized", CodeInvalid: "Invalid",
 	CodeConfig: "Config error", CodeAlreadyExists: "Already exists", CodeUnprepared: "Unprepared",
 }
@@ -88,6 +99,11 @@ type Error struct {
 	// CAS, VIEW or CDC.
 	WriteType   string
 	DataPresent bool
+	// Contentions (v5) counts the contentions of a CAS write timeout.
+	Contentions uint16
+	// Reasons (v5) are the replicas of a read or write failure, each with
+	// the code of its failure; v5 sends them in place of NumFailures.
+	Reasons []FailureReason
 
 	Keyspace string
 	Table    string
@@ -95,6 +111,14 @@ type Error struct {
 	ArgTypes []string
 
 	ID []byte
+}
+
+// FailureReason is a replica that failed a request and why (v5).
+type FailureReason struct {
+	Addr netip.Addr
+	// Code is Cassandra's RequestFailureReason: 0 unknown, 1 too many
+	// tombstones read, 2 incompatible schema...
+	Code uint16
 }
 
 // Errorf returns an *Error with code c and a formatted message.
@@ -120,17 +144,24 @@ func (m *Error) AppendBody(dst []byte, v Version) ([]byte, error) {
 		e.int(m.Received)
 		e.int(m.BlockFor)
 		if m.Code == CodeWriteFailure {
-			e.int(m.NumFailures)
+			m.appendFailures(&e, v)
 		}
 		e.string(m.WriteType)
+		if m.Code == CodeWriteTimeout && v >= V5 && m.WriteType == "CAS" {
+			e.short(m.Contentions)
+		}
 	case CodeReadTimeout, CodeReadFailure:
 		e.short(uint16(m.Consistency))
 		e.int(m.Received)
 		e.int(m.BlockFor)
 		if m.Code == CodeReadFailure {
-			e.int(m.NumFailures)
+			m.appendFailures(&e, v)
 		}
 		e.byte(boolByte(m.DataPresent))
+	case CodeCASWriteUnknown:
+		e.short(uint16(m.Consistency))
+		e.int(m.Received)
+		e.int(m.BlockFor)
 	case CodeFunctionFailure:
 		e.string(m.Keyspace)
 		e.string(m.Function)
@@ -144,7 +175,45 @@ func (m *Error) AppendBody(dst []byte, v Version) ([]byte, error) {
 	return e.b, e.err
 }
 
-func (m *Error) decode(d *decoder) {
+// appendFailures appends the failures: their count before v5, the
+// reason map from v5.
+func (m *Error) appendFailures(e *encoder, v Version) {
+	if v < V5 {
+		e.int(m.NumFailures)
+		return
+	}
+	e.intLen(len(m.Reasons), "failure reasons")
+	for _, r := range m.Reasons {
+		a := r.Addr.AsSlice()
+		if len(a) == 0 {
+			e.failf("failure reason without an address")
+			return
+		}
+		e.byte(byte(len(a)))
+		e.b = append(e.b, a...)
+		e.short(r.Code)
+	}
+}
+
+func (m *Error) decodeFailures(d *decoder, v Version) {
+	if v < V5 {
+		m.NumFailures = d.int("failures")
+		return
+	}
+	n := d.intCount(7, "failure reasons")
+	m.Reasons = make([]FailureReason, n)
+	for i := 0; i < n && d.err == nil; i++ {
+		size := int(d.byte("an address size"))
+		if d.err == nil && size != 4 && size != 16 {
+			d.fail("Invalid IP address length %d", size)
+		}
+		a, _ := netip.AddrFromSlice(d.raw(size, "an address"))
+		m.Reasons[i] = FailureReason{Addr: a, Code: d.short("a failure code")}
+	}
+	m.NumFailures = int32(n)
+}
+
+func (m *Error) decode(d *decoder, v Version) {
 	m.Code = ErrorCode(d.int("the error code"))
 	m.Message = d.string("the error message")
 	switch m.Code {
@@ -157,17 +226,24 @@ func (m *Error) decode(d *decoder) {
 		m.Received = d.int("received acknowledgements")
 		m.BlockFor = d.int("required acknowledgements")
 		if m.Code == CodeWriteFailure {
-			m.NumFailures = d.int("failures")
+			m.decodeFailures(d, v)
 		}
 		m.WriteType = d.string("the write type")
+		if m.Code == CodeWriteTimeout && v >= V5 && m.WriteType == "CAS" {
+			m.Contentions = d.short("the contentions")
+		}
 	case CodeReadTimeout, CodeReadFailure:
 		m.Consistency = d.consistency("the consistency")
 		m.Received = d.int("received responses")
 		m.BlockFor = d.int("required responses")
 		if m.Code == CodeReadFailure {
-			m.NumFailures = d.int("failures")
+			m.decodeFailures(d, v)
 		}
 		m.DataPresent = d.byte("data present") != 0
+	case CodeCASWriteUnknown:
+		m.Consistency = d.consistency("the consistency")
+		m.Received = d.int("received acknowledgements")
+		m.BlockFor = d.int("required acknowledgements")
 	case CodeFunctionFailure:
 		m.Keyspace = d.string("the keyspace")
 		m.Function = d.string("the function")
