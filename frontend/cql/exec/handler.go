@@ -29,6 +29,9 @@ func params(q *wire.QueryParams) *Params {
 		PagingState:       q.PagingState,
 		Consistency:       uint16(q.Consistency),
 		SerialConsistency: uint16(q.SerialConsistency),
+		Keyspace:          q.Keyspace,
+		NowInSeconds:      int64(q.NowInSeconds),
+		HasNowInSeconds:   q.HasNowInSeconds,
 	}
 	if q.HasTimestamp {
 		p.Timestamp = q.Timestamp
@@ -66,7 +69,7 @@ func (h *Handler) Query(ctx context.Context, s *transport.Session, q *wire.Query
 
 // Prepare implements transport.Handler.
 func (h *Handler) Prepare(ctx context.Context, s *transport.Session, p *wire.Prepare) (*wire.Prepared, error) {
-	pr, err := h.e.Prepare(ctx, s, p.Query, "")
+	pr, err := h.e.Prepare(ctx, s, p.Query, p.Keyspace)
 	if err != nil {
 		return nil, wireError(err)
 	}
@@ -90,6 +93,9 @@ func (h *Handler) Batch(ctx context.Context, s *transport.Session, b *wire.Batch
 	req := &BatchRequest{
 		Consistency:       uint16(b.Consistency),
 		SerialConsistency: uint16(b.SerialConsistency),
+		Keyspace:          b.Keyspace,
+		NowInSeconds:      int64(b.NowInSeconds),
+		HasNowInSeconds:   b.HasNowInSeconds,
 	}
 	switch b.Type {
 	case wire.UnloggedBatch:
