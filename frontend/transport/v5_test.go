@@ -203,4 +203,3 @@ func TestV5SplitRequestHeader(t *testing.T) {
 		t.Fatalf("answer %+v", m)
 	}
 }
-
