@@ -428,6 +428,7 @@ func (c *conn) startup(h wire.Header, m *wire.Startup) error {
 		c.state = stateReady
 		c.reply(h.Version, h.Stream, nil, &wire.Ready{}, nil)
 	}
+	c.s.m.startups.WithLabelValues("v" + strconv.Itoa(int(h.Version))).Inc()
 	if h.Version >= wire.V5 {
 		// From here on both ways travel in segments, compressed by
 		// them rather than envelope by envelope. The client waits for

@@ -64,6 +64,8 @@ type Server struct {
 	CQL      *transport.Server
 	// Auth is the executor's Auth; nil without password authentication.
 	Auth *exec.Auth
+	// Metrics holds the CQL server's metrics.
+	Metrics *prometheus.Registry
 }
 
 // Start starts a server for the test t.
@@ -134,7 +136,8 @@ func Start(t testing.TB, o Options) *Server {
 		o.Frontend(&fc)
 	}
 	var auth *exec.Auth
-	fo := transport.Options{Registerer: prometheus.NewRegistry()}
+	reg := prometheus.NewRegistry()
+	fo := transport.Options{Registerer: reg}
 	if fc.Authenticator == "password" {
 		auth = exec.NewAuth(m, view, exec.AuthOptions{BcryptCost: bcrypt.MinCost})
 		if err := auth.Setup(ctx); err != nil {
@@ -181,7 +184,7 @@ func Start(t testing.TB, o Options) *Server {
 	})
 	return &Server{
 		Addr: ln.Addr().String(), Manifest: m, View: view, Store: store,
-		Node: node, Engine: eng, Executor: x, CQL: srv, Auth: auth,
+		Node: node, Engine: eng, Executor: x, CQL: srv, Auth: auth, Metrics: reg,
 	}
 }
 
@@ -274,4 +277,27 @@ func (s *Server) Flush(t testing.TB, keyspace, table string) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// Startups returns how many connections the server started in protocol
+// version v ("v4", "v5"), from its metrics.
+func (s *Server) Startups(t testing.TB, v string) int {
+	t.Helper()
+	mfs, err := s.Metrics.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "sediment_cql_startups_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "version" && l.GetValue() == v {
+					return int(m.GetCounter().GetValue())
+				}
+			}
+		}
+	}
+	return 0
 }
