@@ -3,6 +3,7 @@ package transport
 import (
 	"bytes"
 	"io"
+	"reflect"
 	"testing"
 	"time"
 
@@ -201,5 +202,43 @@ func TestV5SplitRequestHeader(t *testing.T) {
 	_, _, m := c.recv()
 	if r, ok := m.(*wire.Rows); !ok || string(r.Rows[0][0]) != "abc" {
 		t.Fatalf("answer %+v", m)
+	}
+}
+
+// TestV5PasswordAuthentication: AUTHENTICATE ends the handshake, so the
+// SASL exchange after it travels in segments.
+func TestV5PasswordAuthentication(t *testing.T) {
+	cfg := testConfig()
+	cfg.Authenticator = "password"
+	_, addr := startServer(t, cfg, newTestHandler(), passwords{"alice": "secret"})
+	c := dial(t, addr)
+	c.v = wire.V5
+	if _, ok := c.roundTrip(0, &wire.Startup{Options: map[string]string{"CQL_VERSION": "3.4.5"}}).(*wire.Authenticate); !ok {
+		t.Fatal("STARTUP not answered with AUTHENTICATE")
+	}
+	c.segmented(false)
+	wantError(t, c.roundTrip(1, &wire.AuthResponse{Token: []byte("\x00alice\x00wrong")}), wire.CodeBadCredentials, "incorrect")
+	if _, ok := c.roundTrip(2, &wire.AuthResponse{Token: []byte("\x00alice\x00secret")}).(*wire.AuthSuccess); !ok {
+		t.Fatal("good password refused")
+	}
+	if rows := c.roundTrip(3, query("WHO")).(*wire.Rows); string(rows.Rows[0][1]) != "alice" {
+		t.Fatalf("user %q", rows.Rows[0][1])
+	}
+}
+
+// TestV5Events: events pushed to a v5 connection come in segments too,
+// between the answers.
+func TestV5Events(t *testing.T) {
+	s, addr := startServer(t, testConfig(), newTestHandler(), nil)
+	c := dialV5(t, addr, map[string]string{"COMPRESSION": "lz4"})
+	c.roundTrip(1, &wire.Register{Events: []string{wire.SchemaChanged}})
+	ev := &wire.Event{Type: wire.SchemaChanged, Schema: wire.SchemaChange{Change: "CREATED", Target: "TABLE", Keyspace: "ks", Name: "t"}}
+	s.Publish(ev)
+	h, _, m := c.recv()
+	if h.Stream != wire.EventStream || !reflect.DeepEqual(m, ev) {
+		t.Fatalf("event %+v %+v", h, m)
+	}
+	if h, _, _ := c.recv2(2, query("ECHO")); h.Stream != 2 {
+		t.Fatalf("stream %d", h.Stream)
 	}
 }
