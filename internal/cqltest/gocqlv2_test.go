@@ -152,7 +152,7 @@ func TestGocqlV2(t *testing.T) {
 				t.Fatalf("the TTL'd row 2000 s from now: %q %v", v, err)
 			}
 			var ttl int
-			if err := s.Query("SELECT ttl(v) FROM "+table+" WHERE p = 2").SetKeyspace("ks").WithNowInSeconds(later-1500).Scan(&ttl); err != nil || ttl > 500 || ttl < 400 {
+			if err := s.Query("SELECT ttl(v) FROM " + table + " WHERE p = 2").SetKeyspace("ks").WithNowInSeconds(later - 1500).Scan(&ttl); err != nil || ttl > 500 || ttl < 400 {
 				t.Fatalf("ttl(v) 500 s from now: %d %v", ttl, err)
 			}
 
@@ -167,7 +167,7 @@ func TestGocqlV2(t *testing.T) {
 			if err := s.Query("ALTER TABLE " + table + " ADD w int").SetKeyspace("ks").Exec(); err != nil {
 				t.Fatal(err)
 			}
-			if err := s.Query("UPDATE "+table+" SET w = 9 WHERE p = 0 AND c = 1").SetKeyspace("ks").Exec(); err != nil {
+			if err := s.Query("UPDATE " + table + " SET w = 9 WHERE p = 0 AND c = 1").SetKeyspace("ks").Exec(); err != nil {
 				t.Fatal(err)
 			}
 			row = map[string]any{}
