@@ -574,25 +574,36 @@ func (c *conn) execute(h wire.Header, m wire.Message) {
 	c.s.m.duration.WithLabelValues(h.Opcode.String()).Observe(time.Since(start).Seconds())
 }
 
-// executeRows returns the rows an EXECUTE is answered with. A v5 client
-// names the result metadata it knows: rows with other columns carry them
-// in full with their new ID (METADATA_CHANGED), whether or not the client
-// asked to skip them. Otherwise a client that asked to skip metadata has
-// the columns from PREPARE and gets none.
+// executeRows returns the rows an EXECUTE is answered with. Rows whose
+// columns are not those the client knows carry them in full: a v5 client
+// names the result metadata it knows, and rows with other columns get
+// their new ID (METADATA_CHANGED) whether or not it asked to skip them;
+// before v5 the handler tells, with a NewMetadataID, that the columns
+// are not those PREPARE announced. Otherwise a client that asked to skip
+// metadata has the columns from PREPARE and gets none.
 func executeRows(v wire.Version, x *wire.Execute, r *wire.Rows) *wire.Rows {
+	changed := r.Metadata.NewMetadataID != nil
+	var buf [16]byte
+	var id []byte
 	if v >= wire.V5 && len(r.Metadata.Columns) > 0 {
-		var buf [16]byte
-		if id := wire.MetadataID(buf[:0], r.Metadata.Columns); !bytes.Equal(id, x.ResultMetadataID) {
-			changed := *r
-			changed.Metadata.NoMetadata = false
-			changed.Metadata.NewMetadataID = bytes.Clone(id)
-			return &changed
-		}
+		id = wire.MetadataID(buf[:0], r.Metadata.Columns)
+		changed = !bytes.Equal(id, x.ResultMetadataID)
 	}
-	if x.Params.SkipMetadata && !r.Metadata.NoMetadata {
-		skip := *r
-		skip.Metadata.NoMetadata = true
-		return &skip
+	switch {
+	case changed:
+		if r.Metadata.NoMetadata || !bytes.Equal(r.Metadata.NewMetadataID, id) && id != nil {
+			full := *r
+			full.Metadata.NoMetadata = false
+			if id != nil {
+				full.Metadata.NewMetadataID = bytes.Clone(id)
+			}
+			return &full
+		}
+	case x.Params.SkipMetadata && !r.Metadata.NoMetadata || r.Metadata.NewMetadataID != nil:
+		known := *r
+		known.Metadata.NoMetadata = x.Params.SkipMetadata || r.Metadata.NoMetadata
+		known.Metadata.NewMetadataID = nil
+		return &known
 	}
 	return r
 }

@@ -209,7 +209,12 @@ func (h *testHandler) Execute(ctx context.Context, s *Session, e *wire.Execute) 
 		// Without the ID, which the server fills in.
 		return nil, wire.Errorf(wire.CodeUnprepared, "Prepared query not found")
 	}
-	return echo(e.Params.Values, false, cqltype.IntType), nil
+	r := echo(e.Params.Values, false, cqltype.IntType)
+	if bytes.Equal(e.ID, preparedID("CHANGED ?")) {
+		// Rows whose columns are not those PREPARE announced.
+		r.Metadata.NewMetadataID = []byte{0xcc}
+	}
+	return r, nil
 }
 
 func (h *testHandler) Batch(ctx context.Context, s *Session, b *wire.Batch) (wire.Result, error) {
@@ -693,6 +698,13 @@ func TestSkipMetadata(t *testing.T) {
 		if r.Metadata.NoMetadata != skip || len(r.Metadata.Columns) == 0 == !skip || !bytes.Equal(r.Rows[0][0], []byte{0, 0, 0, 5}) {
 			t.Fatalf("skip %v: %+v", skip, r)
 		}
+	}
+	// Rows the handler says have other columns come with them at v4.
+	p = c.roundTrip(4, &wire.Prepare{Query: "CHANGED ?"}).(*wire.Prepared)
+	x := &wire.Execute{ID: p.ID, Params: wire.QueryParams{Consistency: wire.One, SkipMetadata: true,
+		Values: []wire.Value{wire.BytesValue([]byte{0, 0, 0, 5})}}}
+	if r := c.roundTrip(5, x).(*wire.Rows); r.Metadata.NoMetadata || len(r.Metadata.Columns) != 1 {
+		t.Fatalf("changed columns skipped: %+v", r.Metadata)
 	}
 }
 

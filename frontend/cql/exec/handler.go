@@ -85,7 +85,14 @@ func (h *Handler) Prepare(ctx context.Context, s *transport.Session, p *wire.Pre
 // Execute implements transport.Handler.
 func (h *Handler) Execute(ctx context.Context, s *transport.Session, x *wire.Execute) (wire.Result, error) {
 	res, err := h.e.Execute(ctx, s, x.ID, params(&x.Params))
-	return h.result(res, x.Params.SkipMetadata && (res == nil || !res.MetadataChanged), err)
+	changed := res != nil && res.MetadataChanged
+	r, err := h.result(res, x.Params.SkipMetadata && !changed, err)
+	if rows, ok := r.(*wire.Rows); ok && changed {
+		// The server sends the columns, and from v5 their ID, though
+		// the client asked to skip them.
+		rows.Metadata.NewMetadataID = wire.MetadataID(nil, rows.Metadata.Columns)
+	}
+	return r, err
 }
 
 // Batch implements transport.Handler.
