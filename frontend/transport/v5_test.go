@@ -42,6 +42,13 @@ func TestV5Handshake(t *testing.T) {
 	if c.seg.Buffered() != 0 {
 		t.Errorf("%d bytes after the answers", c.seg.Buffered())
 	}
+	// The compression and beta flags of an envelope mean nothing in v5:
+	// segments carry compression, and v5 is not a beta.
+	b, _ := wire.AppendFrame(nil, wire.Header{Version: wire.V5, Stream: 6, Flags: wire.FlagCompression | 0x10}, nil, query("ECHO", []byte("plain")), nil)
+	c.raw(wire.AppendSegment(nil, b, true, false))
+	if _, _, m := c.recv(); string(m.(*wire.Rows).Rows[0][0]) != "plain" {
+		t.Fatalf("flagged envelope answered %+v", m)
+	}
 	// A v4 envelope inside v5 segments is refused, framed.
 	c.v = wire.V4
 	wantError(t, c.roundTrip(5, query("WHO")), wire.CodeProtocol, "Invalid message version")
