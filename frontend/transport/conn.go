@@ -664,6 +664,13 @@ func (c *conn) wireError(h wire.Header, err error) *wire.Error {
 		c.s.sampler.log(c.s.log, "request failed", "conn", c.sess.ID, "stream", h.Stream, "opcode", h.Opcode, "err", err)
 		return wire.Errorf(wire.CodeServer, "Internal server error (connection %d, stream %d): see the server log", c.sess.ID, h.Stream)
 	}
+	if h.Version < wire.V5 && we.Code == wire.CodeCASWriteUnknown {
+		// Before v5 an unknown CAS outcome is a CAS write timeout, as
+		// Cassandra sends it.
+		e := *we
+		e.Code, e.WriteType = wire.CodeWriteTimeout, "CAS"
+		we = &e
+	}
 	if h.Version < wire.V4 {
 		// v3 lacks the failure errors; Cassandra sends their nearest kin.
 		switch we.Code {

@@ -172,6 +172,8 @@ func (h *testHandler) Query(ctx context.Context, s *Session, q *wire.Query) (wir
 		return nil, wire.Errorf(wire.CodeInvalid, "failed as asked")
 	case "READFAIL":
 		return nil, fmt.Errorf("wrapped: %w", &wire.Error{Code: wire.CodeReadFailure, Message: "read failed", Consistency: wire.One, BlockFor: 1, NumFailures: 1})
+	case "CASUNKNOWN":
+		return nil, &wire.Error{Code: wire.CodeCASWriteUnknown, Message: "CAS operation result is unknown", Consistency: wire.Serial, BlockFor: 1}
 	case "GOERR":
 		return nil, errors.New("secret internal detail")
 	case "PANIC":

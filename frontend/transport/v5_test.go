@@ -249,3 +249,20 @@ func TestV5Events(t *testing.T) {
 		t.Fatalf("stream %d", h.Stream)
 	}
 }
+
+// TestV5Errors: CAS_WRITE_UNKNOWN is v5's; older clients get the CAS
+// write timeout Cassandra sends them.
+func TestV5Errors(t *testing.T) {
+	_, addr := startServer(t, testConfig(), newTestHandler(), nil)
+	c5 := dialV5(t, addr, nil)
+	e := wantError(t, c5.roundTrip(1, query("CASUNKNOWN")), wire.CodeCASWriteUnknown, "unknown")
+	if e.Consistency != wire.Serial || e.BlockFor != 1 {
+		t.Errorf("v5: %+v", e)
+	}
+	c4 := dial(t, addr)
+	c4.startup(nil)
+	e = wantError(t, c4.roundTrip(1, query("CASUNKNOWN")), wire.CodeWriteTimeout, "unknown")
+	if e.WriteType != "CAS" || e.Consistency != wire.Serial || e.BlockFor != 1 {
+		t.Errorf("v4: %+v", e)
+	}
+}
