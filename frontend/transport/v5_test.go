@@ -266,3 +266,18 @@ func TestV5Errors(t *testing.T) {
 		t.Errorf("v4: %+v", e)
 	}
 }
+
+// TestV5TooLarge: an envelope over the maximum frame size, split over
+// segments, is skipped and answered with Invalid; the connection goes on.
+func TestV5TooLarge(t *testing.T) {
+	cfg := testConfig()
+	cfg.MaxFrameSize = 200 << 10
+	_, addr := startServer(t, cfg, newTestHandler(), nil)
+	c := dialV5(t, addr, nil)
+	c.send(1, query("ECHO", make([]byte, 300<<10)))
+	_, _, m := c.recv()
+	wantError(t, m, wire.CodeInvalid, "Request is too big")
+	if r, ok := c.roundTrip(2, query("ECHO", []byte("next"))).(*wire.Rows); !ok || string(r.Rows[0][0]) != "next" {
+		t.Fatalf("after the large envelope: %+v", r)
+	}
+}
