@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"io"
 	"slices"
+	"sync"
 
 	"github.com/pierrec/lz4/v4"
 )
@@ -247,11 +248,19 @@ func DecodeSegment(dst, b []byte, lz4 bool) ([]byte, SegmentHeader, int, error) 
 	return dst, h, n, err
 }
 
-// decodePayload checks payload against trailer, its CRC32, and appends
-// it decompressed to dst.
-func (h SegmentHeader) decodePayload(dst, payload, trailer []byte) ([]byte, error) {
+// checkPayload checks payload against trailer, its CRC32.
+func (h SegmentHeader) checkPayload(payload, trailer []byte) error {
 	if got, want := binary.LittleEndian.Uint32(trailer), payloadCRC(payload); got != want {
-		return dst, fmt.Errorf("%w: payload CRC32 %08x, computed %08x", ErrCorruptSegment, got, want)
+		return fmt.Errorf("%w: payload CRC32 %08x, computed %08x", ErrCorruptSegment, got, want)
+	}
+	return nil
+}
+
+// decodePayload checks payload against trailer and appends it
+// decompressed to dst.
+func (h SegmentHeader) decodePayload(dst, payload, trailer []byte) ([]byte, error) {
+	if err := h.checkPayload(payload, trailer); err != nil {
+		return dst, err
 	}
 	if h.Uncompressed == 0 {
 		return append(dst, payload...), nil
@@ -271,15 +280,35 @@ func (h SegmentHeader) decodePayload(dst, payload, trailer []byte) ([]byte, erro
 // are read across segment boundaries wherever they fall, so a sender
 // that splits them otherwise than AppendSegments does is still
 // understood; CRCs, not boundaries, guard the stream.
+//
+// Small segments are read into buffers of the reader's own; a segment
+// over keptSegmentBuffer borrows a buffer of a pool shared by all
+// readers until its payload is read, so that an idle connection holds
+// little and a busy one allocates nothing.
 type SegmentReader struct {
 	r   io.Reader
 	lz4 bool
 	hdr [lz4SegmentHeaderSize]byte
-	raw []byte // a compressed payload and its trailer, reused
-	buf []byte // the current payload, reused
-	off int    // bytes of buf already read
-	err error
+	// raw holds the current segment's payload and trailer, buf the
+	// payload to read: in raw, or decompressed.
+	raw, buf []byte
+	off      int // bytes of buf already read
+	// small are the reader's own buffers for raw and decompressed
+	// payloads; borrowed are the pool's, given back by next.
+	small    [2][]byte
+	borrowed [2]*[]byte
+	err      error
 }
+
+// keptSegmentBuffer is the largest segment a SegmentReader reads into
+// buffers of its own.
+const keptSegmentBuffer = 16 << 10
+
+// segmentPool holds buffers for the largest segments, with their trailer.
+var segmentPool = sync.Pool{New: func() any {
+	b := make([]byte, MaxSegmentPayload+segmentTrailerSize)
+	return &b
+}}
 
 // NewSegmentReader returns a reader of the segments r carries, with
 // lz4 when that compression was agreed in STARTUP.
@@ -303,8 +332,28 @@ func (s *SegmentReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// next reads one segment into buf.
+// buffer returns n bytes of buffer i (0 raw, 1 decompressed).
+func (s *SegmentReader) buffer(i, n int) []byte {
+	if n > keptSegmentBuffer {
+		b := segmentPool.Get().(*[]byte)
+		s.borrowed[i] = b
+		return (*b)[:n]
+	}
+	if cap(s.small[i]) < n {
+		s.small[i] = make([]byte, keptSegmentBuffer+segmentTrailerSize)
+	}
+	return s.small[i][:n]
+}
+
+// next reads one segment, once the previous one is consumed.
 func (s *SegmentReader) next() error {
+	for i, b := range s.borrowed {
+		if b != nil {
+			segmentPool.Put(b)
+			s.borrowed[i] = nil
+		}
+	}
+	s.raw, s.buf, s.off = nil, nil, 0
 	hs := SegmentHeaderSize(s.lz4)
 	if _, err := io.ReadFull(s.r, s.hdr[:hs]); err != nil {
 		return err
@@ -313,17 +362,25 @@ func (s *SegmentReader) next() error {
 	if err != nil {
 		return err
 	}
-	n := h.Length + segmentTrailerSize
-	if cap(s.raw) < n {
-		s.raw = make([]byte, n)
-	}
-	s.raw = s.raw[:n]
+	s.raw = s.buffer(0, h.Length+segmentTrailerSize)
 	if _, err := io.ReadFull(s.r, s.raw); err != nil {
 		return unexpectedEOF(err)
 	}
-	s.buf, s.off = s.buf[:0], 0
-	s.buf, err = h.decodePayload(s.buf, s.raw[:h.Length], s.raw[h.Length:])
-	return err
+	payload, trailer := s.raw[:h.Length], s.raw[h.Length:]
+	if h.Uncompressed == 0 {
+		// Read in place.
+		if err := h.checkPayload(payload, trailer); err != nil {
+			return err
+		}
+		s.buf = payload
+		return nil
+	}
+	buf, err := h.decodePayload(s.buffer(1, h.Uncompressed)[:0], payload, trailer)
+	if err != nil {
+		return err
+	}
+	s.buf = buf
+	return nil
 }
 
 // Buffered returns the payload bytes read from segments and not yet
