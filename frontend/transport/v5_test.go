@@ -175,7 +175,8 @@ func TestV5CorruptSegment(t *testing.T) {
 // TestV5ResultMetadataID checks PREPARED's result metadata ID and the
 // METADATA_CHANGED answer to an EXECUTE that names another.
 func TestV5ResultMetadataID(t *testing.T) {
-	_, addr := startServer(t, testConfig(), newTestHandler(), nil)
+	h := newTestHandler()
+	_, addr := startServer(t, testConfig(), h, nil)
 	c := dialV5(t, addr, nil)
 	p := c.roundTrip(1, &wire.Prepare{Query: "SELECT ?"}).(*wire.Prepared)
 	want := wire.MetadataID(nil, p.Result.Columns)
@@ -193,6 +194,11 @@ func TestV5ResultMetadataID(t *testing.T) {
 	r = c.roundTrip(3, x).(*wire.Rows)
 	if r.Metadata.NoMetadata || !bytes.Equal(r.Metadata.NewMetadataID, want) || len(r.Metadata.Columns) != 1 {
 		t.Fatalf("other ID: %+v", r.Metadata)
+	}
+	// An unknown prepared ID is Unprepared, naming it, as in v4.
+	h.forget.Store(true)
+	if e := wantError(t, c.roundTrip(4, x), wire.CodeUnprepared, "not found"); !bytes.Equal(e.ID, p.ID) {
+		t.Fatalf("Unprepared ID %x, want %x", e.ID, p.ID)
 	}
 }
 
