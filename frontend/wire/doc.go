@@ -12,8 +12,8 @@
 //	| version | flags   | stream (int16)  | opcode  | length (uint32) | body   |
 //	| (u8)    | (u8)    |                 | (u8)    |                 |        |
 //	+---------+---------+-----------------+---------+-----------------+--------+
-//	  0x03,     0x01      a request's ID,   what the  bytes of body     length
-//	  0x04, 05; compressed, echoed in its   body is                     bytes
+//	  0x03 to   0x01      a request's ID,   what the  bytes of body     length
+//	  0x05;     compressed, echoed in its   body is                     bytes
 //	  | 0x80 in 0x02 tracing, answer; -1 for
 //	  responses 0x04 payload, events
 //	            0x08 warnings
