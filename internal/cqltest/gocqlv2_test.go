@@ -198,3 +198,36 @@ func TestGocqlV2Conditional(t *testing.T) {
 		t.Fatalf("second insert: %v %v %v", applied, cur, err)
 	}
 }
+
+// TestGocqlV2Duration: from v5 duration has its own type ID, which gocql
+// v2 reads as a gocql.Duration.
+func TestGocqlV2Duration(t *testing.T) {
+	srv := Start(t, Options{})
+	srv.Session(t, "ks").Close()
+	s := v2Session(t, srv, 5, false)
+	if err := s.Query("CREATE TABLE IF NOT EXISTS dur (k int PRIMARY KEY, d duration)").SetKeyspace("ks").Exec(); err != nil {
+		t.Fatal(err)
+	}
+	want := gocql.Duration{Months: 14, Days: 3, Nanoseconds: 4*3600e9 + 5e6}
+	if err := s.Query("INSERT INTO dur (k, d) VALUES (?, ?)", 1, want).SetKeyspace("ks").Exec(); err != nil {
+		t.Fatal(err)
+	}
+	iter := s.Query("SELECT d FROM dur WHERE k = 1").SetKeyspace("ks").Iter()
+	var got gocql.Duration
+	if !iter.Scan(&got) || got != want {
+		t.Fatalf("duration %+v, want %+v", got, want)
+	}
+	if typ := iter.Columns()[0].TypeInfo.Type(); typ != gocql.TypeDuration {
+		t.Errorf("column type %v, want duration", typ)
+	}
+	if err := iter.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// A literal reads back as the same duration.
+	if err := s.Query("INSERT INTO dur (k, d) VALUES (2, 1y2mo3d4h5ms)").SetKeyspace("ks").Exec(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Query("SELECT d FROM dur WHERE k = 2").SetKeyspace("ks").Scan(&got); err != nil || got != want {
+		t.Fatalf("literal duration %+v %v", got, err)
+	}
+}
