@@ -2,6 +2,7 @@ package transport
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -28,7 +29,7 @@ var supported = &wire.Supported{Options: map[string][]string{
 	"CQL_VERSION": {CQLVersion},
 	// Cassandra 4 lists snappy first.
 	"COMPRESSION":       {wire.Snappy.Name(), wire.LZ4.Name()},
-	"PROTOCOL_VERSIONS": {"3/v3", "4/v4"},
+	"PROTOCOL_VERSIONS": wire.SupportedVersions,
 }}
 
 type connState uint8
@@ -61,6 +62,9 @@ type conn struct {
 	nc   net.Conn
 	br   *bufio.Reader
 	sess *Session
+	// in is what frames are read from: br, then from v5 once STARTUP is
+	// answered, a wire.SegmentReader over it.
+	in io.Reader
 
 	// ctx is canceled when the connection closes, abandoning its requests.
 	ctx    context.Context
@@ -91,6 +95,12 @@ type conn struct {
 	mu       sync.Mutex
 	out      []byte
 	draining bool
+	// segmented (v5) says that out holds envelopes from segStart on,
+	// which writeLoop wraps in segments (lz4 ones with segmentLZ4); the
+	// bytes before segStart are the handshake's, sent as they are.
+	segmented  bool
+	segmentLZ4 bool
+	segStart   int
 	// unwritten counts the bytes queued or being written, read by the
 	// reader without the lock.
 	unwritten atomic.Int64
@@ -105,10 +115,12 @@ type conn struct {
 
 func (s *Server) newConn(nc net.Conn) *conn {
 	ctx, cancel := context.WithCancel(s.ctx)
+	br := bufio.NewReaderSize(nc, 32<<10)
 	return &conn{
 		s:      s,
 		nc:     nc,
-		br:     bufio.NewReaderSize(nc, 32<<10),
+		br:     br,
+		in:     br,
 		sess:   &Session{ID: s.nextID.Add(1), RemoteAddr: nc.RemoteAddr()},
 		ctx:    ctx,
 		cancel: cancel,
@@ -233,7 +245,7 @@ func (c *conn) readLoop() {
 				c.nc.SetReadDeadline(time.Time{})
 			}
 		}
-		f, err := wire.ReadFrame(c.br, c.s.cfg.MaxFrameSize)
+		f, err := wire.ReadFrame(c.in, c.s.cfg.MaxFrameSize)
 		if err == nil {
 			if c.throwOnOverload {
 				if !c.tryAcquireServer() {
@@ -262,12 +274,17 @@ func (c *conn) readLoop() {
 			return
 		case errors.As(err, &tooLarge):
 			h := tooLarge.Header
-			if _, err := io.CopyN(io.Discard, c.br, int64(h.Length)); err != nil {
+			if _, err := io.CopyN(io.Discard, c.in, int64(h.Length)); err != nil {
 				c.close()
 				return
 			}
 			c.replyError(h, tooLarge.InvalidError())
 		default:
+			if errors.Is(err, wire.ErrCorruptSegment) {
+				// The stream cannot be trusted past a bad CRC: nothing
+				// after it can be told apart from noise.
+				c.s.sampler.log(c.s.log, "corrupt segment: closing the connection", "conn", c.sess.ID, "err", err)
+			}
 			c.close()
 			return
 		}
@@ -342,8 +359,9 @@ func (c *conn) decode(f *wire.Frame) (wire.Message, error) {
 	}
 	body := f.Body
 	// Without compression agreed the flag is ignored and the body read as
-	// it is, as Cassandra does.
-	if h.Flags&wire.FlagCompression != 0 && c.compressor != nil {
+	// it is, as Cassandra does; from v5 segments carry the compression
+	// and the flag means nothing.
+	if h.Flags&wire.FlagCompression != 0 && c.compressor != nil && h.Version < wire.V5 {
 		var err error
 		if body, err = c.compressor.Decompress(nil, body, c.s.cfg.MaxFrameSize); err != nil {
 			return nil, err
@@ -395,6 +413,10 @@ func (c *conn) startup(h wire.Header, m *wire.Startup) error {
 		if comp = wire.CompressorFor(name); comp == nil {
 			return wire.Errorf(wire.CodeProtocol, "Unknown compression algorithm: %s", name)
 		}
+		if h.Version >= wire.V5 && comp != wire.LZ4 {
+			// v5 segments know lz4 only.
+			return wire.Errorf(wire.CodeProtocol, "Compression %s is not supported in protocol V5; use lz4", name)
+		}
 	}
 	c.sess.Options = opts
 	c.throwOnOverload = opts["THROW_ON_OVERLOAD"] == "1"
@@ -405,6 +427,19 @@ func (c *conn) startup(h wire.Header, m *wire.Startup) error {
 	} else {
 		c.state = stateReady
 		c.reply(h.Version, h.Stream, nil, &wire.Ready{}, nil)
+	}
+	c.s.m.startups.WithLabelValues("v" + strconv.Itoa(int(h.Version))).Inc()
+	if h.Version >= wire.V5 {
+		// From here on both ways travel in segments, compressed by
+		// them rather than envelope by envelope. The client waits for
+		// the answer before it frames, so nothing framed is buffered
+		// yet.
+		lz4 := comp != nil
+		c.in = wire.NewSegmentReader(c.br, lz4)
+		c.mu.Lock()
+		c.segmented, c.segmentLZ4, c.segStart = true, lz4, len(c.out)
+		c.mu.Unlock()
+		return nil
 	}
 	c.compressor = comp
 	return nil
@@ -530,16 +565,47 @@ func (c *conn) execute(h wire.Header, m wire.Message) {
 		case *wire.SetKeyspace:
 			c.sess.SetKeyspace(r.Keyspace)
 		case *wire.Rows:
-			if x, ok := m.(*wire.Execute); ok && x.Params.SkipMetadata && !r.Metadata.NoMetadata {
-				// The client has the columns from PREPARE.
-				skip := *r
-				skip.Metadata.NoMetadata = true
-				res = &skip
+			if x, ok := m.(*wire.Execute); ok {
+				res = executeRows(h.Version, x, r)
 			}
 		}
 		c.reply(h.Version, h.Stream, w.take(), res, c.compressor)
 	}
 	c.s.m.duration.WithLabelValues(h.Opcode.String()).Observe(time.Since(start).Seconds())
+}
+
+// executeRows returns the rows an EXECUTE is answered with. Rows whose
+// columns are not those the client knows carry them in full: a v5 client
+// names the result metadata it knows, and rows with other columns get
+// their new ID (METADATA_CHANGED) whether or not it asked to skip them;
+// before v5 the handler tells, with a NewMetadataID, that the columns
+// are not those PREPARE announced. Otherwise a client that asked to skip
+// metadata has the columns from PREPARE and gets none.
+func executeRows(v wire.Version, x *wire.Execute, r *wire.Rows) *wire.Rows {
+	changed := r.Metadata.NewMetadataID != nil
+	var buf [16]byte
+	var id []byte
+	if v >= wire.V5 && len(r.Metadata.Columns) > 0 {
+		id = wire.MetadataID(buf[:0], r.Metadata.Columns)
+		changed = !bytes.Equal(id, x.ResultMetadataID)
+	}
+	switch {
+	case changed:
+		if r.Metadata.NoMetadata || !bytes.Equal(r.Metadata.NewMetadataID, id) && id != nil {
+			full := *r
+			full.Metadata.NoMetadata = false
+			if id != nil {
+				full.Metadata.NewMetadataID = bytes.Clone(id)
+			}
+			return &full
+		}
+	case x.Params.SkipMetadata && !r.Metadata.NoMetadata || r.Metadata.NewMetadataID != nil:
+		known := *r
+		known.Metadata.NoMetadata = x.Params.SkipMetadata || r.Metadata.NoMetadata
+		known.Metadata.NewMetadataID = nil
+		return &known
+	}
+	return r
 }
 
 // call runs m on the handler, turning a panic into an error so that one
@@ -598,6 +664,13 @@ func (c *conn) wireError(h wire.Header, err error) *wire.Error {
 		c.s.sampler.log(c.s.log, "request failed", "conn", c.sess.ID, "stream", h.Stream, "opcode", h.Opcode, "err", err)
 		return wire.Errorf(wire.CodeServer, "Internal server error (connection %d, stream %d): see the server log", c.sess.ID, h.Stream)
 	}
+	if h.Version < wire.V5 && we.Code == wire.CodeCASWriteUnknown {
+		// Before v5 an unknown CAS outcome is a CAS write timeout, as
+		// Cassandra sends it.
+		e := *we
+		e.Code, e.WriteType = wire.CodeWriteTimeout, "CAS"
+		we = &e
+	}
 	if h.Version < wire.V4 {
 		// v3 lacks the failure errors; Cassandra sends their nearest kin.
 		switch we.Code {
@@ -631,7 +704,8 @@ func (c *conn) reply(v wire.Version, stream int16, warnings []string, m wire.Mes
 	if len(warnings) > 0 && v >= wire.V4 {
 		env = &wire.Envelope{Warnings: warnings}
 	}
-	if v < wire.V3 || v > wire.MaxVersion {
+	if v < wire.V3 || v >= wire.V5 {
+		// v5 compresses segments, not envelopes.
 		comp = nil
 	}
 	out, err := wire.AppendFrame((*bp)[:0], h, env, m, comp)
@@ -656,7 +730,11 @@ func (c *conn) reply(v wire.Version, stream int16, warnings []string, m wire.Mes
 
 // push queues an event unless the client is far behind in reading.
 func (c *conn) push(ev *wire.Event) {
-	out, err := wire.AppendFrame(nil, wire.Header{Version: c.version, Response: true, Stream: wire.EventStream}, nil, ev, c.compressor)
+	comp := c.compressor
+	if c.version >= wire.V5 {
+		comp = nil
+	}
+	out, err := wire.AppendFrame(nil, wire.Header{Version: c.version, Response: true, Stream: wire.EventStream}, nil, ev, comp)
 	if err != nil {
 		c.s.sampler.log(c.s.log, "cannot encode event", "err", err)
 		return
@@ -679,7 +757,7 @@ func (c *conn) push(ev *wire.Event) {
 
 func (c *conn) writeLoop() {
 	defer c.s.wg.Done()
-	var spare []byte
+	var spare, segs []byte
 	for {
 		select {
 		case <-c.kick:
@@ -691,12 +769,28 @@ func (c *conn) writeLoop() {
 		runtime.Gosched()
 		c.mu.Lock()
 		buf, draining := c.out, c.draining
-		c.out = spare[:0]
+		segmented, lz4, segStart := c.segmented, c.segmentLZ4, c.segStart
+		c.out, c.segStart = spare[:0], 0
 		c.mu.Unlock()
 		if len(buf) > 0 {
-			if _, err := c.nc.Write(buf); err != nil {
+			wr := buf
+			if segmented {
+				// v5: the handshake's answer as it is, then segments.
+				var err error
+				segs, err = wire.AppendSegments(append(segs[:0], buf[:segStart]...), buf[segStart:], lz4)
+				if err != nil {
+					c.s.sampler.log(c.s.log, "cannot frame answers", "conn", c.sess.ID, "err", err)
+					c.close()
+					return
+				}
+				wr = segs
+			}
+			if _, err := c.nc.Write(wr); err != nil {
 				c.close()
 				return
+			}
+			if cap(segs) > maxKeptBuffer {
+				segs = nil
 			}
 			c.unwritten.Add(-int64(len(buf)))
 			select {

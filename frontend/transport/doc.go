@@ -1,5 +1,5 @@
-// Package transport serves the CQL native protocol (versions 3 and 4; see
-// package wire for the frames) and hands statements to a Handler.
+// Package transport serves the CQL native protocol (versions 3, 4 and 5;
+// see package wire for the frames) and hands statements to a Handler.
 //
 // # Connections
 //
@@ -25,6 +25,21 @@
 // AUTH_RESPONSE, a SASL PLAIN token, is accepted until it succeeds. Once
 // ready, AUTH_RESPONSE logs in again, as Cassandra allows.
 //
+// # Version 5
+//
+// A v5 STARTUP is answered, like every frame before it, as a plain
+// envelope; from the answer on (READY or AUTHENTICATE) both directions
+// travel in segments. The reader then reads envelopes through a
+// wire.SegmentReader, which checks each segment's CRCs and joins
+// envelopes split over segments; a CRC mismatch closes the connection,
+// since nothing after it can be trusted. The writer wraps each write's
+// envelopes in segments (wire.AppendSegments, into a reused buffer):
+// small answers packed together in self-contained segments, an answer
+// over 128 KiB split over segments of its own, all lz4-compressed when
+// the client asked for lz4 (the only compression v5 has; snappy is
+// refused in a v5 STARTUP). EXECUTE answers follow the result metadata
+// ID the client sent (see Handler).
+//
 // # Events
 //
 // REGISTER subscribes a connection to event types; Server.Publish pushes
@@ -36,7 +51,7 @@
 //
 // # Errors
 //
-// A frame in a version other than 3 or 4 is answered with a Protocol error
+// A frame in a version other than 3, 4 or 5 is answered with a Protocol error
 // that names the supported versions, framed in the client's own version
 // where its framing is known (see wire.UnsupportedVersionError), and the
 // connection is closed; drivers then reconnect with a lower version. A

@@ -118,3 +118,73 @@ func dialRaw(t *testing.T, addr string) net.Conn {
 }
 
 func errAs(err error, target **wire.UnsupportedVersionError) bool { return errors.As(err, target) }
+
+// FuzzConnectionV5 starts a v5 connection, with or without lz4, then
+// sends arbitrary bytes as its segments, and checks that every answer is
+// a well-formed envelope in well-formed segments until the server closes.
+func FuzzConnectionV5(f *testing.F) {
+	envelope := func(stream int16, m wire.Message) []byte {
+		b, _ := wire.AppendFrame(nil, wire.Header{Version: wire.V5, Stream: stream}, nil, m, nil)
+		return b
+	}
+	big := query("ECHO", bytes.Repeat([]byte("x"), 140<<10))
+	for _, lz4 := range []bool{false, true} {
+		segs, _ := wire.AppendSegments(nil, envelope(1, query("ECHO", []byte{1})), lz4)
+		f.Add(lz4, segs)
+		segs, _ = wire.AppendSegments(nil, append(envelope(1, &wire.Prepare{Query: "SELECT ?", Keyspace: "ks"}), envelope(2, &wire.Options{})...), lz4)
+		f.Add(lz4, segs)
+		segs, _ = wire.AppendSegments(nil, envelope(3, big), lz4)
+		f.Add(lz4, segs)
+		f.Add(lz4, wire.AppendSegment(nil, envelope(4, query("KEYSPACE"))[:5], false, lz4))
+	}
+	f.Add(false, []byte{0x05, 0x00, 0x02, 0x19, 0x99, 0x9b})
+
+	cfg := testConfig()
+	cfg.MaxFrameSize = 1 << 18
+	s, err := New(cfg, newTestHandler(), Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		f.Fatal(err)
+	}
+	ln, err := s.Listen()
+	if err != nil {
+		f.Fatal(err)
+	}
+	go s.Serve(ln)
+	defer s.Close()
+	addr := ln.Addr().String()
+
+	f.Fuzz(func(t *testing.T, lz4 bool, in []byte) {
+		c := &client{t: t, nc: dialRaw(t, addr), v: wire.V5}
+		defer c.nc.Close()
+		opts := map[string]string{}
+		if lz4 {
+			opts["COMPRESSION"] = "lz4"
+		}
+		c.startup(opts)
+		c.raw(in)
+		c.nc.(*net.TCPConn).CloseWrite()
+		c.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+		for {
+			fr, err := wire.ReadFrame(c.in, 1<<24)
+			if err != nil {
+				if ne, ok := err.(net.Error); ok && ne.Timeout() {
+					t.Fatal("the server neither answered nor closed")
+				}
+				if errors.Is(err, wire.ErrCorruptSegment) {
+					t.Fatalf("the server sent a corrupt segment: %v", err)
+				}
+				break // closed
+			}
+			if !fr.Response || fr.Version != wire.V5 {
+				t.Fatalf("answer %+v", fr.Header)
+			}
+			_, body, err := wire.SplitBody(fr.Header, fr.Body)
+			if err != nil {
+				t.Fatalf("answer envelope: %v", err)
+			}
+			if _, err := wire.DecodeResponse(fr.Opcode, fr.Version, body); err != nil {
+				t.Fatalf("answer %v does not decode: %v", fr.Opcode, err)
+			}
+		}
+	})
+}

@@ -16,7 +16,10 @@ import (
 // is; any other error is logged and sent as a Server error. A *wire.SetKeyspace
 // result sets the session's keyspace before the answer is sent, and the
 // *wire.Rows of an EXECUTE that asked to skip metadata are sent without
-// column metadata. A nil result is sent as Void.
+// column metadata, unless their columns are not those the client knows:
+// from v5 the server tells by the result metadata ID the client sent;
+// before, the handler tells by setting Metadata.NewMetadataID (any
+// non-nil ID; v4 does not send it). A nil result is sent as Void.
 type Handler interface {
 	Query(ctx context.Context, s *Session, q *wire.Query) (wire.Result, error)
 	Prepare(ctx context.Context, s *Session, p *wire.Prepare) (*wire.Prepared, error)

@@ -8,6 +8,7 @@ import (
 type metrics struct {
 	connections prometheus.Gauge
 	rejected    prometheus.Counter
+	startups    *prometheus.CounterVec
 	requests    *prometheus.CounterVec
 	errors      *prometheus.CounterVec
 	inFlight    prometheus.Gauge
@@ -25,6 +26,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "sediment_cql_connections_rejected_total",
 			Help: "CQL connections closed at once because max-connections were open.",
 		}),
+		startups: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "sediment_cql_startups_total",
+			Help: "CQL connections started (STARTUP answered with READY or AUTHENTICATE), by protocol version: which versions clients speak.",
+		}, []string{"version"}),
 		requests: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "sediment_cql_requests_total",
 			Help: "CQL requests by opcode.",

@@ -34,11 +34,20 @@ func TestMetrics(t *testing.T) {
 	if got := value(t, s.m.requests.WithLabelValues("QUERY")); got != 3 {
 		t.Errorf("QUERY requests %v, want 3", got)
 	}
+	if got := value(t, s.m.startups.WithLabelValues("v4")); got != 1 {
+		t.Errorf("v4 startups %v, want 1", got)
+	}
 	if got := value(t, s.m.errors.WithLabelValues(wire.CodeInvalid.String())); got != 1 {
 		t.Errorf("Invalid errors %v, want 1", got)
 	}
 	if got := value(t, s.m.connections); got != 1 {
 		t.Errorf("connections %v, want 1", got)
+	}
+	c5 := dial(t, ln.Addr().String())
+	c5.v = wire.V5
+	c5.startup(nil)
+	if got := value(t, s.m.startups.WithLabelValues("v5")); got != 1 {
+		t.Errorf("v5 startups %v, want 1", got)
 	}
 	mfs, err := reg.Gather()
 	if err != nil {

@@ -158,6 +158,11 @@ func (h *testHandler) Query(ctx context.Context, s *Session, q *wire.Query) (wir
 			Rows: [][][]byte{{[]byte(arg)}}}, nil
 	case "USE":
 		return &wire.SetKeyspace{Keyspace: strings.Trim(arg, `"`)}, nil
+	case "KEYSPACE":
+		// The keyspace a v5 client named for this statement.
+		return &wire.Rows{Metadata: wire.Metadata{Columns: []wire.ColumnSpec{
+			{Keyspace: "ks", Table: "t", Name: "keyspace", Type: cqltype.TextType},
+		}}, Rows: [][][]byte{{[]byte(q.Params.Keyspace)}}}, nil
 	case "WHO":
 		return &wire.Rows{Metadata: wire.Metadata{Columns: []wire.ColumnSpec{
 			{Keyspace: "ks", Table: "t", Name: "keyspace", Type: cqltype.TextType},
@@ -167,6 +172,8 @@ func (h *testHandler) Query(ctx context.Context, s *Session, q *wire.Query) (wir
 		return nil, wire.Errorf(wire.CodeInvalid, "failed as asked")
 	case "READFAIL":
 		return nil, fmt.Errorf("wrapped: %w", &wire.Error{Code: wire.CodeReadFailure, Message: "read failed", Consistency: wire.One, BlockFor: 1, NumFailures: 1})
+	case "CASUNKNOWN":
+		return nil, &wire.Error{Code: wire.CodeCASWriteUnknown, Message: "CAS operation result is unknown", Consistency: wire.Serial, BlockFor: 1}
 	case "GOERR":
 		return nil, errors.New("secret internal detail")
 	case "PANIC":
@@ -204,7 +211,12 @@ func (h *testHandler) Execute(ctx context.Context, s *Session, e *wire.Execute) 
 		// Without the ID, which the server fills in.
 		return nil, wire.Errorf(wire.CodeUnprepared, "Prepared query not found")
 	}
-	return echo(e.Params.Values, false, cqltype.IntType), nil
+	r := echo(e.Params.Values, false, cqltype.IntType)
+	if bytes.Equal(e.ID, preparedID("CHANGED ?")) {
+		// Rows whose columns are not those PREPARE announced.
+		r.Metadata.NewMetadataID = []byte{0xcc}
+	}
+	return r, nil
 }
 
 func (h *testHandler) Batch(ctx context.Context, s *Session, b *wire.Batch) (wire.Result, error) {
@@ -262,6 +274,11 @@ type client struct {
 	nc   net.Conn
 	v    wire.Version
 	comp wire.Compressor
+	// in reads frames: nc, then from v5's READY segments (seg).
+	in  io.Reader
+	seg *wire.SegmentReader
+	// segLZ4: the v5 segments are lz4 ones.
+	segLZ4 bool
 }
 
 func dial(t testing.TB, addr string) *client {
@@ -271,7 +288,14 @@ func dial(t testing.TB, addr string) *client {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { nc.Close() })
-	return &client{t: t, nc: nc, v: wire.V4}
+	return &client{t: t, nc: nc, v: wire.V4, in: nc}
+}
+
+// segmented switches the client to v5 segments both ways, as after
+// READY or AUTHENTICATE.
+func (c *client) segmented(lz4 bool) {
+	c.seg = wire.NewSegmentReader(c.nc, lz4)
+	c.in, c.segLZ4, c.comp = c.seg, lz4, nil
 }
 
 func (c *client) send(stream int16, m wire.Message) {
@@ -283,6 +307,11 @@ func (c *client) send(stream int16, m wire.Message) {
 	b, err := wire.AppendFrame(nil, wire.Header{Version: c.v, Stream: stream}, nil, m, comp)
 	if err != nil {
 		c.t.Fatal(err)
+	}
+	if c.seg != nil {
+		if b, err = wire.AppendSegments(nil, b, c.segLZ4); err != nil {
+			c.t.Fatal(err)
+		}
 	}
 	c.raw(b)
 }
@@ -297,7 +326,11 @@ func (c *client) raw(b []byte) {
 func (c *client) recv() (wire.Header, wire.Envelope, wire.Message) {
 	c.t.Helper()
 	c.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
-	f, err := wire.ReadFrame(c.nc, 1<<24)
+	in := c.in
+	if in == nil {
+		in = c.nc
+	}
+	f, err := wire.ReadFrame(in, 1<<24)
 	if err != nil {
 		c.t.Fatalf("reading a frame: %v", err)
 	}
@@ -344,6 +377,9 @@ func (c *client) startup(opts map[string]string) {
 	if _, ok := c.roundTrip(0, &wire.Startup{Options: opts}).(*wire.Ready); !ok {
 		c.t.Fatal("STARTUP not answered with READY")
 	}
+	if c.v >= wire.V5 {
+		c.segmented(opts["COMPRESSION"] == "lz4")
+	}
 }
 
 func query(q string, values ...[]byte) *wire.Query {
@@ -385,7 +421,7 @@ func TestHandshake(t *testing.T) {
 	sup, ok := c.roundTrip(1, &wire.Options{}).(*wire.Supported)
 	if !ok || sup.Options["CQL_VERSION"][0] != CQLVersion ||
 		strings.Join(sup.Options["COMPRESSION"], ",") != "snappy,lz4" ||
-		strings.Join(sup.Options["PROTOCOL_VERSIONS"], ",") != "3/v3,4/v4" {
+		strings.Join(sup.Options["PROTOCOL_VERSIONS"], ",") != "3/v3,4/v4,5/v5" {
 		t.Fatalf("SUPPORTED %+v", sup)
 	}
 	wantError(t, c.roundTrip(2, query("ECHO")), wire.CodeProtocol, "Unexpected message QUERY, expecting STARTUP or OPTIONS")
@@ -424,9 +460,6 @@ func TestUnsupportedVersions(t *testing.T) {
 	}{
 		{"v1", "01000a0500000000", "81000a00", 1},
 		{"v2", "02007f0500000000", "82007f00", 2},
-		{"v5", "050000070500000000", "8500000700", 5},
-		{"v5 beta", "051000070500000000", "8500000700", 5},
-		{"v5 response bit", "850000070500000000", "8500000700", 5},
 		{"v6", "060000070500000000", "8400000700", 6},
 		{"DSE_V2", "420001000500000000", "8400010000", 0x42},
 		{"v0", "000000010500000000", "8400000100", 0},
@@ -442,7 +475,7 @@ func TestUnsupportedVersions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			msg := fmt.Sprintf("Invalid or unsupported protocol version (%d); supported versions are (3/v3, 4/v4)", tt.ver)
+			msg := fmt.Sprintf("Invalid or unsupported protocol version (%d); supported versions are (3/v3, 4/v4, 5/v5)", tt.ver)
 			var want []byte
 			fmt.Sscanf(tt.header, "%x", &want)
 			body := binary.BigEndian.AppendUint32(nil, uint32(wire.CodeProtocol))
@@ -667,6 +700,13 @@ func TestSkipMetadata(t *testing.T) {
 		if r.Metadata.NoMetadata != skip || len(r.Metadata.Columns) == 0 == !skip || !bytes.Equal(r.Rows[0][0], []byte{0, 0, 0, 5}) {
 			t.Fatalf("skip %v: %+v", skip, r)
 		}
+	}
+	// Rows the handler says have other columns come with them at v4.
+	p = c.roundTrip(4, &wire.Prepare{Query: "CHANGED ?"}).(*wire.Prepared)
+	x := &wire.Execute{ID: p.ID, Params: wire.QueryParams{Consistency: wire.One, SkipMetadata: true,
+		Values: []wire.Value{wire.BytesValue([]byte{0, 0, 0, 5})}}}
+	if r := c.roundTrip(5, x).(*wire.Rows); r.Metadata.NoMetadata || len(r.Metadata.Columns) != 1 {
+		t.Fatalf("changed columns skipped: %+v", r.Metadata)
 	}
 }
 

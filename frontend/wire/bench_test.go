@@ -88,3 +88,50 @@ func BenchmarkDecompress(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAppendSegments measures framing a write's envelopes in v5
+// segments into a reused buffer, the writer's per-write work: pages of
+// small answers packed together, and one answer larger than a segment.
+func BenchmarkAppendSegments(b *testing.B) {
+	for _, n := range []int{1, 100, 5000} {
+		env, err := AppendFrame(nil, Header{Version: V5, Response: true}, nil, benchRows(n), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, lz4 := range []bool{false, true} {
+			b.Run(fmt.Sprintf("rows=%d/lz4=%v", n, lz4), func(b *testing.B) {
+				out, _ := AppendSegments(nil, env, lz4)
+				b.SetBytes(int64(len(env)))
+				b.ReportAllocs()
+				b.ReportMetric(float64(len(out))/float64(len(env)), "out/in")
+				for b.Loop() {
+					out, _ = AppendSegments(out[:0], env, lz4)
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkSegmentReader measures reading envelopes back from segments.
+func BenchmarkSegmentReader(b *testing.B) {
+	env, _ := AppendFrame(nil, Header{Version: V5, Response: true}, nil, benchRows(100), nil)
+	for _, lz4 := range []bool{false, true} {
+		b.Run(fmt.Sprintf("lz4=%v", lz4), func(b *testing.B) {
+			segs, _ := AppendSegments(nil, bytes.Repeat(env, 10), lz4)
+			b.SetBytes(int64(10 * len(env)))
+			b.ReportAllocs()
+			r := bytes.NewReader(segs)
+			sr := NewSegmentReader(r, lz4)
+			buf := make([]byte, 64<<10)
+			for b.Loop() {
+				r.Reset(segs)
+				for {
+					if _, err := sr.Read(buf); err != nil {
+						break
+					}
+				}
+				sr.err = nil
+			}
+		})
+	}
+}

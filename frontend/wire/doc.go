@@ -1,7 +1,8 @@
-// Package wire encodes and decodes the CQL native protocol, versions 3
-// and 4 (apache/cassandra doc/native_protocol_v4.spec): frames, every
-// request and response message, the [option] encoding of types, and the
-// lz4 and snappy body compression.
+// Package wire encodes and decodes the CQL native protocol, versions 3,
+// 4 and 5 (apache/cassandra doc/native_protocol_v4.spec and _v5.spec):
+// frames, every request and response message, the [option] encoding of
+// types, the lz4 and snappy body compression of v3 and v4, and the
+// checksummed segments of v5 (segment.go).
 //
 // # Frames
 //
@@ -11,8 +12,8 @@
 //	| version | flags   | stream (int16)  | opcode  | length (uint32) | body   |
 //	| (u8)    | (u8)    |                 | (u8)    |                 |        |
 //	+---------+---------+-----------------+---------+-----------------+--------+
-//	  0x03 or   0x01      a request's ID,   what the  bytes of body     length
-//	  0x04;     compressed, echoed in its   body is                     bytes
+//	  0x03 to   0x01      a request's ID,   what the  bytes of body     length
+//	  0x05;     compressed, echoed in its   body is                     bytes
 //	  | 0x80 in 0x02 tracing, answer; -1 for
 //	  responses 0x04 payload, events
 //	            0x08 warnings
@@ -27,6 +28,23 @@
 // compression the whole body is compressed: lz4 as a 4-byte big-endian
 // uncompressed length then one LZ4 block, snappy as one Snappy block.
 // STARTUP and its answer are never compressed.
+//
+// # Version 5
+//
+// v5 calls these frames envelopes and, once STARTUP is answered, carries
+// them in segments with CRC24-checked headers and CRC32-checked payloads,
+// lz4-compressed when the client asked for lz4 (see segment.go); the
+// envelope's compression flag means nothing there. Its messages differ
+// from v4's in: query and batch flags are an [int], adding a keyspace
+// (0x80, [string]) and now_in_seconds (0x100, [int]) after the timestamp;
+// PREPARE has [int] flags and an optional keyspace; EXECUTE names the
+// result metadata ID its client knows after the prepared ID; PREPARED
+// carries a result metadata ID (MetadataID), and rows whose columns are
+// not the ones the client named say so with METADATA_CHANGED (0x0008)
+// and the new ID after the paging state; Read_failure and Write_failure
+// carry a reason map of replica addresses to failure codes in place of a
+// count, a CAS Write_timeout its contentions, and there are CDC and
+// CAS_WRITE_UNKNOWN errors; duration has its own type ID.
 //
 // # Messages
 //
@@ -51,7 +69,7 @@
 //	0x0E    AUTH_CHALLENGE   [bytes] SASL token
 //	0x10    AUTH_SUCCESS     [bytes] SASL token
 //
-// Query parameters are [consistency] [byte] flags, then what the flags
+// Query parameters are [consistency] [byte] flags ([int] in v5), then what the flags
 // announce: values (0x01, each preceded by a [string] name with 0x40),
 // skip metadata (0x02), page size (0x04), paging state (0x08), serial
 // consistency (0x10) and default timestamp (0x20). A [value] is [bytes]

@@ -39,14 +39,21 @@ const (
 	// DataPresent (whether the replica asked for data answered).
 	CodeReadTimeout ErrorCode = 0x1200
 	// CodeReadFailure (v4): a read failed on replicas, not by a timeout.
-	// Carries Consistency, Received, BlockFor, NumFailures, DataPresent.
+	// Carries Consistency, Received, BlockFor, NumFailures (v4) or a
+	// reason map (v5), DataPresent.
 	CodeReadFailure ErrorCode = 0x1300
 	// CodeFunctionFailure (v4): a user-defined function failed. Carries
 	// Keyspace, Function and ArgTypes.
 	CodeFunctionFailure ErrorCode = 0x1400
 	// CodeWriteFailure (v4): a write failed on replicas, not by a timeout.
-	// Carries Consistency, Received, BlockFor, NumFailures, WriteType.
+	// Carries Consistency, Received, BlockFor, NumFailures (v4) or a
+	// reason map (v5), WriteType.
 	CodeWriteFailure ErrorCode = 0x1500
+	// CodeCDCWriteFailure (v5): a write to a table with CDC failed.
+	CodeCDCWriteFailure ErrorCode = 0x1600
+	// CodeCASWriteUnknown (v5): a contended conditional write may or may
+	// not have been applied. Carries Consistency, Received, BlockFor.
+	CodeCASWriteUnknown ErrorCode = 0x1700
 	// CodeSyntax: the statement has a syntax error.
 	CodeSyntax ErrorCode = 0x2000
 	// CodeUnauthorized: the logged-in user may not run the statement.
@@ -68,6 +75,7 @@ var codeNames = map[ErrorCode]string{
 	CodeUnavailable: "Unavailable", CodeOverloaded: "Overloaded", CodeIsBootstrapping: "Is bootstrapping",
 	CodeTruncate: "Truncate error", CodeWriteTimeout: "Write timeout", CodeReadTimeout: "Read timeout",
 	CodeReadFailure: "Read failure", CodeFunctionFailure: "Function failure", CodeWriteFailure: "Write failure",
+	CodeCDCWriteFailure: "CDC write failure", CodeCASWriteUnknown: "CAS write unknown",
 	CodeSyntax: "Syntax error", CodeUnauthorized: "Unauthorized", CodeInvalid: "Invalid",
 	CodeConfig: "Config error", CodeAlreadyExists: "Already exists", CodeUnprepared: "Unprepared",
 }

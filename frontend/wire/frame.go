@@ -16,11 +16,17 @@ type Version uint8
 const (
 	V3 Version = 3
 	V4 Version = 4
+	// V5 wraps envelopes (the frames of v3 and v4) in checksummed
+	// segments once STARTUP is answered; see segment.go.
+	V5 Version = 5
 
 	// MinVersion and MaxVersion bound the supported versions.
 	MinVersion = V3
-	MaxVersion = V4
+	MaxVersion = V5
 )
+
+// SupportedVersions is what SUPPORTED lists as PROTOCOL_VERSIONS.
+var SupportedVersions = []string{"3/v3", "4/v4", "5/v5"}
 
 // Supported reports whether Sediment speaks v.
 func (v Version) Supported() bool { return v >= MinVersion && v <= MaxVersion }
@@ -34,7 +40,8 @@ func (v Version) headerSize() int {
 	return HeaderSize
 }
 
-// HeaderSize is the length of a v3 or v4 frame header.
+// HeaderSize is the length of a frame header (a v5 envelope header) from
+// v3 on.
 const HeaderSize = 9
 
 // directionBit is set in the version byte of responses.
@@ -158,6 +165,7 @@ var ErrFrameTooLarge = errors.New("wire: frame too large")
 // FrameTooLargeError reports a frame longer than the limit, header
 // included, as Cassandra's native_transport_max_frame_size counts. Its
 // body has not been read: the reader may skip Header.Length bytes and go on.
+// In v5 the limit bounds an envelope, whatever segments carry it.
 type FrameTooLargeError struct {
 	Header Header
 	Max    int
@@ -194,7 +202,7 @@ type UnsupportedVersionError struct {
 }
 
 func (e *UnsupportedVersionError) Error() string {
-	return fmt.Sprintf("Invalid or unsupported protocol version (%d); supported versions are (3/v3, 4/v4)", e.Header.Version)
+	return fmt.Sprintf("Invalid or unsupported protocol version (%d); supported versions are (3/v3, 4/v4, 5/v5)", e.Header.Version)
 }
 
 // Is makes errors.Is(err, ErrUnsupportedVersion) hold.
@@ -206,23 +214,25 @@ func (e *UnsupportedVersionError) ProtocolError() *Error {
 	return &Error{Code: CodeProtocol, Message: e.Error()}
 }
 
-// ReplyVersion is the version to frame the answer in. Clients of v1, v2
-// and v5 read their own version's header, so they get it back; for a
-// version whose framing is unknown (v6 and later, vendor versions) the
-// answer is v4, as Cassandra does: gocql steps down to the version of the
-// error frame when the message does not tell it a number it knows.
+// ReplyVersion is the version to frame the answer in. Clients of v1 and
+// v2 read their own version's header, so they get it back; for a version
+// whose framing is unknown (v6 and later, vendor versions) the answer is
+// v4, whose header every driver reads before STARTUP: gocql steps down
+// to the version of the error frame when the message does not tell it a
+// number it knows.
 func (e *UnsupportedVersionError) ReplyVersion() Version {
-	if v := e.Header.Version; v >= 1 && v <= 5 {
+	if v := e.Header.Version; v >= 1 && v <= 2 {
 		return v
 	}
-	return MaxVersion
+	return V4
 }
 
 // ReadFrame reads one frame. It checks the header before allocating the
 // body: a frame (header and body) longer than maxFrame gives a
 // *FrameTooLargeError, a version
-// other than v3 or v4 an *UnsupportedVersionError, both with the body left
-// unread. Any other error means the stream is out of step.
+// other than v3, v4 or v5 an *UnsupportedVersionError, both with the body left
+// unread. Any other error means the stream is out of step. From v5 the
+// envelopes after STARTUP are read the same way from a SegmentReader.
 func ReadFrame(r io.Reader, maxFrame int) (*Frame, error) {
 	var hb [HeaderSize]byte
 	if _, err := io.ReadFull(r, hb[:1]); err != nil {

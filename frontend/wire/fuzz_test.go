@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"errors"
+	"io"
 	"reflect"
 	"testing"
 )
@@ -62,14 +63,15 @@ func fuzzRoundTrip(t *testing.T, v Version, body []byte, decode func(Version, []
 }
 
 func FuzzDecodeRequest(f *testing.F) {
-	for _, v := range []Version{V3, V4} {
-		for _, m := range sampleRequests() {
-			b, _ := m.AppendBody(nil, v)
-			f.Add(byte(m.Opcode()), byte(v), b)
+	for _, v := range []Version{V3, V4, V5} {
+		for _, m := range append(sampleRequests(), sampleV5Requests()...) {
+			if b, err := m.AppendBody(nil, v); err == nil {
+				f.Add(byte(m.Opcode()), byte(v), b)
+			}
 		}
 	}
 	f.Fuzz(func(t *testing.T, op, v byte, body []byte) {
-		ver := V3 + Version(v%2)
+		ver := V3 + Version(v%3)
 		fuzzRoundTrip(t, ver, body, func(v Version, b []byte) (Message, error) {
 			return DecodeRequest(Opcode(op), v, b)
 		})
@@ -77,14 +79,15 @@ func FuzzDecodeRequest(f *testing.F) {
 }
 
 func FuzzDecodeResponse(f *testing.F) {
-	for _, v := range []Version{V3, V4} {
-		for _, m := range sampleResponses() {
-			b, _ := m.AppendBody(nil, v)
-			f.Add(byte(m.Opcode()), byte(v), b)
+	for _, v := range []Version{V3, V4, V5} {
+		for _, m := range append(sampleResponses(), sampleV5Responses()...) {
+			if b, err := m.AppendBody(nil, v); err == nil {
+				f.Add(byte(m.Opcode()), byte(v), b)
+			}
 		}
 	}
 	f.Fuzz(func(t *testing.T, op, v byte, body []byte) {
-		ver := V3 + Version(v%2)
+		ver := V3 + Version(v%3)
 		fuzzRoundTrip(t, ver, body, func(v Version, b []byte) (Message, error) {
 			return DecodeResponse(Opcode(op), v, b)
 		})
@@ -145,4 +148,47 @@ func FuzzDecompress(f *testing.F) {
 			t.Fatalf("%d bytes out past the limit", len(out))
 		}
 	})
+}
+
+// FuzzDecodeSegment decodes segments, with and without lz4: a segment
+// that decodes must encode back to one that decodes to the same payload,
+// and a SegmentReader over the bytes must never panic.
+func FuzzDecodeSegment(f *testing.F) {
+	for _, lz4 := range []bool{false, true} {
+		for _, p := range [][]byte{{}, []byte("hello"), bytes.Repeat([]byte("abc"), 1000), envelopeFor(f)} {
+			f.Add(lz4, AppendSegment(nil, p, true, lz4))
+			f.Add(lz4, AppendSegment(nil, p, false, lz4))
+		}
+	}
+	f.Add(false, []byte{0x05, 0x00, 0x02, 0x19, 0x99, 0x9a, 'h', 'e', 'l', 'l', 'o', 0x74, 0x80, 0x0e, 0xb6})
+	f.Fuzz(func(t *testing.T, lz4 bool, b []byte) {
+		p, h, n, err := DecodeSegment(nil, b, lz4)
+		if err == nil {
+			if n > len(b) || n != SegmentHeaderSize(lz4)+h.Length+4 || h.Length > MaxSegmentPayload || len(p) > MaxSegmentPayload {
+				t.Fatalf("segment %+v of %d bytes from %d, payload %d", h, n, len(b), len(p))
+			}
+			again := AppendSegment(nil, p, h.SelfContained, lz4)
+			q, h2, _, err := DecodeSegment(nil, again, lz4)
+			if err != nil || !bytes.Equal(p, q) || h2.SelfContained != h.SelfContained {
+				t.Fatalf("payload %x re-encoded: %v", p, err)
+			}
+		} else if err != io.ErrUnexpectedEOF && !errors.Is(err, ErrCorruptSegment) {
+			t.Fatalf("error %v", err)
+		}
+		r := NewSegmentReader(bytes.NewReader(b), lz4)
+		for range 4 {
+			if _, err := ReadFrame(r, 1<<16); err != nil {
+				break
+			}
+		}
+	})
+}
+
+// envelopeFor returns a v5 envelope of a sample QUERY.
+func envelopeFor(f *testing.F) []byte {
+	b, err := AppendFrame(nil, Header{Version: V5, Stream: 3}, nil, sampleV5Requests()[0], nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	return b
 }

@@ -68,7 +68,7 @@ var (
 	UnsetValue = Value{Kind: Unset}
 )
 
-// Query parameter flags (one byte in v3 and v4).
+// Query parameter flags (one byte in v3 and v4, an [int] from v5).
 const (
 	queryValues            = 0x01
 	querySkipMetadata      = 0x02
@@ -77,7 +77,41 @@ const (
 	querySerialConsistency = 0x10
 	queryDefaultTimestamp  = 0x20
 	queryNames             = 0x40
+	queryKeyspace          = 0x80  // v5
+	queryNowInSeconds      = 0x100 // v5
+
+	// prepareKeyspace is the flag of a v5 PREPARE with a keyspace.
+	prepareKeyspace = 0x01
 )
+
+// readFlags reads query or batch flags: a [byte] before v5, an [int]
+// from v5, refusing bits that version does not define.
+func (d *decoder) readFlags(v Version, what string) uint32 {
+	if v < V5 {
+		f := uint32(d.byte(what))
+		if f&^0x7f != 0 {
+			d.fail("Unknown %s 0x%02X", what, f)
+		}
+		return f
+	}
+	f := uint32(d.int(what))
+	if f&^0x1ff != 0 {
+		d.fail("Unknown %s 0x%08X", what, f)
+	}
+	return f
+}
+
+// writeFlags writes flags as readFlags reads them in v.
+func (e *encoder) writeFlags(v Version, f uint32) {
+	if v < V5 {
+		if f&^0x7f != 0 {
+			e.failf("flags 0x%X need protocol v5", f)
+		}
+		e.byte(byte(f))
+		return
+	}
+	e.int(int32(f))
+}
 
 // QueryParams are the parameters of a QUERY or EXECUTE.
 type QueryParams struct {
@@ -102,13 +136,19 @@ type QueryParams struct {
 	// HasTimestamp.
 	Timestamp    int64
 	HasTimestamp bool
+	// Keyspace (v5) is the keyspace the statement runs in, in place of
+	// the connection's; empty for the connection's.
+	Keyspace string
+	// NowInSeconds (v5), when HasNowInSeconds, is the current time in
+	// seconds the statement uses for TTLs and deletion times.
+	NowInSeconds    int32
+	HasNowInSeconds bool
 }
 
 func (p *QueryParams) decode(d *decoder, v Version) {
 	p.Consistency = d.consistency("the consistency")
-	flags := d.byte("the query flags")
-	if flags&^0x7f != 0 {
-		d.fail("Unknown query flags 0x%02X", flags)
+	flags := d.readFlags(v, "query flags")
+	if d.err != nil {
 		return
 	}
 	if flags&queryValues != 0 {
@@ -139,6 +179,42 @@ func (p *QueryParams) decode(d *decoder, v Version) {
 	if flags&queryDefaultTimestamp != 0 {
 		p.Timestamp, p.HasTimestamp = d.timestamp(), true
 	}
+	p.Keyspace, p.NowInSeconds, p.HasNowInSeconds = d.v5Options(flags)
+}
+
+// v5Options reads the keyspace and now_in_seconds that flags announce.
+func (d *decoder) v5Options(flags uint32) (ks string, now int32, hasNow bool) {
+	if flags&queryKeyspace != 0 {
+		if ks = d.string("the keyspace"); ks == "" && d.err == nil {
+			d.fail("Empty keyspace")
+		}
+	}
+	if flags&queryNowInSeconds != 0 {
+		now, hasNow = d.int("now_in_seconds"), true
+	}
+	return ks, now, hasNow
+}
+
+// v5Flags returns the flags of a keyspace and a now_in_seconds.
+func v5Flags(ks string, hasNow bool) uint32 {
+	var f uint32
+	if ks != "" {
+		f |= queryKeyspace
+	}
+	if hasNow {
+		f |= queryNowInSeconds
+	}
+	return f
+}
+
+// v5Options writes the keyspace and now_in_seconds that flags announce.
+func (e *encoder) v5Options(flags uint32, ks string, now int32) {
+	if flags&queryKeyspace != 0 {
+		e.string(ks)
+	}
+	if flags&queryNowInSeconds != 0 {
+		e.int(now)
+	}
 }
 
 // timestamp reads a default timestamp, refusing Long.MIN_VALUE as
@@ -153,7 +229,7 @@ func (d *decoder) timestamp() int64 {
 
 func (p *QueryParams) encode(e *encoder, v Version) {
 	e.short(uint16(p.Consistency))
-	var flags byte
+	flags := v5Flags(p.Keyspace, p.HasNowInSeconds)
 	if len(p.Values) > 0 {
 		flags |= queryValues
 		if p.Names != nil {
@@ -178,7 +254,7 @@ func (p *QueryParams) encode(e *encoder, v Version) {
 	if p.HasTimestamp {
 		flags |= queryDefaultTimestamp
 	}
-	e.byte(flags)
+	e.writeFlags(v, flags)
 	if flags&queryValues != 0 {
 		e.shortLen(len(p.Values), "values")
 		for i, val := range p.Values {
@@ -200,6 +276,7 @@ func (p *QueryParams) encode(e *encoder, v Version) {
 	if flags&queryDefaultTimestamp != 0 {
 		e.long(p.Timestamp)
 	}
+	e.v5Options(flags, p.Keyspace, p.NowInSeconds)
 }
 
 // Startup (STARTUP) opens a connection: CQL_VERSION, and optionally
@@ -225,12 +302,19 @@ type Query struct {
 // Prepare (PREPARE) prepares a statement.
 type Prepare struct {
 	Query string
+	// Keyspace (v5) is the keyspace unqualified names resolve in, in
+	// place of the connection's; empty for the connection's.
+	Keyspace string
 }
 
 // Execute (EXECUTE) runs a prepared statement.
 type Execute struct {
-	ID     []byte
-	Params QueryParams
+	ID []byte
+	// ResultMetadataID (v5) is the result metadata ID of the PREPARED
+	// answer, or of the last Rows that changed it: the columns the
+	// client knows.
+	ResultMetadataID []byte
+	Params           QueryParams
 }
 
 // BatchType is the kind of a BATCH.
@@ -259,6 +343,10 @@ type Batch struct {
 	SerialConsistency Consistency
 	Timestamp         int64
 	HasTimestamp      bool
+	// Keyspace and NowInSeconds as in QueryParams (v5).
+	Keyspace        string
+	NowInSeconds    int32
+	HasNowInSeconds bool
 }
 
 // Register (REGISTER) subscribes the connection to events:
@@ -300,12 +388,27 @@ func (m *Query) AppendBody(dst []byte, v Version) ([]byte, error) {
 func (m *Prepare) AppendBody(dst []byte, v Version) ([]byte, error) {
 	e := encoder{b: dst}
 	e.longString(m.Query)
+	if v >= V5 {
+		var flags int32
+		if m.Keyspace != "" {
+			flags |= prepareKeyspace
+		}
+		e.int(flags)
+		if m.Keyspace != "" {
+			e.string(m.Keyspace)
+		}
+	} else if m.Keyspace != "" {
+		e.failf("a PREPARE keyspace needs protocol v5")
+	}
 	return e.b, e.err
 }
 
 func (m *Execute) AppendBody(dst []byte, v Version) ([]byte, error) {
 	e := encoder{b: dst}
 	e.shortBytes(m.ID)
+	if v >= V5 {
+		e.shortBytes(m.ResultMetadataID)
+	}
 	m.Params.encode(&e, v)
 	return e.b, e.err
 }
@@ -328,20 +431,21 @@ func (m *Batch) AppendBody(dst []byte, v Version) ([]byte, error) {
 		}
 	}
 	e.short(uint16(m.Consistency))
-	var flags byte
+	flags := v5Flags(m.Keyspace, m.HasNowInSeconds)
 	if m.SerialConsistency != 0 {
 		flags |= querySerialConsistency
 	}
 	if m.HasTimestamp {
 		flags |= queryDefaultTimestamp
 	}
-	e.byte(flags)
+	e.writeFlags(v, flags)
 	if m.SerialConsistency != 0 {
 		e.short(uint16(m.SerialConsistency))
 	}
 	if m.HasTimestamp {
 		e.long(m.Timestamp)
 	}
+	e.v5Options(flags, m.Keyspace, m.NowInSeconds)
 	return e.b, e.err
 }
 
@@ -370,9 +474,12 @@ func DecodeRequest(op Opcode, v Version, body []byte) (Message, error) {
 		q.Params.decode(d, v)
 		m = q
 	case OpPrepare:
-		m = &Prepare{Query: d.longString("the query")}
+		m = decodePrepare(d, v)
 	case OpExecute:
 		x := &Execute{ID: d.shortBytes("the prepared ID")}
+		if v >= V5 {
+			x.ResultMetadataID = d.shortBytes("the result metadata ID")
+		}
 		x.Params.decode(d, v)
 		m = x
 	case OpBatch:
@@ -395,6 +502,23 @@ func DecodeRequest(op Opcode, v Version, body []byte) (Message, error) {
 		return nil, d.err
 	}
 	return m, nil
+}
+
+func decodePrepare(d *decoder, v Version) *Prepare {
+	p := &Prepare{Query: d.longString("the query")}
+	if v < V5 {
+		return p
+	}
+	flags := d.int("the PREPARE flags")
+	if d.err == nil && flags&^prepareKeyspace != 0 {
+		d.fail("Unknown PREPARE flags 0x%08X", flags)
+	}
+	if flags&prepareKeyspace != 0 {
+		if p.Keyspace = d.string("the keyspace"); p.Keyspace == "" && d.err == nil {
+			d.fail("Empty keyspace")
+		}
+	}
+	return p
 }
 
 func decodeBatch(d *decoder, v Version) *Batch {
@@ -421,7 +545,7 @@ func decodeBatch(d *decoder, v Version) *Batch {
 		}
 	}
 	b.Consistency = d.consistency("the consistency")
-	flags := d.byte("the batch flags")
+	flags := d.readFlags(v, "batch flags")
 	if d.err != nil {
 		return b
 	}
@@ -430,7 +554,7 @@ func decodeBatch(d *decoder, v Version) *Batch {
 	if flags&queryNames != 0 {
 		d.fail("Named values are not supported in BATCH")
 	}
-	if flags&^(querySerialConsistency|queryDefaultTimestamp|queryNames) != 0 {
+	if flags&^(querySerialConsistency|queryDefaultTimestamp|queryNames|queryKeyspace|queryNowInSeconds) != 0 {
 		d.fail("Unknown batch flags 0x%02X", flags)
 	}
 	if flags&querySerialConsistency != 0 {
@@ -439,5 +563,6 @@ func decodeBatch(d *decoder, v Version) *Batch {
 	if flags&queryDefaultTimestamp != 0 {
 		b.Timestamp, b.HasTimestamp = d.timestamp(), true
 	}
+	b.Keyspace, b.NowInSeconds, b.HasNowInSeconds = d.v5Options(flags)
 	return b
 }

@@ -1,8 +1,10 @@
 package wire
 
 import (
+	"crypto/md5"
 	"fmt"
 	"net/netip"
+	"sync"
 
 	"github.com/sedimentdb/sediment/internal/cqltype"
 )
@@ -96,6 +98,10 @@ type SetKeyspace struct {
 // Prepared is the result of PREPARE.
 type Prepared struct {
 	ID []byte
+	// ResultMetadataID (v5) identifies Result, so that an EXECUTE can
+	// say which columns its client knows; nil to have it computed
+	// (MetadataID) when the message is encoded.
+	ResultMetadataID []byte
 	// Bound describes the bound variables; its PKIndexes (v4) let
 	// token-aware drivers route executions.
 	Bound Metadata
@@ -138,6 +144,11 @@ type Metadata struct {
 	// ColumnCount is the count of columns of a result decoded without
 	// metadata; encoding uses it when Columns is empty.
 	ColumnCount int
+	// NewMetadataID (v5 rows), when not nil, tells the client that the
+	// columns are not those of the result metadata ID its EXECUTE named,
+	// and what the new ID is: the metadata is then sent in full
+	// (METADATA_CHANGED).
+	NewMetadataID []byte
 }
 
 // Count returns the number of columns.
@@ -153,11 +164,36 @@ const (
 	metaGlobalTableSpec = 0x0001
 	metaHasMorePages    = 0x0002
 	metaNoMetadata      = 0x0004
+	metaChanged         = 0x0008 // v5
 )
+
+// MetadataID returns the result metadata ID (v5) of columns: a digest of
+// their specs, so that equal columns have equal IDs across restarts and
+// frontends, as Cassandra's MD5 of its result metadata. It appends the
+// 16 bytes to dst.
+func MetadataID(dst []byte, columns []ColumnSpec) []byte {
+	bp := specPool.Get().(*[]byte)
+	e := encoder{b: (*bp)[:0]}
+	for _, c := range columns {
+		e.string(c.Keyspace)
+		e.string(c.Table)
+		e.string(c.Name)
+		e.typ(c.Type, MaxVersion)
+	}
+	sum := md5.Sum(e.b)
+	if cap(e.b) <= 64<<10 {
+		*bp = e.b
+		specPool.Put(bp)
+	}
+	return append(dst, sum[:]...)
+}
+
+// specPool holds the buffers MetadataID encodes column specs in.
+var specPool = sync.Pool{New: func() any { return new([]byte) }}
 
 func (m *Metadata) encode(e *encoder, v Version, bound bool) {
 	var flags int32
-	global := len(m.Columns) > 0 && !m.NoMetadata
+	global := len(m.Columns) > 0 && (!m.NoMetadata || !bound && v >= V5 && m.NewMetadataID != nil)
 	for _, c := range m.Columns {
 		global = global && c.Keyspace == m.Columns[0].Keyspace && c.Table == m.Columns[0].Table
 	}
@@ -167,8 +203,12 @@ func (m *Metadata) encode(e *encoder, v Version, bound bool) {
 	if m.PagingState != nil {
 		flags |= metaHasMorePages
 	}
-	if m.NoMetadata {
+	changed := !bound && v >= V5 && m.NewMetadataID != nil
+	if m.NoMetadata && !changed {
 		flags |= metaNoMetadata
+	}
+	if changed {
+		flags |= metaChanged
 	}
 	e.int(flags)
 	e.intLen(m.Count(), "columns")
@@ -180,6 +220,9 @@ func (m *Metadata) encode(e *encoder, v Version, bound bool) {
 	}
 	if flags&metaHasMorePages != 0 {
 		e.bytes(m.PagingState)
+	}
+	if changed {
+		e.shortBytes(m.NewMetadataID)
 	}
 	if flags&metaNoMetadata != 0 {
 		return
@@ -213,6 +256,12 @@ func (m *Metadata) decode(d *decoder, v Version, bound bool) {
 		if m.PagingState == nil && d.err == nil {
 			m.PagingState = []byte{}
 		}
+	}
+	if !bound && v >= V5 && flags&metaChanged != 0 {
+		if flags&metaNoMetadata != 0 {
+			d.fail("Metadata_changed and No_metadata flags both set")
+		}
+		m.NewMetadataID = d.shortBytes("the new metadata ID")
 	}
 	if flags&metaNoMetadata != 0 {
 		m.NoMetadata, m.ColumnCount = true, n
@@ -282,6 +331,14 @@ func (m *Prepared) AppendBody(dst []byte, v Version) ([]byte, error) {
 	e := encoder{b: dst}
 	e.int(kindPrepared)
 	e.shortBytes(m.ID)
+	if v >= V5 {
+		if m.ResultMetadataID != nil {
+			e.shortBytes(m.ResultMetadataID)
+		} else {
+			var id [md5.Size]byte
+			e.shortBytes(MetadataID(id[:0], m.Result.Columns))
+		}
+	}
 	m.Bound.encode(&e, v, true)
 	m.Result.encode(&e, v, false)
 	return e.b, e.err
@@ -374,7 +431,7 @@ func DecodeResponse(op Opcode, v Version, body []byte) (Message, error) {
 	switch op {
 	case OpError:
 		e := &Error{}
-		e.decode(d)
+		e.decode(d, v)
 		m = e
 	case OpReady:
 		m = &Ready{}
@@ -442,6 +499,9 @@ func decodeResult(d *decoder, v Version) Message {
 		return &SetKeyspace{Keyspace: d.string("the keyspace")}
 	case kindPrepared:
 		p := &Prepared{ID: d.shortBytes("the prepared ID")}
+		if v >= V5 {
+			p.ResultMetadataID = d.shortBytes("the result metadata ID")
+		}
 		p.Bound.decode(d, v, true)
 		p.Result.decode(d, v, false)
 		return p

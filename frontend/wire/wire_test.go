@@ -133,9 +133,37 @@ func sampleRequests() []Message {
 	}
 }
 
+// sampleV5Requests use what only v5 has.
+func sampleV5Requests() []Message {
+	return []Message{
+		&Query{Query: "SELECT * FROM t", Params: QueryParams{Consistency: One, Keyspace: "ks", NowInSeconds: 1700000000, HasNowInSeconds: true}},
+		&Query{Query: "SELECT * FROM t", Params: QueryParams{Consistency: One, Keyspace: "other", PageSize: 10}},
+		&Prepare{Query: "SELECT a FROM t", Keyspace: "ks"},
+		&Execute{ID: []byte{1}, ResultMetadataID: []byte{2, 3}, Params: QueryParams{Consistency: One, SkipMetadata: true, NowInSeconds: -1, HasNowInSeconds: true}},
+		&Batch{Type: LoggedBatch, Consistency: One, Children: []BatchChild{{Query: "INSERT INTO t (a) VALUES (1)", Values: []Value{}}},
+			Keyspace: "ks", NowInSeconds: 5, HasNowInSeconds: true},
+	}
+}
+
+// normalizeRequest returns what m decodes as in v: a v5 EXECUTE always
+// has a result metadata ID, empty when none was set.
+func normalizeRequest(m Message, v Version) Message {
+	if x, ok := m.(*Execute); ok && v >= V5 && x.ResultMetadataID == nil {
+		y := *x
+		y.ResultMetadataID = []byte{}
+		return &y
+	}
+	return m
+}
+
 func TestRequestRoundTrip(t *testing.T) {
-	for _, v := range []Version{V3, V4} {
-		for _, m := range sampleRequests() {
+	for _, v := range []Version{V3, V4, V5} {
+		samples := sampleRequests()
+		if v == V5 {
+			samples = append(samples, sampleV5Requests()...)
+		}
+		for _, m := range samples {
+			m := normalizeRequest(m, v)
 			body, err := m.AppendBody(nil, v)
 			if err != nil {
 				t.Fatalf("v%d %T: %v", v, m, err)
@@ -160,6 +188,48 @@ func TestRequestRoundTrip(t *testing.T) {
 				t.Errorf("v%d %T: with trailing bytes: %+v, %v", v, m, got, err)
 			}
 		}
+	}
+}
+
+func TestV5RequestsNeedV5(t *testing.T) {
+	for _, m := range sampleV5Requests() {
+		if _, ok := m.(*Execute); ok {
+			continue // its metadata ID is simply not sent before v5
+		}
+		if _, err := m.AppendBody(nil, V4); err == nil {
+			t.Errorf("%+v encoded in v4", m)
+		}
+	}
+}
+
+// TestQueryBytesV5 decodes a v5 QUERY written byte by byte from the spec:
+// [int] flags, and the keyspace and now_in_seconds after the timestamp.
+func TestQueryBytesV5(t *testing.T) {
+	body, _ := hex.DecodeString("00000001" + "31" + // "1"
+		"0001" + // ONE
+		"00000184" + // page size, keyspace, now in seconds
+		"00000064" + // page size 100
+		"00026b73" + // keyspace "ks"
+		"0000000a") // now 10
+	m, err := DecodeRequest(OpQuery, V5, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Query{Query: "1", Params: QueryParams{Consistency: One, PageSize: 100, Keyspace: "ks", NowInSeconds: 10, HasNowInSeconds: true}}
+	if !reflect.DeepEqual(m, want) {
+		t.Errorf("got %+v, want %+v", m, want)
+	}
+	bad, _ := hex.DecodeString("00000001" + "31" + "0001" + "00000200")
+	if _, err := DecodeRequest(OpQuery, V5, bad); err == nil {
+		t.Error("flag 0x200 decoded")
+	}
+	empty, _ := hex.DecodeString("00000001" + "31" + "0001" + "00000080" + "0000")
+	if _, err := DecodeRequest(OpQuery, V5, empty); err == nil {
+		t.Error("an empty keyspace decoded")
+	}
+	prep, _ := hex.DecodeString("00000001" + "31" + "00000001" + "00026b73")
+	if m, err := DecodeRequest(OpPrepare, V5, prep); err != nil || m.(*Prepare).Keyspace != "ks" {
+		t.Errorf("PREPARE with keyspace: %+v, %v", m, err)
 	}
 }
 
@@ -263,9 +333,54 @@ func sampleResponses() []Message {
 	}
 }
 
+// sampleV5Responses use what only v5 has.
+func sampleV5Responses() []Message {
+	return []Message{
+		&Error{Code: CodeReadFailure, Message: "rf", Consistency: Two, Received: 1, BlockFor: 2, NumFailures: 2,
+			Reasons: []FailureReason{{netip.MustParseAddr("127.0.0.1"), 1}, {netip.MustParseAddr("::1"), 0}}},
+		&Error{Code: CodeWriteTimeout, Message: "wt", Consistency: Serial, BlockFor: 1, WriteType: "CAS", Contentions: 3},
+		&Error{Code: CodeCASWriteUnknown, Message: "cas", Consistency: Serial, Received: 0, BlockFor: 1},
+		&Error{Code: CodeCDCWriteFailure, Message: "cdc"},
+		&Rows{Metadata: Metadata{Columns: []ColumnSpec{{Keyspace: "ks", Table: "t", Name: "a", Type: cqltype.DurationType}},
+			NewMetadataID: []byte{1, 2}, PagingState: []byte{9}}, Rows: [][][]byte{{{0, 0, 0}}}},
+		&Prepared{ID: []byte{1}, ResultMetadataID: []byte{4, 5},
+			Bound:  Metadata{Columns: []ColumnSpec{{Keyspace: "ks", Table: "t", Name: "a", Type: cqltype.IntType}}, PKIndexes: []uint16{0}},
+			Result: Metadata{NoMetadata: true}},
+	}
+}
+
+// normalizeResponse returns what m decodes as in v.
+func normalizeResponse(m Message, v Version) Message {
+	switch m := m.(type) {
+	case *Prepared:
+		q := *m
+		if v == V3 {
+			q.Bound.PKIndexes = nil // v3 has no partition key indexes
+		}
+		if v >= V5 && q.ResultMetadataID == nil {
+			q.ResultMetadataID = MetadataID(nil, q.Result.Columns)
+		}
+		return &q
+	case *Error:
+		if v >= V5 && (m.Code == CodeReadFailure || m.Code == CodeWriteFailure) {
+			e := *m
+			e.NumFailures = int32(len(e.Reasons))
+			if e.Reasons == nil {
+				e.Reasons = []FailureReason{}
+			}
+			return &e
+		}
+	}
+	return m
+}
+
 func TestResponseRoundTrip(t *testing.T) {
-	for _, v := range []Version{V3, V4} {
-		for _, m := range sampleResponses() {
+	for _, v := range []Version{V3, V4, V5} {
+		samples := sampleResponses()
+		if v == V5 {
+			samples = append(samples, sampleV5Responses()...)
+		}
+		for _, m := range samples {
 			body, err := m.AppendBody(nil, v)
 			if err != nil {
 				t.Fatalf("v%d %T: %v", v, m, err)
@@ -274,13 +389,7 @@ func TestResponseRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatalf("v%d %+v: decode: %v", v, m, err)
 			}
-			want := m
-			if p, ok := m.(*Prepared); ok && v == V3 {
-				// v3 has no partition key indexes.
-				q := *p
-				q.Bound.PKIndexes = []uint16(nil)
-				want = &q
-			}
+			want := normalizeResponse(m, v)
 			if p, ok := got.(*Prepared); ok && len(p.Bound.PKIndexes) == 0 {
 				p.Bound.PKIndexes = nil
 			}
@@ -315,6 +424,44 @@ func TestPreparedBytes(t *testing.T) {
 		"00000000" + "00000000" // result: no flags, no columns
 	if hex.EncodeToString(got) != want {
 		t.Errorf("got  %x\nwant %s", got, want)
+	}
+}
+
+// TestRowsMetadataChangedBytes checks v5 rows metadata against the
+// spec's layout: METADATA_CHANGED, then the paging state, then the new
+// metadata ID, then the columns even though the client asked to skip them.
+func TestRowsMetadataChangedBytes(t *testing.T) {
+	r := &Rows{Metadata: Metadata{Columns: []ColumnSpec{{Keyspace: "k", Table: "t", Name: "a", Type: cqltype.IntType}},
+		NoMetadata: true, PagingState: []byte{7}, NewMetadataID: []byte{0xee}}}
+	got, err := r.AppendBody(nil, V5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "00000002" + // rows
+		"0000000b" + "00000001" + // global spec, more pages, metadata changed; 1 column
+		"0000000107" + "0001ee" + // paging state, new metadata ID
+		"00016b" + "000174" + "000161" + "0009" + // ks, table, name, int
+		"00000000" // no rows
+	if hex.EncodeToString(got) != want {
+		t.Errorf("got  %x\nwant %s", got, want)
+	}
+	// Before v5 the ID is not sent and the client's wish is kept.
+	got, _ = r.AppendBody(nil, V4)
+	if want := "00000002" + "00000006" + "00000001" + "0000000107" + "00000000"; hex.EncodeToString(got) != want {
+		t.Errorf("v4: got  %x\nwant %s", got, want)
+	}
+}
+
+func TestMetadataID(t *testing.T) {
+	a := []ColumnSpec{{Keyspace: "k", Table: "t", Name: "a", Type: cqltype.IntType}}
+	b := []ColumnSpec{{Keyspace: "k", Table: "t", Name: "a", Type: cqltype.BigintType}}
+	c := []ColumnSpec{{Keyspace: "k", Table: "t", Name: "a", Type: cqltype.IntType}}
+	idA, idB, idC := MetadataID(nil, a), MetadataID(nil, b), MetadataID(nil, c)
+	if len(idA) != 16 || bytes.Equal(idA, idB) || !bytes.Equal(idA, idC) {
+		t.Errorf("ids %x %x %x", idA, idB, idC)
+	}
+	if bytes.Equal(MetadataID(nil, nil), idA) {
+		t.Error("no columns have the id of one")
 	}
 }
 
@@ -381,7 +528,6 @@ func TestUnsupportedVersions(t *testing.T) {
 	}{
 		{"0100050500000000", 1, 5, 1}, // v1 OPTIONS: 8-byte header
 		{"02000a0500000000", 2, 10, 2},
-		{"050000070500000000", 5, 7, 5},
 		{"060000070500000000", 6, 7, V4},
 		{"420000010500000000", 0x42, 1, V4}, // DSE_V2
 	}

@@ -65,6 +65,8 @@ type Server struct {
 	Executor *exec.Executor
 	// Auth is the executor's Auth; nil without password authentication.
 	Auth *exec.Auth
+	// Metrics holds the CQL server's metrics.
+	Metrics *prometheus.Registry
 }
 
 // Start starts a server for the test t.
@@ -128,6 +130,7 @@ func Start(t testing.TB, o Options) *Server {
 	})
 	node := g.Node()
 
+	reg := prometheus.NewRegistry()
 	var fc frontend.Config
 	fc.RegisterFlags(flag.NewFlagSet("frontend", flag.ContinueOnError))
 	fc.CQL.ListenAddress = "127.0.0.1:0"
@@ -149,7 +152,7 @@ func Start(t testing.TB, o Options) *Server {
 				o.Executor(c)
 			}
 		},
-		Registerer: prometheus.NewRegistry(),
+		Registerer: reg,
 		Logger:     slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
@@ -165,7 +168,7 @@ func Start(t testing.TB, o Options) *Server {
 	})
 	return &Server{
 		Addr: f.Addr(), Manifest: m, View: view, Store: store,
-		Node: node, Frontend: f, Executor: f.Executor(), Auth: f.Auth(),
+		Node: node, Frontend: f, Executor: f.Executor(), Auth: f.Auth(), Metrics: reg,
 	}
 }
 
@@ -258,4 +261,27 @@ func (s *Server) Flush(t testing.TB, keyspace, table string) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// Startups returns how many connections the server started in protocol
+// version v ("v4", "v5"), from its metrics.
+func (s *Server) Startups(t testing.TB, v string) int {
+	t.Helper()
+	mfs, err := s.Metrics.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "sediment_cql_startups_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "version" && l.GetValue() == v {
+					return int(m.GetCounter().GetValue())
+				}
+			}
+		}
+	}
+	return 0
 }

@@ -40,4 +40,7 @@ func TestNodeDriver(t *testing.T) {
 	if err != nil || !strings.HasSuffix(strings.TrimSpace(string(out)), "OK") {
 		t.Fatalf("driver.js: %v\n%s", err, out)
 	}
+	if n := srv.Startups(t, "v4"); n == 0 {
+		t.Error("no connection started at v4")
+	}
 }

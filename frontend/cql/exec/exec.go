@@ -203,6 +203,12 @@ type Params struct {
 	// Keyspace is the per-query keyspace (protocol v5); empty for the
 	// session's.
 	Keyspace string
+	// NowInSeconds, when HasNowInSeconds, is the client's current time
+	// (protocol v5): the statement's now for TTL expiry and deletion
+	// times, in place of the server's clock. Write timestamps still come
+	// from the server's clock or the client's default timestamp.
+	NowInSeconds    int64
+	HasNowInSeconds bool
 }
 
 // plan is a statement planned against one schema version. A plan is
@@ -239,6 +245,9 @@ type execCtx struct {
 func (e *Executor) newExecCtx(s *Session, p *Params, values [][]byte, unset []bool) *execCtx {
 	now := e.now()
 	x := &execCtx{e: e, session: s, params: p, values: values, unset: unset, now: now, nowSec: now.Unix()}
+	if p.HasNowInSeconds {
+		x.nowSec = p.NowInSeconds
+	}
 	if p.Timestamp != 0 {
 		x.timestamp = p.Timestamp
 	} else {

@@ -28,6 +28,9 @@ func params(q *wire.QueryParams) *Params {
 		PagingState:       q.PagingState,
 		Consistency:       uint16(q.Consistency),
 		SerialConsistency: uint16(q.SerialConsistency),
+		Keyspace:          q.Keyspace,
+		NowInSeconds:      int64(q.NowInSeconds),
+		HasNowInSeconds:   q.HasNowInSeconds,
 	}
 	if q.HasTimestamp {
 		p.Timestamp = q.Timestamp
@@ -65,7 +68,7 @@ func (h *Handler) Query(ctx context.Context, s *transport.Session, q *wire.Query
 
 // Prepare implements transport.Handler.
 func (h *Handler) Prepare(ctx context.Context, s *transport.Session, p *wire.Prepare) (*wire.Prepared, error) {
-	pr, err := h.e.Prepare(ctx, s, p.Query, "")
+	pr, err := h.e.Prepare(ctx, s, p.Query, p.Keyspace)
 	if err != nil {
 		return nil, wireError(err)
 	}
@@ -81,7 +84,14 @@ func (h *Handler) Prepare(ctx context.Context, s *transport.Session, p *wire.Pre
 // Execute implements transport.Handler.
 func (h *Handler) Execute(ctx context.Context, s *transport.Session, x *wire.Execute) (wire.Result, error) {
 	res, err := h.e.Execute(ctx, s, x.ID, params(&x.Params))
-	return h.result(res, x.Params.SkipMetadata && (res == nil || !res.MetadataChanged), err)
+	changed := res != nil && res.MetadataChanged
+	r, err := h.result(res, x.Params.SkipMetadata && !changed, err)
+	if rows, ok := r.(*wire.Rows); ok && changed {
+		// The server sends the columns, and from v5 their ID, though
+		// the client asked to skip them.
+		rows.Metadata.NewMetadataID = wire.MetadataID(nil, rows.Metadata.Columns)
+	}
+	return r, err
 }
 
 // Batch implements transport.Handler.
@@ -89,6 +99,9 @@ func (h *Handler) Batch(ctx context.Context, s *transport.Session, b *wire.Batch
 	req := &BatchRequest{
 		Consistency:       uint16(b.Consistency),
 		SerialConsistency: uint16(b.SerialConsistency),
+		Keyspace:          b.Keyspace,
+		NowInSeconds:      int64(b.NowInSeconds),
+		HasNowInSeconds:   b.HasNowInSeconds,
 	}
 	switch b.Type {
 	case wire.UnloggedBatch:

@@ -398,6 +398,13 @@ type BatchRequest struct {
 	// server's clock.
 	Timestamp                      int64
 	Consistency, SerialConsistency uint16
+	// Keyspace is the keyspace the batch's statements given as text run
+	// in (protocol v5); empty for the session's. Prepared statements
+	// keep the keyspace they were prepared in.
+	Keyspace string
+	// NowInSeconds as in Params.
+	NowInSeconds    int64
+	HasNowInSeconds bool
 }
 
 // BatchChild is one statement of a BatchRequest: prepared when ID is set,
@@ -450,10 +457,11 @@ func (e *Executor) batch(ctx context.Context, s *Session, b *BatchRequest) (*Res
 			default:
 				return nil, invalidf("Invalid statement in batch: only UPDATE, INSERT and DELETE statements are allowed.")
 			}
-			if pl, err = e.plan(s, st); err != nil {
+			ps := sessionFor(s, b.Keyspace)
+			if pl, err = e.plan(ps, st); err != nil {
 				return nil, err
 			}
-			if err := e.authorize(s, s.Keyspace(), st); err != nil {
+			if err := e.authorize(s, ps.Keyspace(), st); err != nil {
 				return nil, err
 			}
 		}
@@ -463,6 +471,7 @@ func (e *Executor) batch(ctx context.Context, s *Session, b *BatchRequest) (*Res
 		}
 		children = append(children, batchChild{plan: pl, values: vals, unset: unset})
 	}
-	p := &Params{Timestamp: b.Timestamp, Consistency: b.Consistency, SerialConsistency: b.SerialConsistency}
+	p := &Params{Timestamp: b.Timestamp, Consistency: b.Consistency, SerialConsistency: b.SerialConsistency,
+		NowInSeconds: b.NowInSeconds, HasNowInSeconds: b.HasNowInSeconds}
 	return e.executeBatch(ctx, s, b.Type, children, p)
 }

@@ -404,7 +404,7 @@ func (e *Executor) localRows() [][][]byte {
 		"host_id":                 uuidValue(l.HostID),
 		"listen_address":          ip,
 		"listen_port":             intValue(7000),
-		"native_protocol_version": textValue("4"),
+		"native_protocol_version": textValue("5"), // the highest Sediment speaks, as Cassandra 4 reports its current one
 		"partitioner":             textValue(partitionerName),
 		"rack":                    textValue(l.Rack),
 		"release_version":         textValue(releaseVersion),

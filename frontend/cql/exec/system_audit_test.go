@@ -330,7 +330,7 @@ func TestSystemAuditLocal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if bootstrapped != "COMPLETED" || cqlVersion != "3.4.5" || nativeVersion != "4" {
+	if bootstrapped != "COMPLETED" || cqlVersion != "3.4.5" || nativeVersion != "5" {
 		t.Errorf("bootstrapped %q cql_version %q native_protocol_version %q", bootstrapped, cqlVersion, nativeVersion)
 	}
 	if !broadcast.Equal(rpc) || !listen.Equal(rpc) || rpc.To4() == nil {

@@ -3,9 +3,13 @@ python3-cassandra), as an application would have one: connect without
 forcing a protocol version, create a schema, write and read with prepared
 statements (UDTs as a registered class and as named tuples, frozen and
 non-frozen collections), page, batch, a conditional INSERT, a counter,
-ALTER TYPE, and read the schema back from cluster.metadata.
+ALTER TYPE, and read the schema back from cluster.metadata. At v5 it also
+names the keyspace per statement (QUERY, PREPARE and BATCH) and sends and
+reads a value larger than a v5 segment.
 
-Usage: driver.py HOST PORT. Prints OK and exits 0 when every check holds.
+Usage: driver.py HOST PORT [VERSION]. Without VERSION the driver
+negotiates, and must settle on v5. Prints OK and exits 0 when every check
+holds.
 """
 
 import sys
@@ -20,11 +24,17 @@ def check(cond, what):
         raise AssertionError(what)
 
 
-def main(host, port):
-    cluster = Cluster([host], port=port, connect_timeout=20, control_connection_timeout=20)
+def main(host, port, version=None):
+    opts = {}
+    if version is not None:
+        opts["protocol_version"] = version
+    cluster = Cluster([host], port=port, connect_timeout=20, control_connection_timeout=20, **opts)
     session = cluster.connect()
     session.default_timeout = 30
-    check(cluster.protocol_version == 4, "negotiated protocol v%d, want v4" % cluster.protocol_version)
+    want = version or 5
+    check(cluster.protocol_version == want, "protocol v%d, want v%d" % (cluster.protocol_version, want))
+    if cluster.protocol_version >= 5:
+        keyspace_per_query(cluster, session)
 
     session.execute("CREATE KEYSPACE IF NOT EXISTS py WITH replication = "
                     "{'class': 'SimpleStrategy', 'replication_factor': 1}")
@@ -276,5 +286,35 @@ def main(host, port):
     print("OK")
 
 
+def keyspace_per_query(cluster, session):
+    """v5 statements that name their keyspace, on a session that has none,
+    and values larger than a segment (128 KiB) both ways."""
+    from cassandra import InvalidRequest
+    session.execute("CREATE KEYSPACE IF NOT EXISTS pyks WITH replication = "
+                    "{'class': 'SimpleStrategy', 'replication_factor': 1}")
+    try:
+        session.execute("CREATE TABLE IF NOT EXISTS kv (k int PRIMARY KEY, v text)")
+        raise AssertionError("CREATE TABLE ran without a keyspace")
+    except InvalidRequest as e:
+        check("No keyspace has been specified" in str(e), "without a keyspace: %s" % e)
+    session.execute(SimpleStatement("CREATE TABLE IF NOT EXISTS kv (k int PRIMARY KEY, v text)", keyspace="pyks"))
+    ins = session.prepare("INSERT INTO kv (k, v) VALUES (?, ?)", keyspace="pyks")
+    big = "segment " * 40000  # 320 KB
+    session.execute(ins, (1, big))
+    # The driver sends a batch's keyspace attribute with the v5 flag.
+    batch = BatchStatement()
+    batch.keyspace = "pyks"
+    for k in range(2, 5):
+        batch.add(SimpleStatement("INSERT INTO kv (k, v) VALUES (%s, %s)"), (k, "b%d" % k))
+    session.execute(batch)
+    session.execute(SimpleStatement("INSERT INTO kv (k, v) VALUES (%s, %s)", keyspace="pyks"), (5, big[5:]))
+    # One answer of 640 KB: several segments that are not self-contained.
+    rows = {r.k: r.v for r in session.execute(SimpleStatement("SELECT k, v FROM kv", keyspace="pyks"))}
+    check(sorted(rows) == [1, 2, 3, 4, 5], "keys %r" % sorted(rows))
+    check(rows[1] == big and rows[5] == big[5:] and all(rows[k] == "b%d" % k for k in (2, 3, 4)), "values changed")
+    sel = session.prepare("SELECT v FROM kv WHERE k = ?", keyspace="pyks")
+    check(session.execute(sel, (1,)).one().v == big, "large value through a prepared SELECT")
+
+
 if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]))
+    main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]) if len(sys.argv) > 3 else None)
