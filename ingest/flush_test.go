@@ -190,8 +190,10 @@ func TestFlushStaleUploadWrittenAgain(t *testing.T) {
 func TestFlushHeldPastCommitDelay(t *testing.T) {
 	e := newEnv(t)
 	e.cfg.FlushAge = 10 * time.Millisecond
-	e.cfg.FlushDelay, e.cfg.FlushHold = 10*time.Millisecond, 150*time.Millisecond
-	e.cfg.MaxCommitDelay = 50 * time.Millisecond
+	// The hold outlasts MaxCommitDelay by far, and MaxCommitDelay the
+	// upload again by far, even on a busy machine.
+	e.cfg.FlushDelay, e.cfg.FlushHold = 10*time.Millisecond, 600*time.Millisecond
+	e.cfg.MaxCommitDelay = 200 * time.Millisecond
 	e.l0 = newFakeL0(1) // full throughout
 	var uploads, commits atomic.Int32
 	setHook(&e.beforeUpload, func() error { uploads.Add(1); return nil })

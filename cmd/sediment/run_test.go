@@ -154,7 +154,7 @@ func (p *process) stop(t *testing.T) {
 			t.Fatalf("port %d still in use after stop", port)
 		}
 	}
-	if p.s.ingester.RPCAddr() != "" {
+	if p.s.ingester != nil {
 		if ln, err := net.Listen("tcp", p.s.ingester.RPCAddr()); err != nil {
 			t.Fatalf("rpc address %s still in use after stop: %v", p.s.ingester.RPCAddr(), err)
 		} else {
