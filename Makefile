@@ -1,6 +1,7 @@
 # Sediment's build, test and benchmark entry points. `make test` is what CI
 # runs (.ci/run); it installs the servers the tests talk to, then runs every
-# test of both modules (the main one and bench/) under the race detector.
+# test of both modules (the main one and bench/) under the race detector, and
+# every benchmark once (bench-check).
 
 SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -16,7 +17,7 @@ BENCHTIME ?= 1s
 # Sediment does, so that the comparison runs the same compression code.
 BENCH_TAGS := -tags pebblegozstd
 
-.PHONY: test tools bench build fmt-check python-driver node chromium terraform-check
+.PHONY: test tools bench bench-check build fmt-check python-driver node chromium terraform-check
 build:
 	go build -o bin/sediment ./cmd/sediment
 
@@ -61,15 +62,32 @@ test: tools fmt-check
 	go vet ./...
 	PATH="$(GOBIN):$$PATH" go test -race -timeout 25m ./...
 	cd bench && go vet $(BENCH_TAGS) ./... && PATH="$(GOBIN):$$PATH" go test $(BENCH_TAGS) -race -timeout 10m ./...
+	$(MAKE) --no-print-directory bench-check
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
+# Every benchmark of both modules once, so that one that breaks (fails,
+# panics, or trips an invariant) fails `make test`; nothing else runs them in
+# CI. -short cuts their long runs (the amplification loads, sweeps, rounds):
+# the figures of this pass mean nothing. Go never caches a -bench run. Not
+# under -race: the tests already run the code the benchmarks drive with the
+# race detector, and on the shared 2-core machine the pass took 9.5 min
+# under it (its packages already compiled by the tests) against 5.3 min
+# without, compile from an empty build cache included.
+bench-check:
+	PATH="$(GOBIN):$$PATH" go test -short -run '^$$' -bench . -benchtime 1x -timeout 15m ./...
+	cd bench && PATH="$(GOBIN):$$PATH" go test $(BENCH_TAGS) -short -run '^$$' -bench . -benchtime 1x -timeout 15m ./...
+
 # Benchmarks of both modules, then one line per figure: <name> <value> <unit>.
+# A failing benchmark does not stop the rest: both modules run, the figures
+# are listed, and then make fails.
 bench: tools
-	PATH="$(GOBIN):$$PATH" go test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -timeout 60m ./... | tee bench.out
-	cd bench && PATH="$(GOBIN):$$PATH" go test $(BENCH_TAGS) -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -timeout 60m ./... | tee -a ../bench.out
-	@echo; echo "Figures:"; grep '^figure: ' bench.out | sed 's/^figure: //'
+	@rc=0; export PATH="$(GOBIN):$$PATH"; \
+	go test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -timeout 60m ./... | tee bench.out || rc=1; \
+	(cd bench && go test $(BENCH_TAGS) -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -timeout 60m ./...) | tee -a bench.out || rc=1; \
+	echo; echo "Figures:"; grep '^figure: ' bench.out | sed 's/^figure: //' || { echo "make bench: no figures"; rc=1; }; \
+	if [ $$rc != 0 ]; then echo "make bench: failed; the FAIL lines of bench.out say where"; fi; exit $$rc
 
 # Formatting of the Terraform modules, with tofu (or terraform), then
 # validate of the example in a scratch copy when the AWS provider can be
