@@ -284,12 +284,20 @@ func (q *Queue) Stats(ctx context.Context) (QueueStats, error) {
 }
 
 // next waits up to wait for a job delivery; nil if none came.
+//
+// The pull request's expiry is the server's, and the client waits for the
+// server's answer that it expired, so that a job the server delivers at
+// the last moment still arrives. (With a context deadline instead, the
+// client gives up a tenth of the wait before the server does, and a job
+// delivered in between waits an ack wait for its redelivery.) A cancelled
+// ctx is therefore seen only once the wait is over.
 func (q *Queue) next(ctx context.Context, wait time.Duration) (jetstream.Msg, error) {
-	ctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
-	m, err := q.cons.Next(jetstream.FetchContext(ctx))
+	if ctx.Err() != nil {
+		return nil, nil
+	}
+	m, err := q.cons.Next(jetstream.FetchMaxWait(wait))
 	if err != nil {
-		if ctx.Err() != nil || errors.Is(err, nats.ErrTimeout) {
+		if errors.Is(err, nats.ErrTimeout) || errors.Is(err, jetstream.ErrNoMessages) {
 			return nil, nil
 		}
 		return nil, fmt.Errorf("compaction: next job: %w", err)
