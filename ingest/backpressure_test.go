@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sedimentdb/sediment/internal/testwait"
 	"github.com/sedimentdb/sediment/objectstore/faultstore"
 )
 
@@ -53,8 +54,8 @@ func TestBackpressure(t *testing.T) {
 	}
 
 	e.faults.Reset()
-	waitFor(t, "writes to resume", func() bool { return write() == nil })
-	waitFor(t, "flushes to drain", func() bool { return s.flushing() == 0 && counterValue(s.m.flushes) > 0 })
+	testwait.For(t, "writes to resume", func() bool { return write() == nil })
+	testwait.For(t, "flushes to drain", func() bool { return s.flushing() == 0 && counterValue(s.m.flushes) > 0 })
 	for range 100 {
 		if err := write(); err != nil {
 			t.Fatal(err)

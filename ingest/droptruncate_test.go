@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sedimentdb/sediment/internal/testwait"
 	"github.com/sedimentdb/sediment/manifest"
 )
 
@@ -23,7 +24,7 @@ func TestManifestTruncateThenDrop(t *testing.T) {
 	for i := range 600 { // several flushes, each with both tables
 		writeBoth(t, c, s, i, acked)
 	}
-	waitFor(t, "flushes", func() bool { return s.flushing() == 0 })
+	testwait.For(t, "flushes", func() bool { return s.flushing() == 0 })
 	if c.stored(c.tables[0]) == 0 {
 		t.Fatal("nothing of the first table was flushed")
 	}
@@ -74,7 +75,7 @@ func TestManifestTruncateThenDrop(t *testing.T) {
 	e.cfg.FlushAge = 20 * time.Millisecond
 	s = c.open(e, mc)
 	defer s.Close()
-	waitFor(t, "every memtable flushed", func() bool {
+	testwait.For(t, "every memtable flushed", func() bool {
 		n := 0
 		for _, id := range c.tables {
 			n += count(t, s.NewIter(TableIDOf(id), nil, nil))

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sedimentdb/sediment/internal/crashtest"
+	"github.com/sedimentdb/sediment/internal/testwait"
 	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/objectstore"
 )
@@ -142,7 +143,7 @@ func TestKillProcess(t *testing.T) {
 				t.Fatalf("round %d: acknowledged row %#x lost", round, id)
 			}
 		}
-		waitFor(t, "flushes to finish", func() bool { return s.flushing() == 0 })
+		testwait.For(t, "flushes to finish", func() bool { return s.flushing() == 0 })
 		stored := count(t, s.NewIter(1, nil, nil))
 		for _, sst := range c.SSTables(1) {
 			stored += int(sst.Entries)
