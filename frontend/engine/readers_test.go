@@ -9,6 +9,7 @@ import (
 
 	"github.com/sedimentdb/sediment/frontend/cache"
 	"github.com/sedimentdb/sediment/internal/sstable"
+	"github.com/sedimentdb/sediment/internal/testwait"
 	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/objectstore"
 )
@@ -77,7 +78,7 @@ func TestReadersKeepAndEvict(t *testing.T) {
 			got[i] = r
 		})
 	}
-	wg.Wait()
+	testwait.Wait(t, "the concurrent opens", &wg)
 	for _, r := range got {
 		if r != got[0] {
 			t.Fatal("concurrent opens returned different readers")
