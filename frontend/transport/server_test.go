@@ -21,6 +21,7 @@ import (
 
 	"github.com/sedimentdb/sediment/frontend/wire"
 	"github.com/sedimentdb/sediment/internal/cqltype"
+	"github.com/sedimentdb/sediment/internal/testwait"
 )
 
 // testHandler answers a few made-up statements, enough to drive the
@@ -680,15 +681,11 @@ func TestMaxConnections(t *testing.T) {
 	c2.expectClosed()
 	c1.nc.Close()
 	// Once the server has let go of the first, a new one is served.
-	for {
+	testwait.For(t, "the server to let go of the closed connection", func() bool {
 		s.mu.Lock()
-		n := len(s.conns)
-		s.mu.Unlock()
-		if n == 0 {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+		defer s.mu.Unlock()
+		return len(s.conns) == 0
+	})
 	dial(t, addr).startup(nil)
 }
 
