@@ -107,7 +107,7 @@ $(TOOLS)/gremlins-$(GREMLINS_VERSION):
 	mkdir -p $(TOOLS) && touch $@
 
 mutate: $(TOOLS)/gremlins-$(GREMLINS_VERSION)
-	@export PATH="$(GOBIN):$$PATH"; : > $(MUTATE_OUT); \
+	@set -f; export PATH="$(GOBIN):$$PATH"; : > $(MUTATE_OUT); \
 	excl=; for e in $(MUTATE_EXCLUDE); do excl="$$excl -E $$e"; done; \
 	for p in $(MUTATE_PKGS); do \
 		echo "== $$p" | tee -a $(MUTATE_OUT); \

@@ -559,7 +559,7 @@ func TestConcurrentStreams(t *testing.T) {
 		c.send(int16(i), query("WAIT "+strconv.Itoa(i)))
 	}
 	for range n {
-		<-h.started
+		testwait.Recv(t, "the handlers to start", h.started)
 	}
 	if got := h.running.Load(); got != n {
 		t.Fatalf("%d statements running, want %d", got, n)
@@ -699,7 +699,7 @@ func TestIdleTimeout(t *testing.T) {
 	busy := dial(t, addr)
 	busy.startup(nil)
 	busy.send(1, query("WAIT long"))
-	<-h.started
+	testwait.Recv(t, "the handler to start", h.started)
 	idle.expectClosed()
 	// The connection waiting for an answer is not idle.
 	time.Sleep(3 * cfg.IdleTimeout)
@@ -849,7 +849,7 @@ func TestCloseCancelsRequests(t *testing.T) {
 	c := dial(t, ln.Addr().String())
 	c.startup(nil)
 	c.send(1, query("WAIT forever"))
-	<-h.started
+	testwait.Recv(t, "the handler to start", h.started)
 	s.Close() // returns only once the statement gave up
 	if h.running.Load() != 0 {
 		t.Fatal("a statement still runs after Close")
