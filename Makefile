@@ -101,6 +101,8 @@ MUTATE_EXCLUDE ?=
 MUTATE_WORKERS ?= 1
 MUTATE_TIMEOUT_COEFFICIENT ?= 10
 MUTATE_OUT ?= mutate.out
+# To the recipe's shell as a variable: regexps are no shell syntax.
+export MUTATE_EXCLUDE
 
 $(TOOLS)/gremlins-$(GREMLINS_VERSION):
 	go install github.com/go-gremlins/gremlins/cmd/gremlins@$(GREMLINS_VERSION)
@@ -108,7 +110,7 @@ $(TOOLS)/gremlins-$(GREMLINS_VERSION):
 
 mutate: $(TOOLS)/gremlins-$(GREMLINS_VERSION)
 	@set -f; export PATH="$(GOBIN):$$PATH"; : > $(MUTATE_OUT); \
-	excl=; for e in $(MUTATE_EXCLUDE); do excl="$$excl -E $$e"; done; \
+	excl=; for e in $$MUTATE_EXCLUDE; do excl="$$excl -E $$e"; done; \
 	for p in $(MUTATE_PKGS); do \
 		echo "== $$p" | tee -a $(MUTATE_OUT); \
 		gremlins unleash --workers $(MUTATE_WORKERS) --timeout-coefficient $(MUTATE_TIMEOUT_COEFFICIENT) $$excl $$p 2>&1 \
