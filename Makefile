@@ -94,7 +94,7 @@ terraform-check:
 # MUTATE_TIMEOUT_COEFFICIENT times the clean run's time. MUTATE_EXCLUDE is a
 # list of regexps of file paths (relative to the package folder) left
 # unmutated: the budget, with the package list. Not part of `make test`:
-# the default set takes about half an hour on two cores.
+# the default set takes 15 to 20 minutes on two cores.
 GREMLINS_VERSION := v0.6.0
 MUTATE_PKGS ?= ./internal/model ./internal/keys ./internal/kv ./internal/token
 MUTATE_EXCLUDE ?=
