@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/sedimentdb/sediment/internal/testwait"
 	"github.com/sedimentdb/sediment/manifest"
 )
 
@@ -156,7 +157,7 @@ func TestLongJobKeepsDelivery(t *testing.T) {
 		_, err := slow.RunOne(f.ctx, time.Second)
 		done <- err
 	}()
-	<-merged
+	testwait.Recv(t, "the slow worker to merge", merged)
 	other := f.worker(nil)
 	for finished := false; !finished; {
 		ok, err := other.RunOne(f.ctx, 200*time.Millisecond)

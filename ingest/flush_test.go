@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sedimentdb/sediment/internal/testwait"
 	"github.com/sedimentdb/sediment/objectstore"
 )
 
@@ -32,7 +33,7 @@ func TestFlushCommitLandedDespiteError(t *testing.T) {
 	if err := s.Apply(context.Background(), rowMutation(1, "a", 1, 1, "v")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "flush", func() bool { return counterValue(s.m.flushes) == 1 })
+	testwait.For(t, "flush", func() bool { return counterValue(s.m.flushes) == 1 })
 	if n := uploads.Load(); n != 1 {
 		t.Fatalf("%d uploads of a flush whose commit landed, want 1", n)
 	}
@@ -77,7 +78,7 @@ func TestFlushRetryUploadsSameBytes(t *testing.T) {
 	if err := s.Apply(context.Background(), rowMutation(1, "a", 1, 1, "v")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "flush", func() bool { return counterValue(s.m.flushes) == 1 })
+	testwait.For(t, "flush", func() bool { return counterValue(s.m.flushes) == 1 })
 	mu.Lock()
 	defer mu.Unlock()
 	if len(uploaded) != 2 {
@@ -115,7 +116,7 @@ func TestFlushUploadContext(t *testing.T) {
 	if err := s.Apply(context.Background(), rowMutation(1, "a", 1, 1, "v")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "flush", func() bool { return counterValue(s.m.flushes) == 1 })
+	testwait.For(t, "flush", func() bool { return counterValue(s.m.flushes) == 1 })
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +171,7 @@ func TestFlushStaleUploadWrittenAgain(t *testing.T) {
 	if err := s.Apply(context.Background(), rowMutation(1, "a", 1, 1, "v")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "flush", func() bool { return counterValue(s.m.flushes) >= 1 })
+	testwait.For(t, "flush", func() bool { return counterValue(s.m.flushes) >= 1 })
 	mu.Lock()
 	defer mu.Unlock()
 	if uploads != 2 || commits != 1 {
@@ -203,7 +204,7 @@ func TestFlushHeldPastCommitDelay(t *testing.T) {
 	if err := s.Apply(context.Background(), rowMutation(1, "a", 1, 1, "v")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "flush", func() bool { return counterValue(s.m.flushes) >= 1 })
+	testwait.For(t, "flush", func() bool { return counterValue(s.m.flushes) >= 1 })
 	if u, c := uploads.Load(), commits.Load(); u != 2 || c != 1 {
 		t.Fatalf("%d uploads and %d commits; want 2 and 1", u, c)
 	}

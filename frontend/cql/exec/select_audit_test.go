@@ -264,7 +264,7 @@ func TestSelectAuditTokenAndKeys(t *testing.T) {
 	s := auditEnv(t)
 	var toks []int64
 	var parts []string
-	it := s.Query(`SELECT DISTINCT a, token(a, b) FROM t2`).Iter()
+	it := cqltest.Paged(t, s.Query(`SELECT DISTINCT a, token(a, b) FROM t2`).Iter())
 	var a int
 	var tok int64
 	for it.Scan(&a, &tok) {

@@ -15,7 +15,7 @@ import (
 // through the driver with the session's page size.
 func rowsOf(t *testing.T, s *gocql.Session, pageSize int, q string, args ...any) []string {
 	t.Helper()
-	it := s.Query(q, args...).PageSize(pageSize).Iter()
+	it := cqltest.Paged(t, s.Query(q, args...).PageSize(pageSize).Iter())
 	var out []string
 	for {
 		row, err := it.RowData()
@@ -163,7 +163,7 @@ func distinct(rows []string) []string {
 func TestSelectTokenRanges(t *testing.T) {
 	_, s := selectEnv(t)
 	var toks []int64
-	it := s.Query(`SELECT token(pk) FROM t PER PARTITION LIMIT 1`).Iter()
+	it := cqltest.Paged(t, s.Query(`SELECT token(pk) FROM t PER PARTITION LIMIT 1`).Iter())
 	var tok int64
 	for it.Scan(&tok) {
 		toks = append(toks, tok)
