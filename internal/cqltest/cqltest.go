@@ -51,6 +51,9 @@ type Options struct {
 	Frontend func(*transport.Config)
 	// Executor adjusts the executor's configuration (batch thresholds...).
 	Executor func(*exec.Config)
+	// Store is the bucket (default a file bucket in a temporary
+	// directory); tests of the bucket path pass a MinIO one.
+	Store objectstore.Store
 }
 
 // Server is a running in-process Sediment.
@@ -83,9 +86,12 @@ func Start(t testing.TB, o Options) *Server {
 	}
 	ctx := context.Background()
 	js, _ := manifesttest.JetStream(t)
-	store, err := objectstore.NewFile(vfs.Default, t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
+	store := o.Store
+	if store == nil {
+		var err error
+		if store, err = objectstore.NewFile(vfs.Default, t.TempDir(), nil); err != nil {
+			t.Fatal(err)
+		}
 	}
 	m, err := manifest.Open(ctx, js, store, "test", manifest.Options{})
 	if err != nil {
