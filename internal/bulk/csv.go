@@ -263,3 +263,41 @@ func trimCR(b []rune) []rune {
 	}
 	return b
 }
+
+// AppendCSVRecord appends fields as one CSV record of the dialect in opts,
+// ended by a newline: a field is quoted when it must be (it holds the
+// delimiter, the quote, the escape, a line break, or is empty but not
+// null), with quotes doubled. CSVReader reads it back as it was.
+func AppendCSVRecord(dst []byte, fields []Field, opts CSVOptions) []byte {
+	opts.fill()
+	for i, f := range fields {
+		if i > 0 {
+			dst = utf8.AppendRune(dst, opts.Delimiter)
+		}
+		if !f.Quoted && !needsQuotes(f.Value, opts) {
+			dst = append(dst, f.Value...)
+			continue
+		}
+		dst = utf8.AppendRune(dst, opts.Quote)
+		for _, r := range f.Value {
+			switch r {
+			case opts.Quote:
+				dst = utf8.AppendRune(dst, opts.Quote)
+			case opts.Escape:
+				dst = utf8.AppendRune(dst, opts.Escape)
+			}
+			dst = utf8.AppendRune(dst, r)
+		}
+		dst = utf8.AppendRune(dst, opts.Quote)
+	}
+	return append(dst, '\n')
+}
+
+func needsQuotes(s string, o CSVOptions) bool {
+	for _, r := range s {
+		if r == o.Delimiter || r == o.Quote || r == o.Escape || r == '\n' || r == '\r' {
+			return true
+		}
+	}
+	return false
+}

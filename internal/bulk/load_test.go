@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,8 +18,11 @@ import (
 
 	"github.com/gocql/gocql"
 	"github.com/google/uuid"
+	"github.com/grafana/dskit/services"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sedimentdb/sediment/compactor"
+	"github.com/sedimentdb/sediment/compactor/gc"
 	"github.com/sedimentdb/sediment/internal/bulk"
 	"github.com/sedimentdb/sediment/internal/cqltest"
 	"github.com/sedimentdb/sediment/internal/testserver"
@@ -118,6 +122,7 @@ func TestLoadMinIO(t *testing.T) {
 	t.Run("JSON", func(t *testing.T) { testLoadJSON(t, minioStore(t, ms)) })
 	t.Run("TooManyErrors", func(t *testing.T) { testTooManyErrors(t, minioStore(t, ms)) })
 	t.Run("Interrupted", func(t *testing.T) { testInterrupted(t, minioStore(t, ms)) })
+	t.Run("RacingCompaction", func(t *testing.T) { testRacingCompaction(t, minioStore(t, ms)) })
 }
 
 func testLoadCSV(t *testing.T, store objectstore.Store) {
@@ -341,5 +346,104 @@ func testInterrupted(t *testing.T, store objectstore.Store) {
 	}
 	if got := count(t, e.sess); got != n {
 		t.Fatalf("count %d after the abandoned load, want %d", got, n)
+	}
+}
+
+// waitCompacted asks for a major compaction of the table and waits until
+// the planner finds every range compacted.
+func waitCompacted(t *testing.T, e *env) {
+	t.Helper()
+	tbl := e.srv.View.Table("ks", "t")
+	req, err := e.srv.Manifest.RequestCompaction(t.Context(), tbl.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		cur, err := e.srv.Manifest.CompactionRequest(t.Context(), tbl.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cur.ID == req.ID && cur.Done() {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("compaction request %+v not done", cur)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// A load whose SSTables are written while compaction merges the table's
+// flushed SSTables, and while more flushes come, loses nothing, and
+// neither do the compactions that merge its SSTables afterwards.
+func testRacingCompaction(t *testing.T, store objectstore.Store) {
+	e := newEnv(t, store)
+	ctx := t.Context()
+	var cc compactor.Config
+	var gcc gc.Config
+	fs := flag.NewFlagSet("compactor", flag.ContinueOnError)
+	cc.RegisterFlags(fs)
+	gcc.RegisterFlags(fs)
+	cc.Planner.Interval = 50 * time.Millisecond
+	gcc.OrphanInterval = 0
+	comp, err := compactor.New(ctx, cc, gcc, compactor.Deps{
+		JetStream: e.srv.JetStream, Manifest: e.srv.Manifest, View: e.srv.View, Store: store,
+		NodeID: "c1", HeartbeatInterval: 10 * time.Second, Registerer: prometheus.NewRegistry(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := services.StartAndAwaitRunning(ctx, comp); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = services.StopAndAwaitTerminated(context.Background(), comp) })
+
+	// Flushed rows have c = "f<round>", loaded ones c0..c2: no overlap.
+	flushed := 0
+	flushRound := func(round int) {
+		for i := range 50 {
+			if err := e.sess.Query(`INSERT INTO t (id, c, name) VALUES (?, ?, 'flushed')`, i, fmt.Sprintf("f%d", round)).Exec(); err != nil {
+				t.Error(err)
+				return
+			}
+			flushed++
+		}
+		if err := e.srv.Node.Flush(ctx); err != nil {
+			t.Error(err)
+		}
+	}
+	for round := range 3 {
+		flushRound(round)
+	}
+	tbl := e.srv.View.Table("ks", "t")
+	if _, err := e.srv.Manifest.RequestCompaction(ctx, tbl.ID); err != nil {
+		t.Fatal(err)
+	}
+	const n = 3000
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for round := 3; round < 6; round++ {
+			flushRound(round)
+		}
+	}()
+	st, err := bulk.Load(ctx, e.deps(), bulk.Options{Keyspace: "ks", Table: "t", Header: true, Memory: 64 << 10},
+		[]bulk.Input{writeFile(t, "in.csv", goodCSV(n))})
+	<-done
+	if err != nil || st.State != manifest.LoadCommitted {
+		t.Fatalf("load: %+v, %v", st, err)
+	}
+	if got := count(t, e.sess); got != n+flushed {
+		t.Fatalf("count %d, want %d", got, n+flushed)
+	}
+	waitCompacted(t, e)
+	for _, s := range e.srv.View.SSTables(tbl.ID) {
+		if s.Load == st.Load {
+			t.Errorf("loaded SSTable %s not compacted", s.Key)
+		}
+	}
+	if got := count(t, e.sess); got != n+flushed {
+		t.Fatalf("count %d after compaction, want %d", got, n+flushed)
 	}
 }

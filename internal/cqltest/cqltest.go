@@ -21,6 +21,7 @@ import (
 
 	"github.com/gocql/gocql"
 	"github.com/grafana/dskit/services"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/crypto/bcrypt"
 
@@ -70,6 +71,9 @@ type Server struct {
 	Auth *exec.Auth
 	// Metrics holds the CQL server's metrics.
 	Metrics *prometheus.Registry
+	// JetStream is the embedded NATS the manifest lives in, for tests
+	// that start more roles (a compactor) on it.
+	JetStream jetstream.JetStream
 }
 
 // Start starts a server for the test t.
@@ -174,7 +178,7 @@ func Start(t testing.TB, o Options) *Server {
 	})
 	return &Server{
 		Addr: f.Addr(), Manifest: m, View: view, Store: store,
-		Node: node, Frontend: f, Executor: f.Executor(), Auth: f.Auth(), Metrics: reg,
+		Node: node, Frontend: f, Executor: f.Executor(), Auth: f.Auth(), Metrics: reg, JetStream: js,
 	}
 }
 
