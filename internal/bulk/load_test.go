@@ -31,8 +31,12 @@ import (
 	"github.com/sedimentdb/sediment/objectstore"
 )
 
+var vfsDefault = vfs.Default
+
 // minioStore returns a store in a new bucket of a MinIO server.
-func minioStore(t *testing.T, m *testserver.MinIOServer) objectstore.Store {
+func minioStore(t *testing.T, m *testserver.MinIOServer) objectstore.Store { return minioStoreB(t, m) }
+
+func minioStoreB(t testing.TB, m *testserver.MinIOServer) objectstore.Store {
 	cfg := objectstore.DefaultConfig()
 	cfg.Backend = objectstore.BackendMinIO
 	cfg.Endpoint = m.Endpoint
