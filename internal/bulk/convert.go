@@ -80,6 +80,10 @@ func (c *converter) fromText(t *cqltype.Type, f Field) ([]byte, error) {
 			}
 		}
 	}
+	if t.Kind == cqltype.Blob {
+		// Unloads and cqlsh write blobs as 0x...
+		s = strings.TrimPrefix(s, "0x")
+	}
 	if !complexKind(t) {
 		return values.Parse(t, s)
 	}
