@@ -52,6 +52,8 @@ type Options struct {
 	Frontend func(*transport.Config)
 	// Executor adjusts the executor's configuration (batch thresholds...).
 	Executor func(*exec.Config)
+	// Ingest adjusts the ingest node's configuration (memory limits...).
+	Ingest func(*ingest.Config)
 	// Store is the bucket (default a file bucket in a temporary
 	// directory); tests of the bucket path pass a MinIO one.
 	Store objectstore.Store
@@ -115,6 +117,9 @@ func Start(t testing.TB, o Options) *Server {
 	cfg.Commitlog.Dir = "commitlog"
 	cfg.Ranges = o.Ranges
 	cfg.RPCAddress = "127.0.0.1:0"
+	if o.Ingest != nil {
+		o.Ingest(&cfg)
+	}
 	g, err := ingest.New(cfg, ingest.Deps{
 		Manifest:          m,
 		View:              view,
