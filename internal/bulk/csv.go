@@ -64,7 +64,7 @@ type CSVReader struct {
 	r    *bufio.Reader
 	line int // lines read
 	raw  bytes.Buffer
-	buf  []rune
+	buf  []byte
 }
 
 // NewCSVReader reads records from r.
@@ -205,7 +205,7 @@ func (c *CSVReader) field() (Field, bool, error) {
 				_ = c.skipLine()
 				return Field{}, true, &RecordError{Reason: fmt.Sprintf("quote %q in an unquoted field", o.Quote)}
 			}
-			c.buf = append(c.buf, r)
+			c.buf = utf8.AppendRune(c.buf, r)
 			if r, err = c.next(); err != nil {
 				if err == io.EOF {
 					return Field{Value: string(c.buf)}, true, io.EOF
@@ -223,7 +223,7 @@ func (c *CSVReader) field() (Field, bool, error) {
 			if r, err = c.next(); err != nil {
 				return Field{}, true, c.fail(err, true)
 			}
-			c.buf = append(c.buf, r)
+			c.buf = utf8.AppendRune(c.buf, r)
 		case r == o.Quote:
 			r, err = c.next()
 			switch {
@@ -232,7 +232,7 @@ func (c *CSVReader) field() (Field, bool, error) {
 			case err != nil:
 				return Field{}, true, c.fail(err, false)
 			case r == o.Quote:
-				c.buf = append(c.buf, r) // a doubled quote
+				c.buf = utf8.AppendRune(c.buf, r) // a doubled quote
 			case r == o.Delimiter:
 				return Field{Value: string(c.buf), Quoted: true}, false, nil
 			case r == '\n':
@@ -252,12 +252,12 @@ func (c *CSVReader) field() (Field, bool, error) {
 				return Field{}, true, &RecordError{Reason: fmt.Sprintf("character %q after a closing quote", r)}
 			}
 		default:
-			c.buf = append(c.buf, r)
+			c.buf = utf8.AppendRune(c.buf, r)
 		}
 	}
 }
 
-func trimCR(b []rune) []rune {
+func trimCR(b []byte) []byte {
 	if n := len(b); n > 0 && b[n-1] == '\r' {
 		return b[:n-1]
 	}
