@@ -314,7 +314,6 @@ type inserter struct {
 	text     string
 	columns  []string // the INSERT's columns
 	types    []*cqltype.Type
-	execs    sync.Pool // *workerExec
 	newExec  func() (*workerExec, error)
 }
 
@@ -384,23 +383,23 @@ func (ins *inserter) setColumns(ctx context.Context, l *loader, cols []string) e
 	for i := range cols {
 		ins.types[i] = p.Binds[i].Type
 	}
-	ins.execs.Put(w)
 	return nil
 }
 
-// entries returns the storage entries of one row's bound values.
-func (ins *inserter) entries(ctx context.Context, vals [][]byte, unset []bool) ([]*engine.Mutation, error) {
-	w, _ := ins.execs.Get().(*workerExec)
-	if w == nil {
-		var err error
-		if w, err = ins.newExec(); err != nil {
-			return nil, err
-		}
-		if _, err := w.e.Prepare(ctx, w.sess, ins.text, ""); err != nil {
-			return nil, err
-		}
+// worker returns the executor of one worker, the INSERT prepared.
+func (ins *inserter) worker(ctx context.Context) (*workerExec, error) {
+	w, err := ins.newExec()
+	if err != nil {
+		return nil, err
 	}
-	defer ins.execs.Put(w)
+	if _, err := w.e.Prepare(ctx, w.sess, ins.text, ""); err != nil {
+		return nil, fmt.Errorf("bulk: %w", err)
+	}
+	return w, nil
+}
+
+// entries returns the storage entries of one row's bound values.
+func (w *workerExec) entries(ctx context.Context, ins *inserter, vals [][]byte, unset []bool) ([]*engine.Mutation, error) {
 	w.cap.out = w.cap.out[:0]
 	if _, err := w.e.Execute(ctx, w.sess, ins.prepared.ID, &exec.Params{Values: vals, Unset: unset}); err != nil {
 		return nil, err
@@ -414,15 +413,22 @@ func (l *loader) convert(ctx context.Context, ins *inserter, s *sorter, in <-cha
 	if err != nil {
 		return err
 	}
+	var w *workerExec
 	for batch := range in {
 		if ctx.Err() != nil {
 			continue // drain
+		}
+		if w == nil {
+			// After the first batch: a header may have set the columns.
+			if w, err = ins.worker(ctx); err != nil {
+				return err
+			}
 		}
 		for _, r := range batch {
 			vals, unset, reason := l.values(conv, ins, r)
 			var ms []*engine.Mutation
 			if reason == "" {
-				ms, err = ins.entries(ctx, vals, unset)
+				ms, err = w.entries(ctx, ins, vals, unset)
 				if err != nil {
 					reason = err.Error()
 				}
@@ -455,12 +461,18 @@ func insertText(l *loader, cols []string) string {
 	for i, c := range cols {
 		q[i], marks[i] = quoteIdent(c), "?"
 	}
-	return fmt.Sprintf("INSERT INTO %s.%s (%s) VALUES (%s) USING TIMESTAMP ? AND TTL ?",
-		quoteIdent(l.o.Keyspace), quoteIdent(l.o.Table), strings.Join(q, ", "), strings.Join(marks, ", "))
+	// Without -ttl the table's default_time_to_live applies, which an
+	// explicit TTL of 0 would override.
+	using := "USING TIMESTAMP ?"
+	if l.o.TTL > 0 {
+		using += " AND TTL ?"
+	}
+	return fmt.Sprintf("INSERT INTO %s.%s (%s) VALUES (%s) %s",
+		quoteIdent(l.o.Keyspace), quoteIdent(l.o.Table), strings.Join(q, ", "), strings.Join(marks, ", "), using)
 }
 
 // values returns the bound values of a record (its columns, then the
-// timestamp and TTL), or why it is rejected. A null or missing value is
+// timestamp and, with Options.TTL, the TTL), or why it is rejected. A null or missing value is
 // unset, as DSBulk binds it by default: a loaded row writes no tombstones.
 func (l *loader) values(conv *converter, ins *inserter, r record) ([][]byte, []bool, string) {
 	n := len(ins.columns)
@@ -513,7 +525,11 @@ func (l *loader) values(conv *converter, ins *inserter, r record) ([][]byte, []b
 		unset[i] = vals[i] == nil
 	}
 	vals[n] = binary.BigEndian.AppendUint64(nil, uint64(ts))
-	vals[n+1] = binary.BigEndian.AppendUint32(nil, uint32(max(l.o.TTL, 0)))
+	if l.o.TTL > 0 {
+		vals[n+1] = binary.BigEndian.AppendUint32(nil, uint32(l.o.TTL))
+	} else {
+		vals, unset = vals[:n+1], unset[:n+1]
+	}
 	return vals, unset, ""
 }
 

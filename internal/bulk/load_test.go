@@ -255,8 +255,24 @@ func testLoadJSON(t *testing.T, store objectstore.Store) {
 	}
 	var name string
 	var tags []int
-	if err := e.sess.Query(`SELECT name, tags FROM t WHERE id = 7 AND c = 'j'`).Scan(&name, &tags); err != nil || name != "n7" || !slices.Equal(tags, []int{7}) {
+	var ttl *int
+	if err := e.sess.Query(`SELECT name, tags, ttl(name) FROM t WHERE id = 7 AND c = 'j'`).Scan(&name, &tags, &ttl); err != nil || name != "n7" || !slices.Equal(tags, []int{7}) {
 		t.Fatalf("row 7: %q %v %v", name, tags, err)
+	}
+	if ttl != nil {
+		t.Errorf("a load without a TTL wrote one: %d", *ttl)
+	}
+	// Without a TTL of its own, a load takes the table's default.
+	cqltest.Exec(t, e.sess, `CREATE TABLE d (id int PRIMARY KEY, v text) WITH default_time_to_live = 1000`)
+	if err := e.srv.View.WaitFor(t.Context(), func(v *manifest.View) bool { return v.Table("ks", "d") != nil }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bulk.Load(t.Context(), e.deps(), bulk.Options{Keyspace: "ks", Table: "d", Format: "json"},
+		[]bulk.Input{writeFile(t, "d.json", `{"id": 1, "v": "x"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.sess.Query(`SELECT ttl(v) FROM d WHERE id = 1`).Scan(&ttl); err != nil || ttl == nil || *ttl <= 0 || *ttl > 1000 {
+		t.Fatalf("ttl of a row loaded into a table with a default TTL: %v, %v", ttl, err)
 	}
 }
 
