@@ -423,6 +423,17 @@ func (v *View) SSTablesInRange(table uuid.UUID, r int) []SSTable {
 	return nil
 }
 
+// GarbageInRange returns the garbage list of a table in range r: objects
+// removed from it, not yet deleted.
+func (v *View) GarbageInRange(table uuid.UUID, r int) []Garbage {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	if ts := v.tables[table][r]; ts != nil {
+		return ts.Garbage
+	}
+	return nil
+}
+
 // Load returns the record of load id as the view has it.
 func (v *View) Load(id uuid.UUID) (*Load, bool) {
 	l, ok := v.doc(kindSSTables, loadKey(id)).(*Load)
