@@ -100,6 +100,9 @@ type Stats struct {
 	SSTableBytes int64   `json:"sstable_bytes"`
 	Skipped      int     `json:"ranges_resumed,omitempty"`
 	Seconds      float64 `json:"seconds"`
+	// WriteSeconds is the part of Seconds spent merging the sorted runs
+	// into SSTables and uploading them, after every input was read.
+	WriteSeconds float64 `json:"write_seconds"`
 }
 
 // ErrTooManyErrors stops a load whose rejects passed MaxErrors.
@@ -109,6 +112,7 @@ var ErrTooManyErrors = errors.New("bulk: too many rejected records")
 type counters struct {
 	records, rows, rejected, inBytes, sstBytes atomic.Int64
 	sstables                                   atomic.Int64
+	writeNanos                                 atomic.Int64
 }
 
 // Load reads every input into table Options.Keyspace.Table and commits it
@@ -172,6 +176,7 @@ func Load(ctx context.Context, d Deps, o Options, inputs []Input) (Stats, error)
 			Load: id, State: state, Records: c.records.Load(), Rows: c.rows.Load(), Rejected: c.rejected.Load(),
 			InputBytes: c.inBytes.Load(), InputTotal: totalSize(inputs), SSTables: int(c.sstables.Load()),
 			SSTableBytes: c.sstBytes.Load(), Skipped: len(done), Seconds: time.Since(start).Seconds(),
+			WriteSeconds: time.Duration(c.writeNanos.Load()).Seconds(),
 		}
 	}
 	if o.Progress != nil {
@@ -302,6 +307,8 @@ func (l *loader) run(ctx context.Context, inputs []Input) error {
 		}
 		srcs = append(srcs, ss...)
 	}
+	start := time.Now()
+	defer func() { l.c.writeNanos.Add(int64(time.Since(start))) }()
 	return l.write(ctx, srcs)
 }
 
@@ -595,12 +602,17 @@ func (l *loader) write(ctx context.Context, srcs []source) error {
 		key   string
 		start = time.Now()
 	)
-	finish := func() error {
-		if w == nil {
-			return nil
-		}
+	// A range's SSTable is closed (its last part uploaded) and added to
+	// the manifest in the background while the merge encodes the next
+	// ones: up to closers at once, each holding its upload's part buffer.
+	const closers = 4
+	var (
+		wg   sync.WaitGroup
+		sem  = make(chan struct{}, closers)
+		errs = make(chan error, 1)
+	)
+	closeRange := func(w *tablestore.Writer, key string, r int) error {
 		t, err := w.Close()
-		w = nil
 		if err != nil {
 			return err
 		}
@@ -610,13 +622,37 @@ func (l *loader) write(ctx context.Context, srcs []source) error {
 			FirstKey: p.FirstKey, LastKey: p.LastKey, MinTimestamp: p.MinTimestamp, MaxTimestamp: p.MaxTimestamp,
 			Created: start.UTC(), Load: l.id,
 		}
-		if _, err := l.d.Manifest.CommitSSTables(ctx, manifest.Commit{Table: l.tbl.ID, Range: cur, Add: []manifest.SSTable{sst}}); err != nil {
+		if _, err := l.d.Manifest.CommitSSTables(ctx, manifest.Commit{Table: l.tbl.ID, Range: r, Add: []manifest.SSTable{sst}}); err != nil {
 			return err
 		}
 		l.c.sstables.Add(1)
 		l.c.sstBytes.Add(t.Size)
 		return nil
 	}
+	finish := func() error {
+		if w == nil {
+			return nil
+		}
+		sem <- struct{}{}
+		cw, ck, cr := w, key, cur
+		w = nil
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if err := closeRange(cw, ck, cr); err != nil {
+				select {
+				case errs <- err:
+				default:
+				}
+			}
+		})
+		select {
+		case err := <-errs:
+			return err
+		default:
+			return nil
+		}
+	}
+	defer wg.Wait()
 	err = merge(srcs, func(k, v []byte) error {
 		tok, err := keys.Token(k)
 		if err != nil {
@@ -641,11 +677,18 @@ func (l *loader) write(ctx context.Context, srcs []source) error {
 		}
 		return w.Add(k, v)
 	})
-	if err != nil {
-		if w != nil {
-			w.Abort()
-		}
-		return err
+	if err == nil {
+		err = finish()
 	}
-	return finish()
+	if err != nil && w != nil {
+		w.Abort()
+	}
+	wg.Wait()
+	if err == nil {
+		select {
+		case err = <-errs:
+		default:
+		}
+	}
+	return err
 }

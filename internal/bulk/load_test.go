@@ -172,7 +172,7 @@ func testLoadCSV(t *testing.T, store objectstore.Store) {
 		t.Fatal(err)
 	}
 	rj := readRejects(t, &rejects)
-	t.Logf("stats %+v", st)
+	t.Logf("stats %+v", st) // WriteSeconds: the merge and upload part
 	for _, r := range rj {
 		t.Logf("reject %s:%d %s", r.Source, r.Line, r.Reason)
 	}
