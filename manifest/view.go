@@ -434,12 +434,6 @@ func (v *View) GarbageInRange(table uuid.UUID, r int) []Garbage {
 	return nil
 }
 
-// Load returns the record of load id as the view has it.
-func (v *View) Load(id uuid.UUID) (*Load, bool) {
-	l, ok := v.doc(kindSSTables, loadKey(id)).(*Load)
-	return l, ok
-}
-
 // RangeCount returns the number of token ranges, 0 before InitRanges.
 func (v *View) RangeCount() int {
 	r, _ := v.doc(kindOwnership, rangesKey).(*Ranges)
