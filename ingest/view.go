@@ -75,8 +75,12 @@ func visible(v *manifest.View, f Flush) bool {
 		if len(tables) == 0 {
 			continue
 		}
+		// Live, or already garbage: a compaction may merge the SSTable
+		// away between two looks of a waiting WaitFor, and it then never
+		// shows as live again.
 		listed := slices.ContainsFunc(tables, func(tbl *manifest.Table) bool {
-			return slices.ContainsFunc(v.SSTablesInRange(tbl.ID, t.Range), func(s manifest.SSTable) bool { return s.Key == t.Key })
+			return slices.ContainsFunc(v.SSTablesInRange(tbl.ID, t.Range), func(s manifest.SSTable) bool { return s.Key == t.Key }) ||
+				slices.ContainsFunc(v.GarbageInRange(tbl.ID, t.Range), func(g manifest.Garbage) bool { return g.Key == t.Key })
 		})
 		if !listed {
 			return false

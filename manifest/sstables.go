@@ -31,6 +31,9 @@ type SSTable struct {
 	// its memtable, which ends there).
 	Covers  []LogPosition `json:"covers,omitempty"`
 	Created time.Time     `json:"created"`
+	// Load, if set, names the bulk load that added the SSTable: it is
+	// hidden until the load commits (see Load).
+	Load uuid.UUID `json:"load,omitzero"`
 }
 
 // LogPosition is a position in one shard's commitlog.
@@ -116,13 +119,16 @@ func (m *Manifest) SSTables(ctx context.Context, table uuid.UUID) ([]SSTable, er
 	return out, nil
 }
 
-// SSTablesInRange returns the live SSTables of a table in range r.
+// SSTablesInRange returns the live SSTables of a table in range r, without
+// those of loads not committed.
 func (m *Manifest) SSTablesInRange(ctx context.Context, table uuid.UUID, r int) ([]SSTable, error) {
 	ts, err := getJSON[TableSSTables](ctx, m.sstables, sstablesKey(table, r))
 	if err != nil || ts == nil {
 		return nil, err
 	}
-	return ts.SSTables, nil
+	return visibleSSTables(ts.SSTables, func(id uuid.UUID) (*Load, error) {
+		return getJSON[Load](ctx, m.sstables, loadKey(id))
+	})
 }
 
 // CommitSSTables applies c with a compare-and-set and returns the SSTables
@@ -170,6 +176,20 @@ func (m *Manifest) CommitSSTables(ctx context.Context, c Commit) ([]SSTable, err
 func (m *Manifest) checkCommit(ctx context.Context, c Commit) error {
 	if c.Table == uuid.Nil || len(c.Add)+len(c.Remove)+len(c.Discard) == 0 {
 		return fmt.Errorf("%w: commit needs a table and a change", ErrInvalid)
+	}
+	for _, s := range c.Add {
+		if s.Load == uuid.Nil {
+			continue
+		}
+		// Parts join pending loads only: a part added after its load
+		// was abandoned or committed would stay hidden, or appear late.
+		l, err := getJSON[Load](ctx, m.sstables, loadKey(s.Load))
+		if err != nil {
+			return err
+		}
+		if l == nil || l.State != LoadPending || l.Table != c.Table {
+			return fmt.Errorf("%w: sstable %q of load %s, which is not a pending load of the table", ErrInvalid, s.Key, s.Load)
+		}
 	}
 	named := map[string]bool{}
 	for _, k := range slices.Concat(c.Remove, c.Discard) {

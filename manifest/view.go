@@ -47,6 +47,9 @@ var decoders = map[string]func(key string, raw []byte) (any, error){
 		return decodeAt(key, raw, func(ks *Keyspace) string { return keyspaceKey(ks.Name) })
 	},
 	kindSSTables: func(key string, raw []byte) (any, error) {
+		if strings.HasPrefix(key, "l.") {
+			return decodeAt(key, raw, func(l *Load) string { return loadKey(l.ID) })
+		}
 		return decodeAt(key, raw, func(ts *TableSSTables) string { return sstablesKey(ts.Table, ts.Range) })
 	},
 	kindOwnership: func(key string, raw []byte) (any, error) {
@@ -252,7 +255,10 @@ func (v *View) replace(kind string, docs map[string]any, rev uint64) {
 		v.sstRev = max(v.sstRev, rev)
 		v.tables = map[uuid.UUID]map[int]*TableSSTables{}
 		for _, d := range docs {
-			ts := d.(*TableSSTables)
+			ts, ok := d.(*TableSSTables)
+			if !ok {
+				continue // a load record
+			}
 			if v.tables[ts.Table] == nil {
 				v.tables[ts.Table] = map[int]*TableSSTables{}
 			}
@@ -396,17 +402,34 @@ func (v *View) SSTables(table uuid.UUID) []SSTable {
 	v.mu.RUnlock()
 	var out []SSTable
 	for _, r := range slices.Sorted(maps.Keys(ranges)) {
-		out = append(out, ranges[r].SSTables...)
+		out = append(out, v.SSTablesInRange(table, r)...)
 	}
 	return out
 }
 
-// SSTablesInRange returns the live SSTables of a table in range r.
+// SSTablesInRange returns the live SSTables of a table in range r, without
+// those of loads not committed.
 func (v *View) SSTablesInRange(table uuid.UUID, r int) []SSTable {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
 	if ts := v.tables[table][r]; ts != nil {
-		return ts.SSTables
+		docs := v.docs[kindSSTables]
+		list, _ := visibleSSTables(ts.SSTables, func(id uuid.UUID) (*Load, error) {
+			l, _ := docs[loadKey(id)].(*Load)
+			return l, nil
+		})
+		return list
+	}
+	return nil
+}
+
+// GarbageInRange returns the garbage list of a table in range r: objects
+// removed from it, not yet deleted.
+func (v *View) GarbageInRange(table uuid.UUID, r int) []Garbage {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	if ts := v.tables[table][r]; ts != nil {
+		return ts.Garbage
 	}
 	return nil
 }

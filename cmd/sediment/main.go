@@ -30,6 +30,12 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "bench" {
 		os.Exit(benchCommand(os.Args[2:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == "load" {
+		os.Exit(loadCommand(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "unload" {
+		os.Exit(unloadCommand(os.Args[2:]))
+	}
 	if len(os.Args) > 1 && os.Args[1] == "admin" {
 		os.Exit(adminCommand(os.Args[2:]))
 	}

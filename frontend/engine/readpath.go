@@ -41,9 +41,26 @@ type marked interface {
 // readPath is the read side Local and Remote share: the memtables, merged
 // with the SSTables the View lists.
 type readPath struct {
-	mem     memtables
-	view    *manifest.View
-	readers *tablestore.ReaderCache
+	mem  memtables
+	view *manifest.View
+	// sstables lists the SSTables merged: the View's, or a Snapshot's.
+	sstables sstableLister
+	readers  *tablestore.ReaderCache
+}
+
+// sstableLister lists the SSTables of a table by token range, as
+// *manifest.View does.
+type sstableLister interface {
+	RangeCount() int
+	SSTablesInRange(table uuid.UUID, r int) []manifest.SSTable
+}
+
+// lister is what newIter lists SSTables from.
+func (rp *readPath) lister() sstableLister {
+	if rp.sstables != nil {
+		return rp.sstables
+	}
+	return rp.view
 }
 
 // read implements Engine.Read.
@@ -127,9 +144,10 @@ func (rp *readPath) newIter(ctx context.Context, table uuid.UUID, first, last in
 		}
 		return nil, err
 	}
-	n := max(rp.view.RangeCount(), 1)
+	list := rp.lister()
+	n := max(list.RangeCount(), 1)
 	for r := manifest.RangeOf(first, n); r <= manifest.RangeOf(last, n); r++ {
-		for _, t := range rp.view.SSTablesInRange(table, r) {
+		for _, t := range list.SSTablesInRange(table, r) {
 			if t.MaxToken < first || t.MinToken > last ||
 				(upper != nil && bytes.Compare(t.FirstKey, upper) >= 0) ||
 				(lower != nil && bytes.Compare(t.LastKey, lower) < 0) {

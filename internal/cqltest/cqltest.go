@@ -21,6 +21,7 @@ import (
 
 	"github.com/gocql/gocql"
 	"github.com/grafana/dskit/services"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/crypto/bcrypt"
 
@@ -51,6 +52,11 @@ type Options struct {
 	Frontend func(*transport.Config)
 	// Executor adjusts the executor's configuration (batch thresholds...).
 	Executor func(*exec.Config)
+	// Ingest adjusts the ingest node's configuration (memory limits...).
+	Ingest func(*ingest.Config)
+	// Store is the bucket (default a file bucket in a temporary
+	// directory); tests of the bucket path pass a MinIO one.
+	Store objectstore.Store
 }
 
 // Server is a running in-process Sediment.
@@ -67,6 +73,9 @@ type Server struct {
 	Auth *exec.Auth
 	// Metrics holds the CQL server's metrics.
 	Metrics *prometheus.Registry
+	// JetStream is the embedded NATS the manifest lives in, for tests
+	// that start more roles (a compactor) on it.
+	JetStream jetstream.JetStream
 }
 
 // Start starts a server for the test t.
@@ -83,9 +92,12 @@ func Start(t testing.TB, o Options) *Server {
 	}
 	ctx := context.Background()
 	js, _ := manifesttest.JetStream(t)
-	store, err := objectstore.NewFile(vfs.Default, t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
+	store := o.Store
+	if store == nil {
+		var err error
+		if store, err = objectstore.NewFile(vfs.Default, t.TempDir(), nil); err != nil {
+			t.Fatal(err)
+		}
 	}
 	m, err := manifest.Open(ctx, js, store, "test", manifest.Options{})
 	if err != nil {
@@ -105,6 +117,9 @@ func Start(t testing.TB, o Options) *Server {
 	cfg.Commitlog.Dir = "commitlog"
 	cfg.Ranges = o.Ranges
 	cfg.RPCAddress = "127.0.0.1:0"
+	if o.Ingest != nil {
+		o.Ingest(&cfg)
+	}
 	g, err := ingest.New(cfg, ingest.Deps{
 		Manifest:          m,
 		View:              view,
@@ -168,7 +183,7 @@ func Start(t testing.TB, o Options) *Server {
 	})
 	return &Server{
 		Addr: f.Addr(), Manifest: m, View: view, Store: store,
-		Node: node, Frontend: f, Executor: f.Executor(), Auth: f.Auth(), Metrics: reg,
+		Node: node, Frontend: f, Executor: f.Executor(), Auth: f.Auth(), Metrics: reg, JetStream: js,
 	}
 }
 
