@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/sedimentdb/sediment/frontend/cql/ast"
+	"github.com/sedimentdb/sediment/frontend/cql/restrictions"
 	"github.com/sedimentdb/sediment/frontend/engine"
 	"github.com/sedimentdb/sediment/internal/cqltype"
 	"github.com/sedimentdb/sediment/internal/keys"
@@ -493,13 +494,11 @@ func (rd *reader) clusteringRanges(prefix []byte) ([][2][]byte, error) {
 				comps = append(comps, v)
 			}
 		}
-		rg, empty, err := rd.sliceRange(prefix, comps)
+		rgs, err := rd.sliceRanges(prefix, comps)
 		if err != nil {
 			return nil, err
 		}
-		if !empty {
-			out = append(out, rg)
-		}
+		out = append(out, rgs...)
 	}
 	if len(out) == 0 {
 		return [][2][]byte{}, nil
@@ -510,49 +509,42 @@ func (rd *reader) clusteringRanges(prefix []byte) ([][2][]byte, error) {
 	return out, nil
 }
 
-// sliceRange returns the key range of the rows with the clustering prefix
-// comps, narrowed by the slice. empty reports a range that holds nothing.
-func (rd *reader) sliceRange(prefix []byte, comps [][]byte) (rg [2][]byte, empty bool, err error) {
+// sliceRanges returns the key ranges of the rows with the clustering
+// prefix comps, narrowed by the slice; none when they hold nothing.
+func (rd *reader) sliceRanges(prefix []byte, comps [][]byte) ([][2][]byte, error) {
 	l := rd.p.t
-	if rg[0], err = l.bound(prefix, comps, keys.Before); err != nil {
-		return rg, false, serverError(err)
-	}
-	if rg[1], err = l.bound(prefix, comps, keys.After); err != nil {
-		return rg, false, serverError(err)
-	}
-	s := rd.p.slice
-	if s == nil {
-		return rg, false, nil
-	}
-	for _, r := range []*restriction{s.lower, s.upper} {
-		if r == nil {
-			continue
+	var s restrictions.Slice
+	if sl := rd.p.slice; sl != nil {
+		for _, side := range []struct {
+			r   *restriction
+			dst **restrictions.Bound
+		}{{sl.lower, &s.Lower}, {sl.upper, &s.Upper}} {
+			if side.r == nil {
+				continue
+			}
+			vals, err := rd.sliceValues(side.r)
+			if err != nil {
+				return nil, err
+			}
+			*side.dst = &restrictions.Bound{Values: vals, Inclusive: side.r.op == ast.OpGte || side.r.op == ast.OpLte}
 		}
-		vals, err := rd.sliceValues(r)
+	}
+	key := func(ck [][]byte, kind keys.BoundKind) ([]byte, error) {
+		b, err := l.bound(prefix, ck, kind)
 		if err != nil {
-			return rg, false, err
+			return nil, serverError(err)
 		}
-		lower := r.op == ast.OpGt || r.op == ast.OpGte
-		incl := r.op == ast.OpGte || r.op == ast.OpLte
-		// In storage order a descending first column flips the side.
-		if rd.p.t.clustering[len(comps)].desc {
-			lower = !lower
-		}
-		kind := keys.Before
-		if incl != lower {
-			kind = keys.After
-		}
-		b, err := l.bound(prefix, append(slices.Clone(comps), vals...), kind)
-		if err != nil {
-			return rg, false, serverError(err)
-		}
-		if lower {
-			rg[0] = maxKey(rg[0], b)
-		} else {
-			rg[1] = minKey(rg[1], b)
-		}
+		return b, nil
 	}
-	return rg, bytes.Compare(rg[0], rg[1]) >= 0, nil
+	rgs, err := s.Ranges(key, comps, l.clusteringDesc[len(comps):])
+	if err != nil {
+		return nil, err
+	}
+	out := make([][2][]byte, len(rgs))
+	for i, r := range rgs {
+		out[i] = [2][]byte{r.Start, r.End}
+	}
+	return out, nil
 }
 
 // sliceValues evaluates a slice bound into its column values: one, or a

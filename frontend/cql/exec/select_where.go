@@ -380,11 +380,6 @@ func (p *selectPlan) planSlice(rs []*restriction) (*slice, error) {
 			}
 			s.upper = r
 		}
-		for _, c := range r.cols[1:] {
-			if c.desc != r.cols[0].desc {
-				return nil, invalidf("Multi-column slices over clustering columns of mixed orders are not supported by Sediment: (%s)", columnNames(r.cols))
-			}
-		}
 	}
 	return s, nil
 }

@@ -1,7 +1,6 @@
 package exec
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -9,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/sedimentdb/sediment/frontend/cql/ast"
+	"github.com/sedimentdb/sediment/frontend/cql/restrictions"
 	"github.com/sedimentdb/sediment/frontend/engine"
 	"github.com/sedimentdb/sediment/internal/cqltype"
 	"github.com/sedimentdb/sediment/internal/keys"
@@ -942,95 +942,45 @@ func (p *modPlan) deleteRows(eval termEval, w writeTimes, part *partitionWrite, 
 // rangeTombstones returns the range tombstones deleting the rows under
 // the clustering prefix ck within the DELETE's range on the next columns:
 // none for a range that holds no row, several when a multi-column bound
-// spans columns of both clustering orders.
-//
-// A bound (c1, ..., cm) > (v1, ..., vm) holds the rows with c1 > v1, or
-// c1 = v1 and c2 > v2, ..., or c1..cm-1 = v1..vm-1 and cm > vm (and, for
-// >=, c1..cm = v1..vm): pieces that are each one interval of row keys,
-// whatever each column's order. The range is the union of the
-// intersections of a lower piece with an upper piece.
+// spans columns of both clustering orders (see package restrictions).
 func (p *modPlan) rangeTombstones(eval termEval, prefix []byte, ck [][]byte, w writeTimes) ([]model.RangeTombstone, error) {
-	all, err := p.interval(prefix, ck, ck, keys.Before, keys.After)
+	var s restrictions.Slice
+	for _, side := range []struct {
+		b   *sliceBound
+		dst **restrictions.Bound
+	}{{p.lower, &s.Lower}, {p.upper, &s.Upper}} {
+		if side.b == nil {
+			continue
+		}
+		vals, err := p.boundValues(eval, side.b)
+		if err != nil {
+			return nil, err
+		}
+		*side.dst = &restrictions.Bound{Values: vals, Inclusive: side.b.inclusive}
+	}
+	key := func(c [][]byte, kind keys.BoundKind) ([]byte, error) {
+		b, err := p.layout.bound(prefix, c, kind)
+		if err != nil {
+			return nil, toError(err)
+		}
+		return b, nil
+	}
+	ranges, err := s.Ranges(key, ck, p.layout.clusteringDesc[len(ck):])
 	if err != nil {
 		return nil, err
 	}
-	lows, highs := [][2][]byte{all}, [][2][]byte{all}
-	if p.lower != nil {
-		if lows, err = p.boundPieces(eval, prefix, ck, p.lower, true); err != nil {
+	rts := make([]model.RangeTombstone, 0, len(ranges))
+	for _, r := range ranges {
+		rt := model.RangeTombstone{Deletion: w.deletion()}
+		if rt.Start, err = engine.ClusteringOf(r.Start); err != nil {
 			return nil, err
 		}
-	}
-	if p.upper != nil {
-		if highs, err = p.boundPieces(eval, prefix, ck, p.upper, false); err != nil {
+		if rt.End, err = engine.ClusteringOf(r.End); err != nil {
 			return nil, err
 		}
-	}
-	var rts []model.RangeTombstone
-	for _, lo := range lows {
-		for _, hi := range highs {
-			start, end := maxKey(lo[0], hi[0]), minKey(lo[1], hi[1])
-			if bytes.Compare(start, end) >= 0 {
-				continue
-			}
-			rt := model.RangeTombstone{Deletion: w.deletion()}
-			if rt.Start, err = engine.ClusteringOf(start); err != nil {
-				return nil, err
-			}
-			if rt.End, err = engine.ClusteringOf(end); err != nil {
-				return nil, err
-			}
-			rts = append(rts, rt)
-		}
+		rts = append(rts, rt)
 	}
 	return rts, nil
-}
-
-// interval returns the row keys from the bound of clustering a to that of b.
-func (p *modPlan) interval(prefix []byte, a, b [][]byte, ka, kb keys.BoundKind) ([2][]byte, error) {
-	var iv [2][]byte
-	var err error
-	if iv[0], err = p.layout.bound(prefix, a, ka); err != nil {
-		return iv, toError(err)
-	}
-	if iv[1], err = p.layout.bound(prefix, b, kb); err != nil {
-		return iv, toError(err)
-	}
-	return iv, nil
-}
-
-// boundPieces returns the key intervals of the rows under ck that satisfy
-// bound b (lower: > or >=, else < or <=).
-func (p *modPlan) boundPieces(eval termEval, prefix []byte, ck [][]byte, b *sliceBound, lower bool) ([][2][]byte, error) {
-	vals, err := p.boundValues(eval, b)
-	if err != nil {
-		return nil, err
-	}
-	var pieces [][2][]byte
-	for i := range vals {
-		// The columns before i equal, column i strictly beyond v_i.
-		eq := append(ck[:len(ck):len(ck)], vals[:i]...)
-		at := append(eq[:len(eq):len(eq)], vals[i])
-		var iv [2][]byte
-		if lower != b.cols[i].desc {
-			// Later in key order: after v_i, to the end of the prefix.
-			iv, err = p.interval(prefix, at, eq, keys.After, keys.After)
-		} else {
-			iv, err = p.interval(prefix, eq, at, keys.Before, keys.Before)
-		}
-		if err != nil {
-			return nil, err
-		}
-		pieces = append(pieces, iv)
-	}
-	if b.inclusive {
-		full := append(ck[:len(ck):len(ck)], vals...)
-		iv, err := p.interval(prefix, full, full, keys.Before, keys.After)
-		if err != nil {
-			return nil, err
-		}
-		pieces = append(pieces, iv)
-	}
-	return pieces, nil
 }
 
 // boundValues evaluates a bound into one value per column, normalized as

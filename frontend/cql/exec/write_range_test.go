@@ -47,9 +47,10 @@ func (r rangeRel) holds(row []int, from int) bool {
 	return cmp <= 0
 }
 
-// TestDeleteMultiColumnRanges deletes with single and multi-column slices,
-// with and without an = prefix, over every clustering order mix, and reads
-// back exactly which rows survive.
+// TestDeleteMultiColumnRanges selects, then deletes, with single and
+// multi-column slices, with and without an = prefix, over every clustering
+// order mix: the SELECT returns exactly the rows of the slice, in
+// clustering order, across pages, and the DELETE leaves exactly the others.
 func TestDeleteMultiColumnRanges(t *testing.T) {
 	srv := cqltest.Start(t, cqltest.Options{})
 	s := srv.Session(t, "ks")
@@ -81,6 +82,20 @@ func TestDeleteMultiColumnRanges(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		desc := strings.Split(order, ", ")
+		clusteringOrder := func(a, b []int) int {
+			for i := range a {
+				if c := a[i] - b[i]; c != 0 {
+					if strings.HasSuffix(desc[i], "DESC") {
+						return -c
+					}
+					return c
+				}
+			}
+			return 0
+		}
+		ordered := slices.Clone(grid)
+		slices.SortFunc(ordered, clusteringOrder)
 		for k := range cases {
 			// An = prefix on c1 in some cases, then one or two bounds.
 			from := 0
@@ -109,17 +124,30 @@ func TestDeleteMultiColumnRanges(t *testing.T) {
 			for _, r := range rels {
 				where += " AND " + r.cql(from)
 			}
+			selected := func(row []int) bool {
+				in := eq < 0 || row[0] == eq
+				for _, r := range rels {
+					in = in && r.holds(row, from)
+				}
+				return in
+			}
+			var wantSel []string
+			for _, row := range ordered {
+				if selected(row) {
+					wantSel = append(wantSel, fmt.Sprintf("%d|%d|%d", row[0], row[1], row[2]))
+				}
+			}
+			sel := fmt.Sprintf("SELECT c1, c2, c3 FROM %s WHERE %s", tbl, where)
+			if got := rowsOf(t, s, 4, sel); !slices.Equal(got, wantSel) {
+				t.Fatalf("%s (%s): rows\n  %q\nwant\n  %q", sel, order, got, wantSel)
+			}
 			stmt := fmt.Sprintf("DELETE FROM %s WHERE %s", tbl, where)
 			if err := s.Query(stmt).Exec(); err != nil {
 				t.Fatalf("%s: %v", stmt, err)
 			}
 			var want []string
 			for _, row := range grid {
-				deleted := eq < 0 || row[0] == eq
-				for _, r := range rels {
-					deleted = deleted && r.holds(row, from)
-				}
-				if !deleted {
+				if !selected(row) {
 					want = append(want, fmt.Sprintf("%d|%d|%d", row[0], row[1], row[2]))
 				}
 			}
