@@ -66,8 +66,8 @@ func (p *selectPlan) planOrder(st *ast.Select) error {
 // planLimits records the receivers of LIMIT and PER PARTITION LIMIT.
 func (p *selectPlan) planLimits(st *ast.Select) error {
 	p.limit, p.perPartLim = st.Limit, st.PerPartitionLimit
-	p.receive(st.Limit, "[limit]", cqltype.IntType)
-	p.receive(st.PerPartitionLimit, "[per_partition_limit]", cqltype.IntType)
+	p.recv(st.Limit, "[limit]", cqltype.IntType)
+	p.recv(st.PerPartitionLimit, "[per_partition_limit]", cqltype.IntType)
 	return nil
 }
 

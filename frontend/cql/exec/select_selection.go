@@ -240,7 +240,7 @@ func (p *selectPlan) selector(s ast.Selectable) (selector, string, error) {
 		if err != nil {
 			return nil, "", err
 		}
-		p.receive(s.Term, "[selection]", t)
+		p.recv(s.Term, "[selection]", t)
 		return &termSelector{term: s.Term, t: t}, values.TermText(s.Term), nil
 	case *ast.FieldSel:
 		arg, argName, err := p.selector(s.Arg)
@@ -265,7 +265,7 @@ func (p *selectPlan) selector(s ast.Selectable) (selector, string, error) {
 		t := arg.typ()
 		switch t.Kind {
 		case cqltype.Map, cqltype.Set:
-			p.receive(s.Key, "key("+argName+")", t.Elems[0])
+			p.recv(s.Key, "key("+argName+")", t.Elems[0])
 			et := t.Elems[len(t.Elems)-1]
 			return &partSelector{arg: arg, key: s.Key, keyType: t.Elems[0], t: et}, argName + "[" + values.TermText(s.Key) + "]", nil
 		}
@@ -324,7 +324,7 @@ func (p *selectPlan) funcSelector(s *ast.FuncSel) (selector, string, error) {
 		if args[i] == nil {
 			term := a.(*ast.TermSel).Term
 			// Cassandra names every marker of a selection [selection].
-			p.receive(term, "[selection]", f.Args[i])
+			p.recv(term, "[selection]", f.Args[i])
 			args[i] = &termSelector{term: term, t: f.Args[i]}
 		}
 	}
@@ -376,7 +376,7 @@ func (p *selectPlan) opSelector(s *ast.OpSel) (selector, string, error) {
 	for i, o := range operands {
 		if args[i] == nil {
 			term := o.(*ast.TermSel).Term
-			p.receive(term, "[selection]", f.Args[i])
+			p.recv(term, "[selection]", f.Args[i])
 			args[i] = &termSelector{term: term, t: f.Args[i]}
 		}
 	}
@@ -778,7 +778,7 @@ func (p *selectPlan) tokenCall(s *ast.FuncSel) (selector, string, error) {
 			if !values.Assignable(key.typ, ts.Term) {
 				return nil, "", invalidf("%s is not of the expected type: %s", values.TermText(ts.Term), key.typ)
 			}
-			p.receive(ts.Term, "[selection]", key.typ)
+			p.recv(ts.Term, "[selection]", key.typ)
 			args[i], names[i], ownKey = &termSelector{term: ts.Term, t: key.typ}, values.TermText(ts.Term), false
 			continue
 		}

@@ -3,7 +3,6 @@ package exec
 import (
 	"context"
 	"encoding/binary"
-	"fmt"
 	"slices"
 	"strings"
 
@@ -73,24 +72,6 @@ type multiRestriction struct {
 	in ast.Term
 }
 
-// tupleType is the type of one alternative.
-func (m *multiRestriction) tupleType() *cqltype.Type {
-	ts := make([]*cqltype.Type, len(m.cols))
-	for i, c := range m.cols {
-		ts[i] = c.typ
-	}
-	return cqltype.TupleOf(ts...)
-}
-
-// names is the columns' names as the relation writes them.
-func (m *multiRestriction) names() string {
-	ns := make([]string, len(m.cols))
-	for i, c := range m.cols {
-		ns[i] = c.name
-	}
-	return "(" + strings.Join(ns, ",") + ")"
-}
-
 // multiRelation plans a multi-column relation: = and IN into byCol, slices
 // (DELETE only) into slices, keyed by their first column.
 func (p *modPlan) multiRelation(r *ast.Relation, byCol map[*column]*keyRestriction, ranges map[*column]*clusteringSlice) error {
@@ -114,7 +95,7 @@ func (p *modPlan) multiRelation(r *ast.Relation, byCol map[*column]*keyRestricti
 		}
 		m.cols = append(m.cols, c)
 	}
-	tt := m.tupleType()
+	tt := tupleOf(m.cols)
 	switch r.Op {
 	case ast.OpEq:
 		m.alts = []ast.Term{r.Value}
@@ -123,7 +104,7 @@ func (p *modPlan) multiRelation(r *ast.Relation, byCol map[*column]*keyRestricti
 			m.alts = tup.Elems
 		} else {
 			m.in = r.Value
-			p.recv(r.Value, "in("+m.names()+")", cqltype.ListOf(tt, false))
+			p.recv(r.Value, "in("+tupleName(m.cols)+")", cqltype.ListOf(tt, false))
 		}
 	case ast.OpGt, ast.OpGte, ast.OpLt, ast.OpLte:
 		if p.kind != writeDelete {
@@ -141,13 +122,13 @@ func (p *modPlan) multiRelation(r *ast.Relation, byCol map[*column]*keyRestricti
 		if err := addSliceBound(ranges, b, r.Op); err != nil {
 			return err
 		}
-		p.recvTuple(r.Value, m)
+		p.recvColumns(r.Value, m.cols)
 		return nil
 	default:
-		return invalidf("Unsupported \"%s\" relation on clustering columns %s in %s statements", r.Op, m.names(), p.kind)
+		return invalidf("Unsupported \"%s\" relation on clustering columns %s in %s statements", r.Op, tupleName(m.cols), p.kind)
 	}
 	for _, a := range m.alts {
-		p.recvTuple(a, m)
+		p.recvColumns(a, m.cols)
 	}
 	for _, c := range m.cols {
 		byCol[c] = &keyRestriction{col: c, inRel: r.Op == ast.OpIn, multi: m}
@@ -155,24 +136,13 @@ func (p *modPlan) multiRelation(r *ast.Relation, byCol map[*column]*keyRestricti
 	return nil
 }
 
-// recvTuple records the receivers of one alternative of m.
-func (p *modPlan) recvTuple(a ast.Term, m *multiRestriction) {
-	if tup, ok := a.(*ast.Tuple); ok && len(tup.Elems) == len(m.cols) {
-		for i, el := range tup.Elems {
-			p.recv(el, m.cols[i].name, m.cols[i].typ)
-		}
-		return
-	}
-	p.recv(a, m.names(), m.tupleType())
-}
-
 // tuples evaluates m's alternatives: one value per column each.
 func (m *multiRestriction) tuples(eval termEval) ([][][]byte, error) {
-	tt := m.tupleType()
+	tt := tupleOf(m.cols)
 	var out [][][]byte
 	add := func(v []byte) error {
 		if v == nil {
-			return invalidf("Invalid null value in condition for columns %s", m.names())
+			return invalidf("Invalid null value in condition for columns %s", tupleName(m.cols))
 		}
 		parts, err := splitTuple(v, len(m.cols))
 		if err != nil {
@@ -182,12 +152,12 @@ func (m *multiRestriction) tuples(eval termEval) ([][][]byte, error) {
 		return nil
 	}
 	if m.in != nil {
-		v, unset, err := eval(m.in, cqltype.ListOf(tt, false), "in("+m.names()+")")
+		v, unset, err := eval(m.in, cqltype.ListOf(tt, false), "in("+tupleName(m.cols)+")")
 		if err != nil {
 			return nil, err
 		}
 		if unset || v == nil {
-			return nil, invalidf("Invalid null or unset value for columns %s", m.names())
+			return nil, invalidf("Invalid null or unset value for columns %s", tupleName(m.cols))
 		}
 		elems, err := splitCollection(v, false)
 		if err != nil {
@@ -219,12 +189,12 @@ func (m *multiRestriction) tuples(eval termEval) ([][][]byte, error) {
 			out = append(out, vals)
 			continue
 		}
-		v, unset, err := eval(a, tt, m.names())
+		v, unset, err := eval(a, tt, tupleName(m.cols))
 		if err != nil {
 			return nil, err
 		}
 		if unset {
-			return nil, invalidf("Invalid unset value for columns %s", m.names())
+			return nil, invalidf("Invalid unset value for columns %s", tupleName(m.cols))
 		}
 		if err := add(v); err != nil {
 			return nil, err
@@ -256,14 +226,14 @@ type modPlan struct {
 	// static: the statement writes only static columns and names no row.
 	static bool
 	// json is INSERT JSON's term and whether absent columns are unset.
-	json         ast.Term
-	jsonUnset    bool
-	ttl, ts      ast.Term
-	counter      bool
-	ifExists     bool
-	ifNotExists  bool
-	conds        []*condition
-	receivers    []ColumnSpec
+	json        ast.Term
+	jsonUnset   bool
+	ttl, ts     ast.Term
+	counter     bool
+	ifExists    bool
+	ifNotExists bool
+	conds       []*condition
+	receivers
 	readsCurrent bool
 }
 
@@ -276,7 +246,7 @@ func (e *Executor) planWrite(s *Session, st ast.Statement) (plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkReceivers(p.receivers); err != nil {
+	if err := checkReceivers(p.specs); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -297,80 +267,7 @@ func (e *Executor) planModification(s *Session, st ast.Statement, nbinds int) (*
 }
 
 func newModPlan(kind writeKind, l *tableLayout, binds int) *modPlan {
-	return &modPlan{kind: kind, layout: l, counter: l.isCounter(), receivers: make([]ColumnSpec, binds)}
-}
-
-// spec is the receiver of a value assigned to or compared with name.
-func (p *modPlan) spec(name string, t *cqltype.Type) ColumnSpec {
-	return ColumnSpec{Keyspace: p.layout.keyspace, Table: p.layout.name(), Name: name, Type: t}
-}
-
-// recv records the receivers of the markers in term, assigned to a value
-// of type t named name: the whole term's, or those of the elements of a
-// collection, tuple or user-type literal.
-func (p *modPlan) recv(term ast.Term, name string, t *cqltype.Type) {
-	switch x := term.(type) {
-	case *ast.Bind:
-		if x.Index >= 0 && x.Index < len(p.receivers) {
-			if x.Name != "" {
-				name = x.Name
-			}
-			p.receivers[x.Index] = p.spec(name, t)
-		}
-	case *ast.List:
-		if t.Kind == cqltype.List || t.Kind == cqltype.Set {
-			for _, el := range x.Elems {
-				p.recv(el, "value("+name+")", t.Elems[0])
-			}
-		}
-	case *ast.Set:
-		if t.Kind == cqltype.Set || t.Kind == cqltype.List {
-			for _, el := range x.Elems {
-				p.recv(el, "value("+name+")", t.Elems[0])
-			}
-		}
-	case *ast.Map:
-		switch t.Kind {
-		case cqltype.Map:
-			for i := range x.Keys {
-				p.recv(x.Keys[i], "key("+name+")", t.Elems[0])
-				p.recv(x.Values[i], "value("+name+")", t.Elems[1])
-			}
-		case cqltype.UDT:
-			for i, k := range x.Keys {
-				id, ok := k.(*ast.Ident)
-				if !ok {
-					continue
-				}
-				for j, f := range t.Fields {
-					if f == id.Name {
-						p.recv(x.Values[i], name+"."+f, t.Elems[j])
-					}
-				}
-			}
-		}
-	case *ast.Tuple:
-		if t.Kind == cqltype.Tuple {
-			for i, el := range x.Elems {
-				if i < len(t.Elems) {
-					p.recv(el, fmt.Sprintf("%s[%d]", name, i), t.Elems[i])
-				}
-			}
-		}
-	case *ast.Hint:
-		if ht := hintType(x); ht != nil {
-			t = ht
-		}
-		p.recv(x.Term, name, t)
-	case *ast.Call:
-		f, err := lookupCall(x, t)
-		if err != nil {
-			return // executing the call reports it
-		}
-		for i, a := range x.Args {
-			p.recv(a, fmt.Sprintf("arg%d(system.%s)", i, f.Name), f.Args[i]) // Cassandra names the function in full
-		}
-	}
+	return &modPlan{kind: kind, layout: l, counter: l.isCounter(), receivers: newReceivers(l.keyspace, l.name(), binds)}
 }
 
 // checkReceivers fails for a marker whose type the statement does not say.
