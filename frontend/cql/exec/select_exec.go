@@ -390,8 +390,19 @@ func (rd *reader) partitionKeys() ([]partKey, error) {
 		}
 		out = append(out, partKey{pk: pk, token: tok, prefix: rd.p.t.prefix(tok, pk), values: vals})
 	}
-	slices.SortFunc(out, func(a, b partKey) int { return bytes.Compare(a.prefix, b.prefix) })
-	return slices.CompactFunc(out, func(a, b partKey) bool { return bytes.Equal(a.prefix, b.prefix) }), nil
+	// Partitions come in the order of their key values, component by
+	// component, as Cassandra builds them (a sorted set of keys), not in
+	// token order.
+	byValue := func(a, b partKey) int {
+		for i, c := range rd.p.t.partition {
+			if n := cqltype.Compare(c.typ, a.values[i], b.values[i]); n != 0 {
+				return n
+			}
+		}
+		return 0
+	}
+	slices.SortFunc(out, byValue)
+	return slices.CompactFunc(out, func(a, b partKey) bool { return byValue(a, b) == 0 }), nil
 }
 
 type partKey struct {
