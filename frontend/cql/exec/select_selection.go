@@ -450,14 +450,20 @@ func collectionWord(t *cqltype.Type) string {
 // funcError maps an error of cql/funcs for the client.
 func funcError(err error) error {
 	if fe, ok := err.(*funcs.FailureError); ok {
-		// Cassandra's OperationExecutionException: a FUNCTION_FAILURE.
-		return &wire.Error{Code: wire.CodeFunctionFailure, Message: fe.Msg,
-			Keyspace: "system", Function: fe.Function, ArgTypes: fe.ArgTypes}
+		return functionFailure(fe)
 	}
 	if fe, ok := err.(*funcs.Error); ok {
 		return &Error{Code: wire.CodeInvalid, Message: fe.Msg, Cause: err}
 	}
 	return invalidf("%v", err)
+}
+
+// functionFailure is a native function's failure for the client:
+// Cassandra's FunctionExecutionException (and OperationExecutionException
+// of arithmetic), a FUNCTION_FAILURE naming the function.
+func functionFailure(fe *funcs.FailureError) error {
+	return &wire.Error{Code: wire.CodeFunctionFailure, Message: fe.Msg,
+		Keyspace: "system", Function: fe.Function, ArgTypes: fe.ArgTypes}
 }
 
 // termType is the type of a term selected by itself: its hint's. Cassandra
