@@ -8,6 +8,7 @@ import (
 
 	"github.com/sedimentdb/sediment/internal/cqltype"
 	"github.com/sedimentdb/sediment/internal/keys"
+	"github.com/sedimentdb/sediment/internal/model"
 	"github.com/sedimentdb/sediment/internal/token"
 	"github.com/sedimentdb/sediment/manifest"
 )
@@ -161,6 +162,22 @@ func (l *tableLayout) name() string { return l.table.Name }
 
 // column returns the column called name, or nil.
 func (l *tableLayout) column(name string) *column { return l.byName[name] }
+
+// rowLive reports whether a row the engine returned lives for the table as
+// it is now: by its liveness, or by a live cell of a column it still has.
+// A row whose only cells are of dropped columns is gone, as in Cassandra,
+// whose reads fetch no column the schema no longer has.
+func (l *tableLayout) rowLive(r *model.Row, now int64) bool {
+	if r.Liveness.IsLive(now) {
+		return true
+	}
+	for i := range r.Cells {
+		if l.byID[r.Cells[i].Column] != nil && r.Cells[i].IsLive(now) {
+			return true
+		}
+	}
+	return false
+}
 
 // isCounter reports whether the table is a counter table: every column that
 // is not part of the primary key is a counter.

@@ -700,6 +700,9 @@ func (rd *reader) readPartition(ctx context.Context, k partKey, resume []byte) e
 			static, staticLive = &part.Header.Static, true
 		}
 		for i := range part.Rows {
+			if !rd.p.t.rowLive(&part.Rows[i].Row, rd.x.nowSec) {
+				continue
+			}
 			ck, err := rd.p.t.clusteringValues(part.Rows[i].Key)
 			if err != nil {
 				return serverError(err)
@@ -787,7 +790,7 @@ func (rd *reader) scanPartition(part *engine.Partition, cache map[string][][2][]
 	}
 	for i := range part.Rows {
 		row := &part.Rows[i]
-		if ranges != nil && !inRanges(ranges, row.Key) {
+		if ranges != nil && !inRanges(ranges, row.Key) || !rd.p.t.rowLive(&row.Row, rd.x.nowSec) {
 			continue
 		}
 		ck, err := rd.p.t.clusteringValues(row.Key)
