@@ -200,8 +200,17 @@ func (l *tableLayout) partitionKey(values [][]byte) ([]byte, int64, error) {
 	if len(values) != len(l.partition) {
 		return nil, 0, fmt.Errorf("exec: %d partition key values for %d columns", len(values), len(l.partition))
 	}
-	return partitionKeyOf(values)
+	pk, tok, err := partitionKeyOf(values)
+	if err == nil && len(pk) > maxKeyLength {
+		return nil, 0, invalidf("Key length of %d is longer than maximum of %d", len(pk), maxKeyLength)
+	}
+	return pk, tok, err
 }
+
+// maxKeyLength is the longest partition key, and the longest clustering
+// value, Cassandra accepts (Validation.validateKey, ClusteringPrefix
+// validate): its SSTables write them with an unsigned short length.
+const maxKeyLength = 65535
 
 // keyColumns are the partition key columns, as token relations see them.
 func (l *tableLayout) keyColumns() []keyColumn {

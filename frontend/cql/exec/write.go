@@ -708,6 +708,14 @@ func (p *modPlan) clusterings(eval termEval) ([][][]byte, error) {
 		out = next
 	}
 	for _, ck := range out {
+		size, long := 0, false
+		for _, v := range ck {
+			size += len(v)
+			long = long || len(v) > maxKeyLength
+		}
+		if long {
+			return nil, invalidf("Key length of %d is longer than maximum of %d", size, maxKeyLength)
+		}
 		for j, v := range ck {
 			t := p.layout.clustering[j].typ
 			if err := cqltype.Validate(t, v); err != nil {
