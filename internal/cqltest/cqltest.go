@@ -208,16 +208,22 @@ func (s *Server) Cluster() *gocql.ClusterConfig {
 // uses it.
 func (s *Server) Session(t testing.TB, keyspace string) *gocql.Session {
 	t.Helper()
-	if keyspace != "" {
+	c := s.Cluster()
+	c.Keyspace = keyspace
+	return s.connectTo(t, c)
+}
+
+// connectTo connects with c, creating its keyspace first as Session does.
+func (s *Server) connectTo(t testing.TB, c *gocql.ClusterConfig) *gocql.Session {
+	t.Helper()
+	if c.Keyspace != "" {
 		admin := s.connect(t, s.Cluster())
-		stmt := fmt.Sprintf("CREATE KEYSPACE IF NOT EXISTS %s WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}", keyspace)
+		stmt := fmt.Sprintf("CREATE KEYSPACE IF NOT EXISTS %s WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}", c.Keyspace)
 		if err := admin.Query(stmt).Exec(); err != nil {
 			t.Fatalf("%s: %v", stmt, err)
 		}
 		admin.Close()
 	}
-	c := s.Cluster()
-	c.Keyspace = keyspace
 	return s.connect(t, c)
 }
 

@@ -263,26 +263,6 @@ func TestSelectCompoundKeysAndCollections(t *testing.T) {
 	}
 }
 
-func TestSelectErrors(t *testing.T) {
-	_, s := selectEnv(t)
-	for q, msg := range map[string]string{
-		`SELECT * FROM t WHERE v = 'a1'`:                       "use ALLOW FILTERING",
-		`SELECT * FROM t WHERE pk > 'a'`:                       "use ALLOW FILTERING",
-		`SELECT * FROM t ORDER BY ck DESC`:                     "ORDER BY is only supported when the partition key is restricted by an EQ or an IN.",
-		`SELECT * FROM t WHERE pk = 'a' ORDER BY v`:            "Order by is currently only supported on the clustered columns of the PRIMARY KEY, got v",
-		`SELECT nope FROM t`:                                   "Undefined column name nope",
-		`SELECT * FROM t WHERE nope = 1`:                       "Undefined column name nope",
-		`SELECT * FROM t LIMIT 0`:                              "LIMIT must be strictly positive",
-		`SELECT DISTINCT ck FROM t`:                            "SELECT DISTINCT queries must only request partition key columns and/or static columns (not ck)",
-		`SELECT * FROM t WHERE pk = 'a' AND ck = 1 AND ck > 0`: "ck cannot be restricted by more than one relation if it includes an Equal",
-		`SELECT * FROM t WHERE pk = 'a' GROUP BY v`:            "Group by is currently only supported on the columns of the PRIMARY KEY, got v",
-	} {
-		wantError(t, s, q, msg)
-	}
-	// The server keeps serving after the errors.
-	wantRows(t, rowsOf(t, s, 0, `SELECT ck FROM t WHERE pk = 'a' AND ck = 0`), "0")
-}
-
 // TestPreparedSelectAfterAlter: a prepared SELECT * whose columns an ALTER
 // changed is prepared again, so the driver decodes the new columns.
 func TestPreparedSelectAfterAlter(t *testing.T) {
