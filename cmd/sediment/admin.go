@@ -14,7 +14,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -57,18 +56,17 @@ Every subcommand takes -json and the binary's -manifest.* and -objectstore.*
 flags. 'sediment admin <subcommand> -help' lists them.
 `
 
-// adminConfig is what the admin subcommands connect with.
+// adminConfig is what the admin subcommands connect with: a node's
+// configuration, loaded as a node loads it, and the subcommands' own flags.
 type adminConfig struct {
-	DataDir     string
-	Manifest    manifest.Config
-	ObjectStore objectstore.Config
-	JSON        bool
-	Yes         bool          // restore: even over existing state
-	Table       string        // sstables: ks.table
-	Limit       int           // manifest history: versions shown
-	MaxAge      time.Duration // status, flush: heartbeat age of a live member
-	Timeout     time.Duration // flush, compact: how long to wait (0: no bound)
-	Wait        bool          // compact: wait until done
+	Config
+	JSON    bool
+	Yes     bool          // restore: even over existing state
+	Table   string        // sstables: ks.table
+	Limit   int           // manifest history: versions shown
+	MaxAge  time.Duration // status, flush: heartbeat age of a live member
+	Timeout time.Duration // flush, compact: how long to wait (0: no bound)
+	Wait    bool          // compact: wait until done
 }
 
 // admin holds one subcommand's connections and output.
@@ -89,7 +87,7 @@ type admin struct {
 func adminCommand(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return adminMain(ctx, args, os.Stdout, os.Stderr, isTerminal(os.Stderr))
+	return adminMain(ctx, args, os.Getenv, os.Stdout, os.Stderr, isTerminal(os.Stderr))
 }
 
 // isTerminal reports whether f is a character device, such as a terminal.
@@ -100,7 +98,7 @@ func isTerminal(f *os.File) bool {
 
 // adminMain runs one admin subcommand. It returns 0 on success, 1 when the
 // subcommand failed or found problems, and 2 for bad usage.
-func adminMain(ctx context.Context, args []string, stdout, stderr io.Writer, progress bool) int {
+func adminMain(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, progress bool) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help" {
 		fmt.Fprint(stderr, adminUsage)
 		if len(args) == 0 {
@@ -122,7 +120,7 @@ func adminMain(ctx context.Context, args []string, stdout, stderr io.Writer, pro
 		fmt.Fprintf(stderr, "sediment admin: unknown subcommand %q\n\n%s", name, adminUsage)
 		return 2
 	}
-	cfg, rest, err := parseAdminFlags(name, args, stderr)
+	cfg, rest, err := parseAdminFlags(name, args, getenv, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
@@ -166,18 +164,17 @@ var adminCommands = map[string]func(ctx context.Context, a *admin, args []string
 }
 
 // parseAdminFlags parses the flags of subcommand name, which may follow its
-// positional arguments, and returns the positional ones.
-func parseAdminFlags(name string, args []string, output io.Writer) (adminConfig, []string, error) {
+// positional arguments, and returns the positional ones. The node's flags,
+// its YAML file (-config.file) and its SEDIMENT_* variables from getenv
+// configure the admin as they configure a node (Config.LoadFlags).
+func parseAdminFlags(name string, args []string, getenv func(string) string, output io.Writer) (adminConfig, []string, error) {
 	var c adminConfig
 	f := flag.NewFlagSet("sediment admin "+name, flag.ContinueOnError)
 	f.SetOutput(output)
 	f.Usage = func() {
-		fmt.Fprintf(output, "Usage: sediment admin %s [flags]\n\n", name)
+		fmt.Fprintf(output, "Usage: sediment admin %s [flags]\n\nThe node's flags, -config.file and SEDIMENT_* variables apply as for a node.\n\n", name)
 		f.PrintDefaults()
 	}
-	f.StringVar(&c.DataDir, "data.dir", "./data", "Data directory of an all-in-one node: the file object store defaults to <data.dir>/objects.")
-	c.Manifest.RegisterFlags(f)
-	c.ObjectStore.RegisterFlags(f)
 	f.BoolVar(&c.JSON, "json", false, "Print JSON instead of text.")
 	switch name {
 	case "restore":
@@ -196,19 +193,9 @@ func parseAdminFlags(name string, args []string, output io.Writer) (adminConfig,
 	case "status":
 		f.DurationVar(&c.MaxAge, "max-heartbeat-age", 15*time.Second, "Heartbeat age beyond which a member is reported unhealthy.")
 	}
-	var pos []string
-	for {
-		if err := f.Parse(args); err != nil {
-			return c, nil, err
-		}
-		if f.NArg() == 0 {
-			break
-		}
-		pos = append(pos, f.Arg(0))
-		args = f.Args()[1:]
-	}
-	if c.ObjectStore.Dir == "" {
-		c.ObjectStore.Dir = filepath.Join(c.DataDir, "objects")
+	pos, err := c.LoadFlags(f, args, getenv)
+	if err != nil {
+		return c, nil, err
 	}
 	if c.Limit < 0 {
 		return c, nil, fmt.Errorf("-limit %d is negative", c.Limit)
@@ -216,7 +203,7 @@ func parseAdminFlags(name string, args []string, output io.Writer) (adminConfig,
 	if c.Timeout < 0 {
 		return c, nil, fmt.Errorf("-timeout %s is negative", c.Timeout)
 	}
-	return c, pos, c.ObjectStore.Validate()
+	return c, pos, c.Config.Validate()
 }
 
 // natsURL is the configured NATS, or the embedded one of an all-in-one node

@@ -21,13 +21,16 @@ import (
 	"github.com/sedimentdb/sediment/objectstore"
 )
 
+// noEnv is an empty environment.
+func noEnv(string) string { return "" }
+
 // runAdmin runs `sediment admin args...` against the catalog on NATS port
 // natsPort and the file bucket under dataDir.
 func runAdmin(t *testing.T, natsPort int, dataDir string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	args = append(slices.Clone(args), fmt.Sprintf("-manifest.embedded-port=%d", natsPort), "-data.dir="+dataDir)
-	code = adminMain(context.Background(), args, &out, &errOut, false)
+	code = adminMain(context.Background(), args, noEnv, &out, &errOut, false)
 	return code, out.String(), errOut.String()
 }
 
@@ -157,6 +160,56 @@ func TestAdmin(t *testing.T) {
 		}
 	})
 
+	t.Run("config", func(t *testing.T) {
+		// The admin reads a node's YAML file and SEDIMENT_* variables,
+		// with a node's precedence: flags over the environment over YAML.
+		url := fmt.Sprintf("nats://127.0.0.1:%d", n)
+		wrong := "nats://127.0.0.1:1"
+		run := func(env map[string]string, args ...string) (int, string, string) {
+			var out, errOut bytes.Buffer
+			args = append([]string{"tables", "-json", "-manifest.connect-timeout=1s"}, args...)
+			code := adminMain(ctx, args, func(k string) string { return env[k] }, &out, &errOut, false)
+			return code, out.String(), errOut.String()
+		}
+		check := func(what string, code int, out, errOut string) {
+			t.Helper()
+			var got TablesReport
+			if code != 0 {
+				t.Fatalf("%s: exit %d\n%s", what, code, errOut)
+			}
+			if err := json.Unmarshal([]byte(out), &got); err != nil || !slices.Equal(got.Tables, tables.Tables) {
+				t.Errorf("%s: tables %+v (%v), want %+v", what, got.Tables, err, tables.Tables)
+			}
+		}
+		env := map[string]string{"SEDIMENT_MANIFEST_NATS_URL": url, "SEDIMENT_DATA_DIR": dataDir}
+		code, out, errOut := run(env)
+		check("environment", code, out, errOut)
+
+		file := filepath.Join(t.TempDir(), "node.yaml")
+		yml := fmt.Sprintf("data_dir: %s\nmanifest:\n  nats_url: %s\n", dataDir, url)
+		if err := os.WriteFile(file, []byte(yml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errOut = run(nil, "-config.file="+file)
+		check("YAML", code, out, errOut)
+
+		// The environment wins over YAML, and a flag over both.
+		code, _, errOut = run(map[string]string{"SEDIMENT_MANIFEST_NATS_URL": wrong}, "-config.file="+file)
+		if code != 1 || !strings.Contains(errOut, wrong) {
+			t.Errorf("environment over YAML: exit %d, %s", code, errOut)
+		}
+		code, out, errOut = run(map[string]string{"SEDIMENT_MANIFEST_NATS_URL": wrong}, "-config.file="+file, "-manifest.nats-url="+url)
+		check("flag over the environment", code, out, errOut)
+
+		// A bad value in the environment is named; the admin's own flags
+		// are not read from it.
+		if code, _, errOut := run(map[string]string{"SEDIMENT_MANIFEST_CONNECT_TIMEOUT": "soon"}); code != 2 || !strings.Contains(errOut, "$SEDIMENT_MANIFEST_CONNECT_TIMEOUT") {
+			t.Errorf("bad environment value: exit %d, %s", code, errOut)
+		}
+		code, out, errOut = run(map[string]string{"SEDIMENT_MANIFEST_NATS_URL": url, "SEDIMENT_DATA_DIR": dataDir, "SEDIMENT_JSON": "false"})
+		check("SEDIMENT_JSON ignored", code, out, errOut)
+	})
+
 	t.Run("sstables", func(t *testing.T) {
 		var rep SSTablesReport
 		adminJSON(t, n, dataDir, &rep, "sstables", "-table", "a.kv")
@@ -240,7 +293,7 @@ func TestAdmin(t *testing.T) {
 		}
 		var out, errOut bytes.Buffer
 		args := []string{"verify", fmt.Sprintf("-manifest.embedded-port=%d", n), "-data.dir=" + dataDir}
-		if code := adminMain(ctx, args, &out, &errOut, true); code != 0 {
+		if code := adminMain(ctx, args, noEnv, &out, &errOut, true); code != 0 {
 			t.Fatalf("verify: exit %d\n%s%s", code, &out, &errOut)
 		}
 		if want := fmt.Sprintf("\rverify: %d/%d SSTables", len(ssts), len(ssts)); !strings.Contains(errOut.String(), want) {
@@ -348,7 +401,7 @@ func TestAdminUsage(t *testing.T) {
 		{[]string{"status", "-manifest.nats-url=nats://127.0.0.1:1", "-manifest.connect-timeout=1s"}, 1, "nats://127.0.0.1:1"},
 	} {
 		var out, errOut bytes.Buffer
-		code := adminMain(context.Background(), c.args, &out, &errOut, false)
+		code := adminMain(context.Background(), c.args, noEnv, &out, &errOut, false)
 		if code != c.code || !strings.Contains(errOut.String(), c.want) {
 			t.Errorf("admin %q: exit %d, stderr %q; want exit %d and %q", c.args, code, errOut.String(), c.code, c.want)
 		}
@@ -481,7 +534,7 @@ func TestAdminFlushCompact(t *testing.T) {
 	write(1)
 	var out, errOut bytes.Buffer
 	args := []string{"flush", "-json", "-timeout=10s", fmt.Sprintf("-manifest.embedded-port=%d", n), "-data.dir=" + dataDir}
-	if code := adminMain(ctx, args, &out, &errOut, true); code != 1 {
+	if code := adminMain(ctx, args, noEnv, &out, &errOut, true); code != 1 {
 		t.Fatalf("flush with a dead member: exit %d\n%s%s", code, &out, &errOut)
 	}
 	rep = FlushReport{}
@@ -539,7 +592,7 @@ func TestAdminFlushCompact(t *testing.T) {
 	out.Reset()
 	errOut.Reset()
 	args = []string{"compact", "-table", "f.kv", "-json", "-timeout=60s", fmt.Sprintf("-manifest.embedded-port=%d", n), "-data.dir=" + dataDir}
-	if code := adminMain(ctx, args, &out, &errOut, true); code != 0 {
+	if code := adminMain(ctx, args, noEnv, &out, &errOut, true); code != 0 {
 		t.Fatalf("compact: exit %d\n%s%s\n%s", code, &out, &errOut, p.log)
 	}
 	var crep CompactReport
