@@ -210,6 +210,82 @@ func TestAdmin(t *testing.T) {
 		check("SEDIMENT_JSON ignored", code, out, errOut)
 	})
 
+	t.Run("getendpoints", func(t *testing.T) {
+		// The restore subtest compares the tables with those listed
+		// before this one: a.comp is dropped at the end.
+		execCQL(t, s, "CREATE TABLE a.comp (a text, b int, c int, PRIMARY KEY ((a, b), c))",
+			"INSERT INTO a.comp (a, b, c) VALUES ('x y', 42, 1)")
+		defer execCQL(t, s, "DROP TABLE a.comp")
+		for _, c := range []struct{ table, key, query string }{
+			{"a.kv", "7", "SELECT token(k) FROM a.kv WHERE k = 7"},
+			{"a.kv", "42", "SELECT token(k) FROM a.kv WHERE k = 42"},
+			{"a.comp", "x y:42", "SELECT token(a, b) FROM a.comp WHERE a = 'x y' AND b = 42"},
+		} {
+			// The frontend's token() is the reference.
+			var tok int64
+			if err := s.Query(c.query).Scan(&tok); err != nil {
+				t.Fatal(err)
+			}
+			var rep EndpointsReport
+			adminJSON(t, n, dataDir, &rep, "getendpoints", c.table, c.key)
+			r := manifest.RangeOf(tok, 2)
+			first, last := manifest.RangeBounds(r, 2)
+			want := EndpointsReport{Table: c.table, Key: c.key, Token: tok, Range: r, FirstToken: first, LastToken: last,
+				Owner: p.s.ingester.NodeID(), OwnerAddr: p.s.ingester.RPCAddr(), Epoch: rep.Epoch, Healthy: true}
+			if rep != want || rep.Epoch == 0 {
+				t.Errorf("getendpoints %s %s: %+v, want %+v", c.table, c.key, rep, want)
+			}
+		}
+		for _, c := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"getendpoints", "a.kv", "seven"}, `"seven" is not a int for column k`},
+			{[]string{"getendpoints", "a.comp", "x"}, "2 components; give them separated by ':'"},
+			{[]string{"getendpoints", "a.nope", "1"}, `no table "a.nope"`},
+			{[]string{"getendpoints", "a.kv"}, "want a table and a partition key"},
+		} {
+			if code, _, errOut := runAdmin(t, n, dataDir, c.args...); code != 1 || !strings.Contains(errOut, c.want) {
+				t.Errorf("admin %v: exit %d, %s; want %q", c.args, code, errOut, c.want)
+			}
+		}
+		code, out, _ := runAdmin(t, n, dataDir, "getendpoints", "a.kv", "7")
+		if code != 0 || !strings.Contains(out, p.s.ingester.NodeID()) || !strings.Contains(out, "healthy") {
+			t.Errorf("text getendpoints (exit %d):\n%s", code, out)
+		}
+	})
+
+	t.Run("removenode", func(t *testing.T) {
+		_, js := openManifest(t, p, dataDir)
+		store, err := objectstore.NewFile(vfs.Default, filepath.Join(dataDir, "objects"), prometheus.NewRegistry())
+		if err != nil {
+			t.Fatal(err)
+		}
+		late, err := manifest.Open(ctx, js, store, "sediment", manifest.Options{Now: func() time.Time { return time.Now().Add(-time.Hour) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := late.Heartbeat(ctx, manifest.Member{ID: "gone", Roles: []string{Ingest}, Addr: closedAddr(t), Shards: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if code, _, errOut := runAdmin(t, n, dataDir, "removenode", p.s.ingester.NodeID()); code != 1 || !strings.Contains(errOut, "is live") {
+			t.Errorf("removenode of a live node: exit %d, %s", code, errOut)
+		}
+		var rep RemoveNodeReport
+		adminJSON(t, n, dataDir, &rep, "removenode", "gone")
+		if rep.ID != "gone" || len(rep.Ranges) != 0 {
+			t.Errorf("removenode: %+v", rep)
+		}
+		var st StatusReport
+		adminJSON(t, n, dataDir, &st, "status")
+		if slices.ContainsFunc(st.Members, func(m MemberStatus) bool { return m.ID == "gone" }) || len(st.Members) == 0 {
+			t.Errorf("members after removenode: %+v", st.Members)
+		}
+		if code, _, errOut := runAdmin(t, n, dataDir, "removenode", "gone"); code != 1 || !strings.Contains(errOut, `no member "gone"`) {
+			t.Errorf("removenode twice: exit %d, %s", code, errOut)
+		}
+	})
+
 	t.Run("sstables", func(t *testing.T) {
 		var rep SSTablesReport
 		adminJSON(t, n, dataDir, &rep, "sstables", "-table", "a.kv")
