@@ -163,6 +163,10 @@ var adminCommands = map[string]func(ctx context.Context, a *admin, args []string
 	"compact":          adminCompact,
 	"getendpoints":     adminGetEndpoints,
 	"removenode":       adminRemoveNode,
+	"snapshot":         adminSnapshot,
+	"snapshots":        adminSnapshots,
+	"clearsnapshot":    adminClearSnapshot,
+	"restore-snapshot": adminRestoreSnapshot,
 }
 
 // parseAdminFlags parses the flags of subcommand name, which may follow its
@@ -181,8 +185,11 @@ func parseAdminFlags(name string, args []string, getenv func(string) string, out
 	switch name {
 	case "restore":
 		f.BoolVar(&c.Yes, "yes", false, "Restore even when NATS already holds catalog state.")
-	case "sstables":
+	case "sstables", "snapshot", "snapshots", "clearsnapshot":
 		f.StringVar(&c.Table, "table", "", "Only this table (keyspace.table).")
+	case "restore-snapshot":
+		f.StringVar(&c.Table, "table", "", "Only this table (keyspace.table).")
+		f.BoolVar(&c.Yes, "yes", false, "Discard every write made to the tables since the snapshot.")
 	case "flush":
 		f.DurationVar(&c.MaxAge, "max-heartbeat-age", 15*time.Second, "Heartbeat age beyond which an ingest member is skipped as not live.")
 		f.DurationVar(&c.Timeout, "timeout", 5*time.Minute, "How long each node may take to flush (0: no bound).")
