@@ -238,7 +238,7 @@ func TestFlagsExist(t *testing.T) {
 			used[f[1]] = "modules/launch/sediment.sh.tftpl"
 		}
 	}
-	for _, want := range []string{"target", "data.dir", "node.address", "objectstore.bucket", "manifest.nats-url", "cql.listen-address", "ingest.rpc-address"} {
+	for _, want := range []string{"target", "data.dir", "node.address", "objectstore.bucket", "manifest.nats-url", "cql.listen-address", "ingest.rpc-address", "cache.disk-bytes"} {
 		if _, ok := used[want]; !ok {
 			t.Errorf("the modules never set -%s", want)
 		}

@@ -79,6 +79,17 @@ variable "cache_memory_bytes" {
   }
 }
 
+variable "cache_disk_gib" {
+  description = "GiB of SSTable blocks each frontend keeps on its local disk (-cache.disk-bytes), so that a restarted frontend and a working set larger than memory read from disk, not the bucket; the root volume grows by as much. 0 turns the disk cache off."
+  type        = number
+  default     = 50
+
+  validation {
+    condition     = var.cache_disk_gib >= 0 && floor(var.cache_disk_gib) == var.cache_disk_gib
+    error_message = "cache_disk_gib must be a whole number, not negative."
+  }
+}
+
 variable "extra_flags" {
   description = "Further flags of the frontends, for example { \"cql.authenticator\" = \"password\" }."
   type        = map(string)
