@@ -231,7 +231,7 @@ func (a *admin) connect(ctx context.Context, withStore bool) error {
 		cfg.MaxAttempts = max(cfg.MaxAttempts, 1)
 		nc, err := cfg.Connect(a.cfg.natsURL())
 		if err != nil {
-			return err
+			return fmt.Errorf("%w\nIs the cluster's NATS running there? Point the admin at it as a node is configured: -manifest.nats-url, $SEDIMENT_MANIFEST_NATS_URL or manifest.nats_url in -config.file (without one: the embedded NATS of an all-in-one node on -manifest.embedded-port)", err)
 		}
 		a.nc = nc
 		if a.js, err = jetstream.New(nc); err != nil {
