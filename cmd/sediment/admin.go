@@ -1015,8 +1015,17 @@ func adminCompact(ctx context.Context, a *admin, args []string) (report, error) 
 	}
 	tick := time.NewTicker(compactPoll)
 	defer tick.Stop()
+	giveUp := func() error {
+		if a.progress {
+			fmt.Fprintln(a.stderr)
+		}
+		return fmt.Errorf("gave up waiting: %w; the requests stand and the planner goes on, if a compactor runs (role compactor in 'sediment admin status'); 'sediment admin compact' again follows them", ctx.Err())
+	}
 	for {
 		pr, err := compactProgress(ctx, m, rep)
+		if err != nil && ctx.Err() != nil {
+			return nil, giveUp() // the deadline fell within a read
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -1029,10 +1038,7 @@ func adminCompact(ctx context.Context, a *admin, args []string) (report, error) 
 		}
 		select {
 		case <-ctx.Done():
-			if a.progress {
-				fmt.Fprintln(a.stderr)
-			}
-			return nil, fmt.Errorf("gave up waiting: %w; the requests stand and the planner goes on, if a compactor runs (role compactor in 'sediment admin status'); 'sediment admin compact' again follows them", ctx.Err())
+			return nil, giveUp()
 		case <-tick.C:
 		}
 	}
