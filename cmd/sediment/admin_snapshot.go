@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/sedimentdb/sediment/ingest/rpc"
+	"github.com/sedimentdb/sediment/internal/status"
 	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/manifest"
 )
@@ -55,23 +56,9 @@ func snapshotStatus(s *manifest.Snapshot) SnapshotStatus {
 func (r *SnapshotsReport) text(w io.Writer) error {
 	var rows [][]string
 	for _, s := range r.Snapshots {
-		rows = append(rows, []string{s.Name, s.Keyspace + "." + s.Table, s.Created.UTC().Format(time.RFC3339), strconv.Itoa(s.SSTables), humanBytes(s.Bytes)})
+		rows = append(rows, []string{s.Name, s.Keyspace + "." + s.Table, s.Created.UTC().Format(time.RFC3339), strconv.Itoa(s.SSTables), status.HumanBytes(s.Bytes)})
 	}
 	return table(w, "SNAPSHOT\tTABLE\tCREATED\tSSTABLES\tSIZE", rows)
-}
-
-// humanBytes formats n in binary units, as an operator reads sizes.
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	v, i := float64(n), -1
-	for v >= unit && i < 4 {
-		v /= unit
-		i++
-	}
-	return fmt.Sprintf("%.1f %ciB", v, "KMGTP"[i])
 }
 
 // oneName returns the single positional argument, a snapshot name.
