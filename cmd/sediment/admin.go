@@ -167,6 +167,8 @@ var adminCommands = map[string]func(ctx context.Context, a *admin, args []string
 	"snapshots":        adminSnapshots,
 	"clearsnapshot":    adminClearSnapshot,
 	"restore-snapshot": adminRestoreSnapshot,
+	"tablestats":       adminTableStats,
+	"compactionstats":  adminCompactionStats,
 }
 
 // parseAdminFlags parses the flags of subcommand name, which may follow its
@@ -185,7 +187,7 @@ func parseAdminFlags(name string, args []string, getenv func(string) string, out
 	switch name {
 	case "restore":
 		f.BoolVar(&c.Yes, "yes", false, "Restore even when NATS already holds catalog state.")
-	case "sstables", "snapshot", "snapshots", "clearsnapshot":
+	case "sstables", "snapshot", "snapshots", "clearsnapshot", "tablestats", "compactionstats":
 		f.StringVar(&c.Table, "table", "", "Only this table (keyspace.table).")
 	case "restore-snapshot":
 		f.StringVar(&c.Table, "table", "", "Only this table (keyspace.table).")

@@ -665,6 +665,26 @@ func TestAdminFlushCompact(t *testing.T) {
 	if len(ssts) != 6 {
 		t.Fatalf("%d SSTables before the major compaction, want 6", len(ssts))
 	}
+	// Three flushes of the same 40 rows: each SSTable's properties count
+	// its own, 120 in all, until compaction merges them.
+	var stats TableStatsReport
+	adminJSON(t, n, dataDir, &stats, "tablestats", "-table", "f.kv")
+	if len(stats.Tables) != 1 {
+		t.Fatalf("tablestats %+v", stats)
+	}
+	if ts := stats.Tables[0]; ts.ID != kv.ID || ts.SSTables != 6 || ts.Bytes != beforeBytes || !slices.Equal(ts.Levels, []int{6}) ||
+		ts.Rows != 3*rows || ts.Partitions != 3*rows || ts.Cells < 3*rows || ts.Backlog.L0Tables != 6 || ts.UnflushedNodes != 0 {
+		t.Errorf("tablestats of f.kv: %+v", ts)
+	}
+	var cstats CompactionStatsReport
+	adminJSON(t, n, dataDir, &cstats, "compactionstats", "-table", "f.kv")
+	if cstats.Queue == nil || len(cstats.Tables) != 1 || cstats.Tables[0].Backlog.L0Tables != 6 || cstats.Tables[0].Backlog.Bytes != beforeBytes {
+		t.Errorf("compactionstats before the major compaction: %+v", cstats)
+	}
+	code, text, _ = runAdmin(t, n, dataDir, "tablestats", "-table", "f.kv")
+	if code != 0 || !strings.Contains(text, "SSTable count: 6") || !strings.Contains(text, "Rows (estimate): 120") {
+		t.Errorf("text tablestats (exit %d):\n%s", code, text)
+	}
 	out.Reset()
 	errOut.Reset()
 	args = []string{"compact", "-table", "f.kv", "-json", "-timeout=60s", fmt.Sprintf("-manifest.embedded-port=%d", n), "-data.dir=" + dataDir}
@@ -717,6 +737,16 @@ func TestAdminFlushCompact(t *testing.T) {
 	}
 	if got := s.Query("SELECT k FROM f.kv").Iter().NumRows(); got != rows {
 		t.Fatalf("%d rows, want %d", got, rows)
+	}
+	stats = TableStatsReport{}
+	adminJSON(t, n, dataDir, &stats, "tablestats", "-table", "f.kv")
+	if ts := stats.Tables[0]; ts.Rows != rows || ts.SSTables != 2 || ts.Backlog.L0Tables != 0 {
+		t.Errorf("tablestats after the major compaction: %+v", ts)
+	}
+	cstats = CompactionStatsReport{}
+	adminJSON(t, n, dataDir, &cstats, "compactionstats")
+	if cstats.Queue == nil || len(cstats.Tables) != 1 || cstats.Tables[0].Request == nil || !cstats.Tables[0].Request.Done() {
+		t.Errorf("compactionstats after the major compaction: %+v", cstats)
 	}
 
 	// Every table, without waiting: the requests are written, and the

@@ -103,7 +103,9 @@ func TestCompactorCollectsGarbage(t *testing.T) {
 	p2.waitReady(t)
 	m2, _ := openManifest(t, p2, dataDir)
 	mems, err = m2.Members(ctx)
-	if err != nil || slices.ContainsFunc(mems, func(mem manifest.Member) bool { return slices.Contains(mem.Roles, Compactor) && !slices.Contains(mem.Roles, Ingest) }) {
+	if err != nil || slices.ContainsFunc(mems, func(mem manifest.Member) bool {
+		return slices.Contains(mem.Roles, Compactor) && !slices.Contains(mem.Roles, Ingest)
+	}) {
 		t.Fatalf("members after the compactor stopped: %+v, %v", mems, err)
 	}
 	if l, err := m2.Lease(ctx, gc.LeaseName); !errors.Is(err, manifest.ErrNotFound) {
