@@ -23,7 +23,7 @@ module "launch" {
   instance_type          = var.instance_type
   instance_profile_name  = var.instance_profile_name
   security_group_ids     = [var.security_group_id]
-  sediment_binary_url    = var.sediment_binary_url
+  sediment_binary_s3_uri = var.sediment_binary_s3_uri
   sediment_binary_sha256 = var.sediment_binary_sha256
   flags                  = local.flags
   node_port              = 9180
