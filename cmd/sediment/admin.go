@@ -169,6 +169,7 @@ var adminCommands = map[string]func(ctx context.Context, a *admin, args []string
 	"restore-snapshot": adminRestoreSnapshot,
 	"tablestats":       adminTableStats,
 	"compactionstats":  adminCompactionStats,
+	"info":             adminInfo,
 }
 
 // parseAdminFlags parses the flags of subcommand name, which may follow its
@@ -201,7 +202,7 @@ func parseAdminFlags(name string, args []string, getenv func(string) string, out
 		f.DurationVar(&c.Timeout, "timeout", 0, "How long -wait waits (0: no bound); the request stands when it gives up.")
 	case "manifest history":
 		f.IntVar(&c.Limit, "limit", 20, "Versions to show, newest first (0: all).")
-	case "status", "getendpoints", "removenode":
+	case "status", "getendpoints", "removenode", "info":
 		f.DurationVar(&c.MaxAge, "max-heartbeat-age", 15*time.Second, "Heartbeat age beyond which a member is reported unhealthy.")
 	}
 	pos, err := c.LoadFlags(f, args, getenv)

@@ -15,6 +15,7 @@ import (
 	"github.com/sedimentdb/sediment/frontend/cql/values"
 	"github.com/sedimentdb/sediment/internal/cqltype"
 	"github.com/sedimentdb/sediment/internal/keys"
+	"github.com/sedimentdb/sediment/internal/status"
 	"github.com/sedimentdb/sediment/internal/token"
 	"github.com/sedimentdb/sediment/manifest"
 )
@@ -189,6 +190,105 @@ func adminRemoveNode(ctx context.Context, a *admin, args []string) (report, erro
 	}
 	if err := m.Leave(ctx, id); err != nil {
 		return nil, err
+	}
+	return rep, nil
+}
+
+// InfoReport is the result of `admin info`: nodetool info's questions,
+// per member.
+type InfoReport struct {
+	Nodes []NodeInfo `json:"nodes"`
+}
+
+// NodeInfo is one member: what it runs and what it is responsible for.
+type NodeInfo struct {
+	ID           string   `json:"id"`
+	Roles        []string `json:"roles"`
+	Addr         string   `json:"addr"`
+	HeartbeatAge float64  `json:"heartbeat_age_seconds"`
+	Healthy      bool     `json:"healthy"`
+	// Ranges are the token ranges it owns; Load the bytes of the live
+	// SSTables in them, over every table (Cassandra's "Load": the data a
+	// node is responsible for; in Sediment it lives in the bucket).
+	Ranges   []int `json:"ranges"`
+	Load     int64 `json:"load_bytes"`
+	SSTables int   `json:"sstables"`
+	// UnflushedTables counts the tables it holds unflushed writes of.
+	UnflushedTables int `json:"unflushed_tables"`
+}
+
+func (r *InfoReport) text(w io.Writer) error {
+	var rows [][]string
+	for _, n := range r.Nodes {
+		health := "healthy"
+		if !n.Healthy {
+			health = "STALE"
+		}
+		ranges := "-"
+		if len(n.Ranges) > 0 {
+			ranges = fmt.Sprint(len(n.Ranges))
+		}
+		rows = append(rows, []string{n.ID, strings.Join(n.Roles, ","), n.Addr, health, ranges,
+			status.HumanBytes(n.Load), strconv.Itoa(n.SSTables), strconv.Itoa(n.UnflushedTables)})
+	}
+	return table(w, "MEMBER\tROLES\tADDRESS\tHEALTH\tRANGES\tLOAD\tSSTABLES\tUNFLUSHED TABLES", rows)
+}
+
+// adminInfo reports every member with the ranges it owns and their data.
+func adminInfo(ctx context.Context, a *admin, args []string) (report, error) {
+	if len(args) > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", args[0])
+	}
+	m, tables, err := a.chosenTables(ctx)
+	if err != nil {
+		return nil, err
+	}
+	mems, err := m.Members(ctx)
+	if err != nil {
+		return nil, err
+	}
+	n, err := m.RangeCount(ctx)
+	if err != nil && !errors.Is(err, manifest.ErrNotFound) {
+		return nil, err
+	}
+	owner := make([]string, n)
+	for r := range n {
+		o, err := m.Ownership(ctx, r)
+		if err != nil && !errors.Is(err, manifest.ErrNotFound) {
+			return nil, err
+		}
+		owner[r] = o.Owner
+	}
+	rep := &InfoReport{Nodes: []NodeInfo{}}
+	byID := map[string]*NodeInfo{}
+	now := a.now()
+	for _, mem := range mems {
+		rep.Nodes = append(rep.Nodes, NodeInfo{ID: mem.ID, Roles: mem.Roles, Addr: mem.Addr, Ranges: []int{},
+			HeartbeatAge: now.Sub(mem.Heartbeat).Seconds(), Healthy: mem.Live(now, a.cfg.MaxAge), UnflushedTables: len(mem.Unflushed)})
+	}
+	for i := range rep.Nodes {
+		byID[rep.Nodes[i].ID] = &rep.Nodes[i]
+	}
+	for r, id := range owner {
+		if ni := byID[id]; ni != nil {
+			ni.Ranges = append(ni.Ranges, r)
+		}
+	}
+	for _, t := range tables {
+		for r := range n {
+			ni := byID[owner[r]]
+			if ni == nil {
+				continue
+			}
+			ssts, err := m.SSTablesInRange(ctx, t.ID, r)
+			if err != nil {
+				return nil, err
+			}
+			for _, s := range ssts {
+				ni.Load += s.Size
+				ni.SSTables++
+			}
+		}
 	}
 	return rep, nil
 }

@@ -286,6 +286,27 @@ func TestAdmin(t *testing.T) {
 		}
 	})
 
+	t.Run("info", func(t *testing.T) {
+		var rep InfoReport
+		adminJSON(t, n, dataDir, &rep, "info")
+		i := slices.IndexFunc(rep.Nodes, func(ni NodeInfo) bool { return ni.ID == p.s.ingester.NodeID() })
+		if i < 0 {
+			t.Fatalf("node %s not in %+v", p.s.ingester.NodeID(), rep.Nodes)
+		}
+		// The only node owns both ranges, and so every live SSTable.
+		var bytes int64
+		for _, s := range ssts {
+			bytes += s.Size
+		}
+		if ni := rep.Nodes[i]; !slices.Equal(ni.Ranges, []int{0, 1}) || ni.Load != bytes || ni.SSTables != len(ssts) || !ni.Healthy {
+			t.Errorf("info of the node: %+v, want ranges [0 1], %d bytes in %d SSTables", ni, bytes, len(ssts))
+		}
+		code, out, _ := runAdmin(t, n, dataDir, "info")
+		if code != 0 || !strings.Contains(out, "LOAD") || !strings.Contains(out, p.s.ingester.NodeID()) {
+			t.Errorf("text info (exit %d):\n%s", code, out)
+		}
+	})
+
 	t.Run("sstables", func(t *testing.T) {
 		var rep SSTablesReport
 		adminJSON(t, n, dataDir, &rep, "sstables", "-table", "a.kv")
