@@ -106,9 +106,7 @@ func pointOf(mfs []*dto.MetricFamily, now time.Time) point {
 			case "sediment_cql_errors_total":
 				p.cqlErrors[label(m, "code")] += counter(m)
 			case "sediment_cql_request_duration_seconds":
-				for _, b := range m.GetHistogram().GetBucket() {
-					les[b.GetUpperBound()] += float64(b.GetCumulativeCount())
-				}
+				addBuckets(les, m)
 			case "sediment_ingest_flushes_total":
 				p.flushes += counter(m)
 			case "sediment_ingest_flush_failures_total":
@@ -128,11 +126,41 @@ func pointOf(mfs []*dto.MetricFamily, now time.Time) point {
 			}
 		}
 	}
-	for le, n := range les {
-		p.latency = append(p.latency, bucket{le, n})
-	}
-	sort.Slice(p.latency, func(i, j int) bool { return p.latency[i].le < p.latency[j].le })
+	p.latency = sortedBuckets(les)
 	return p
+}
+
+// addBuckets adds histogram m's cumulative buckets to les, by bound, and
+// its count as the +Inf bucket, which the exposition leaves implicit.
+func addBuckets(les map[float64]float64, m *dto.Metric) {
+	h := m.GetHistogram()
+	for _, b := range h.GetBucket() {
+		if !math.IsInf(b.GetUpperBound(), 1) {
+			les[b.GetUpperBound()] += float64(b.GetCumulativeCount())
+		}
+	}
+	les[math.Inf(1)] += float64(h.GetSampleCount())
+}
+
+func sortedBuckets(les map[float64]float64) []bucket {
+	out := make([]bucket, 0, len(les))
+	for le, n := range les {
+		out = append(out, bucket{le, n})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].le < out[j].le })
+	return out
+}
+
+// Quantile is the q-quantile, in milliseconds, of every observation of
+// the histograms ms (a family's metrics, summed) since they started,
+// interpolated as on the page's charts; NaN without observations. The
+// histograms must count seconds.
+func Quantile(ms []*dto.Metric, q float64) float64 {
+	les := map[float64]float64{}
+	for _, m := range ms {
+		addBuckets(les, m)
+	}
+	return quantile(point{}, point{latency: sortedBuckets(les)}, q)
 }
 
 // snapshot returns the samples, oldest first.

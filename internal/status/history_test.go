@@ -56,3 +56,31 @@ func TestHistoryKeeps(t *testing.T) {
 		t.Errorf("ops chart %+v, want 80 requests per 10 s: 8/s", cs[0].Lines)
 	}
 }
+
+// TestQuantileOfHistograms: the quantile of real histograms, whose +Inf
+// bucket the exposition leaves out, summed over their labels.
+func TestQuantileOfHistograms(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "d", Help: "h", Buckets: []float64{0.001, 0.01, 0.1}}, []string{"op"})
+	reg.MustRegister(h)
+	for range 50 {
+		h.WithLabelValues("a").Observe(0.0005)
+	}
+	for range 40 {
+		h.WithLabelValues("b").Observe(0.005)
+	}
+	for range 10 {
+		h.WithLabelValues("b").Observe(5) // beyond every bound
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := mfs[0].GetMetric()
+	if got := Quantile(ms, 0.5); got != 1 {
+		t.Errorf("p50 = %v ms, want 1", got)
+	}
+	if got := Quantile(ms, 0.95); got != 100 {
+		t.Errorf("p95 = %v ms, want 100: the largest bound, for observations beyond it", got)
+	}
+}
