@@ -67,6 +67,7 @@ type adminConfig struct {
 	MaxAge  time.Duration // status, flush: heartbeat age of a live member
 	Timeout time.Duration // flush, compact: how long to wait (0: no bound)
 	Wait    bool          // compact: wait until done
+	From    string        // tpstats: processes' HTTP addresses
 }
 
 // admin holds one subcommand's connections and output.
@@ -170,6 +171,7 @@ var adminCommands = map[string]func(ctx context.Context, a *admin, args []string
 	"tablestats":       adminTableStats,
 	"compactionstats":  adminCompactionStats,
 	"info":             adminInfo,
+	"tpstats":          adminTPStats,
 }
 
 // parseAdminFlags parses the flags of subcommand name, which may follow its
@@ -202,6 +204,8 @@ func parseAdminFlags(name string, args []string, getenv func(string) string, out
 		f.DurationVar(&c.Timeout, "timeout", 0, "How long -wait waits (0: no bound); the request stands when it gives up.")
 	case "manifest history":
 		f.IntVar(&c.Limit, "limit", 20, "Versions to show, newest first (0: all).")
+	case "tpstats":
+		f.StringVar(&c.From, "from", "", "Comma-separated HTTP addresses (host:port) of the processes to ask; default this node's -http.listen-address.")
 	case "status", "getendpoints", "removenode", "info":
 		f.DurationVar(&c.MaxAge, "max-heartbeat-age", 15*time.Second, "Heartbeat age beyond which a member is reported unhealthy.")
 	}

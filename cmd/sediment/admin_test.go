@@ -697,6 +697,29 @@ func TestAdminFlushCompact(t *testing.T) {
 		ts.Rows != 3*rows || ts.Partitions != 3*rows || ts.Cells < 3*rows || ts.Backlog.L0Tables != 6 {
 		t.Errorf("tablestats of f.kv: %+v", ts)
 	}
+	var tp TPStatsReport
+	adminJSON(t, n, dataDir, &tp, "tpstats", fmt.Sprintf("-from=127.0.0.1:%d", p.httpPort))
+	if len(tp.Processes) != 1 || tp.Processes[0].Error != "" {
+		t.Fatalf("tpstats %+v", tp)
+	}
+	stages := map[string]Stage{}
+	for _, st := range tp.Processes[0].Stages {
+		stages[st.Name] = st
+	}
+	if st := stages["cql-requests"]; st.Completed < 3*rows || st.P99ms <= 0 {
+		t.Errorf("cql-requests %+v, want at least the %d INSERTs", st, 3*rows)
+	}
+	if st := stages["ingest-flush"]; st.Completed < 3 || st.Blocked != 0 {
+		t.Errorf("ingest-flush %+v, want three flushes at least", st)
+	}
+	for _, name := range []string{"ingest-commit", "compaction", "object-store"} {
+		if _, ok := stages[name]; !ok {
+			t.Errorf("no stage %s in %+v", name, stages)
+		}
+	}
+	if code, out, _ := runAdmin(t, n, dataDir, "tpstats", "-from="+closedAddr(t)); code != 1 || !strings.Contains(out, "FAILED") {
+		t.Errorf("tpstats of an address nobody serves: exit %d\n%s", code, out)
+	}
 	var cstats CompactionStatsReport
 	adminJSON(t, n, dataDir, &cstats, "compactionstats", "-table", "f.kv")
 	if cstats.Queue == nil || len(cstats.Tables) != 1 || cstats.Tables[0].Backlog.L0Tables != 6 || cstats.Tables[0].Backlog.Bytes != beforeBytes {
