@@ -117,7 +117,7 @@ restart)
 	rm -f "$run_dir/restart-$target.result"
 	: >"$run_dir/restart-$target"
 	deadline=$((SECONDS + ready_timeout + 60))
-	until [[ -f $run_dir/restart-$target.result ]]; do
+	until [[ -s $run_dir/restart-$target.result ]]; do
 		((SECONDS < deadline)) || die "the supervisor did not restart $target within $((ready_timeout + 60))s"
 		alive "$run_dir/supervisor.pid" || die "the supervisor exited before it restarted $target"
 		sleep 0.2
@@ -368,6 +368,13 @@ run_frontend() {
 }
 start_ready frontend "http://127.0.0.1:$frontend_http_port/ready"
 
+# The supervisor below waits on a FIFO nobody writes, opened read-write so
+# that the open does not block: `read -t` is a builtin, so polling forks
+# nothing, and a signal interrupts it at once. Made before the stack is
+# announced, so that nothing but the servers runs once it is.
+mkfifo "$run_dir/tick"
+exec {tick}<>"$run_dir/tick"
+
 # The one line on stdout: tools and tests wait for it.
 echo "CQL endpoint: 127.0.0.1:$cql_port"
 log "running; Ctrl-C stops everything; '$0 -d $data_dir restart NAME' restarts one process"
@@ -379,8 +386,9 @@ restart() {
 	stop_one "$(index "$name")"
 	start "$name" "$(cat "$run_dir/$name.url")"
 	wait_ready "$name" || result="$name did not get ready (log: $log_dir/$name.log)"
-	echo "$result" >"$run_dir/restart-$name.tmp"
-	mv "$run_dir/restart-$name.tmp" "$run_dir/restart-$name.result"
+	# One write of a builtin, which the client waits for (-s): no
+	# command runs here that a look at the processes could catch.
+	echo "$result" >"$run_dir/restart-$name.result"
 }
 
 # Supervise until a signal: a process that exits is reported once, with the
@@ -388,11 +396,6 @@ restart() {
 # machine; a restart request starts it again.
 set +e
 reported=()
-# The loop waits on a FIFO nobody writes, opened read-write so that the
-# open does not block: `read -t` is a builtin, so polling forks nothing,
-# and a signal interrupts it at once.
-mkfifo "$run_dir/tick"
-exec {tick}<>"$run_dir/tick"
 while :; do
 	for i in "${!pids[@]}"; do
 		if ! kill -0 "${pids[i]}" 2>/dev/null && [[ ${reported[i]:-} != "${pids[i]}" ]]; then
@@ -404,7 +407,7 @@ while :; do
 		fi
 	done
 	for req in "$run_dir"/restart-*; do
-		[[ -e $req && $req != *.result && $req != *.tmp ]] || continue
+		[[ -e $req && $req != *.result ]] || continue
 		name=${req##*/restart-}
 		rm -f "$req"
 		log "restarting $name on request"

@@ -3,6 +3,7 @@ package localstack
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -273,6 +274,73 @@ func (s *stack) control(args ...string) (string, error) {
 	return string(out), err
 }
 
+// checkAdmin runs the stack's own binary's `sediment admin`, configured
+// only by SEDIMENT_* variables as an operator's shell would be, against
+// the running processes: every role is a member, the table is listed,
+// and a key's owner is the ingest node.
+func (s *stack) checkAdmin(t *testing.T) {
+	t.Helper()
+	env := append(os.Environ(),
+		fmt.Sprintf("SEDIMENT_MANIFEST_NATS_URL=nats://127.0.0.1:%d", s.ports[1]),
+		"SEDIMENT_OBJECTSTORE_BACKEND=minio",
+		fmt.Sprintf("SEDIMENT_OBJECTSTORE_ENDPOINT=127.0.0.1:%d", s.ports[0]),
+		"SEDIMENT_OBJECTSTORE_INSECURE=true", "SEDIMENT_OBJECTSTORE_PATH_STYLE=true",
+		"SEDIMENT_OBJECTSTORE_BUCKET=sediment", "SEDIMENT_OBJECTSTORE_ACCESS_KEY_ID=sediment",
+		"SEDIMENT_OBJECTSTORE_SECRET_ACCESS_KEY=sediment-secret",
+	)
+	admin := func(v any, args ...string) {
+		t.Helper()
+		cmd := exec.Command(filepath.Join(s.dataDir, "bin", "sediment"), append([]string{"admin"}, append(args, "-json")...)...)
+		cmd.Env = env
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("sediment admin %v: %v\n%s", args, err, stderr.String())
+		}
+		if err := json.Unmarshal(out, v); err != nil {
+			t.Fatalf("sediment admin %v: %v\n%s", args, err, out)
+		}
+	}
+	var st struct {
+		Members []struct {
+			ID      string   `json:"id"`
+			Roles   []string `json:"roles"`
+			Healthy bool     `json:"healthy"`
+		} `json:"members"`
+	}
+	admin(&st, "status")
+	roles := map[string]string{}
+	for _, m := range st.Members {
+		if !m.Healthy || len(m.Roles) != 1 {
+			t.Errorf("member %+v", m)
+		}
+		for _, r := range m.Roles {
+			roles[r] = m.ID
+		}
+	}
+	for _, r := range []string{"ingest", "compactor", "frontend"} {
+		if roles[r] == "" {
+			t.Errorf("no %s member among %+v", r, st.Members)
+		}
+	}
+	var tables struct {
+		Tables []struct{ Keyspace, Table string } `json:"tables"`
+	}
+	admin(&tables, "tables")
+	if !slices.ContainsFunc(tables.Tables, func(x struct{ Keyspace, Table string }) bool { return x.Keyspace == "local" && x.Table == "events" }) {
+		t.Errorf("tables %+v lack local.events", tables.Tables)
+	}
+	var ep struct {
+		Owner   string `json:"owner"`
+		Healthy bool   `json:"healthy"`
+	}
+	admin(&ep, "getendpoints", "local.events", "a")
+	if ep.Owner != roles["ingest"] || !ep.Healthy {
+		t.Errorf("getendpoints local.events a: %+v, want the ingest node %s", ep, roles["ingest"])
+	}
+}
+
 // output is the script's stderr and the tail of each process's log.
 func (s *stack) output() string {
 	var b strings.Builder
@@ -300,6 +368,8 @@ func TestRunScript(t *testing.T) {
 	if got := read(t, ep); !slices.Equal(got, want) {
 		t.Fatalf("read back %v, want %v", got, want)
 	}
+
+	s.checkAdmin(t)
 
 	// A drill: the ingest node dies; the stack goes on without it, and
 	// a command brings it back with its data (replayed from its log).
@@ -368,10 +438,14 @@ func TestRunScript(t *testing.T) {
 // them.
 func (s *stack) checkServers(t *testing.T) {
 	t.Helper()
-	s.servers = descendants(s.cmd.Process.Pid)
+	s.servers = nil
 	var names []string
-	for _, p := range s.servers {
-		names = append(names, comm(p))
+	for _, p := range descendants(s.cmd.Process.Pid) {
+		// A child that exited while /proc was read is no server.
+		if c := comm(p); c != "" || alive(p) {
+			s.servers = append(s.servers, p)
+			names = append(names, c)
+		}
 	}
 	slices.Sort(names)
 	if want := []string{"minio", "nats-server", "sediment", "sediment", "sediment"}; !slices.Equal(names, want) {
