@@ -52,8 +52,9 @@ Subcommands:
   flush [-timeout d]     flush every live ingest node's memtables
   compact [-table ks.t]  major compaction of a table, or of every table
 
-Every subcommand takes -json and the binary's -manifest.* and -objectstore.*
-flags. 'sediment admin <subcommand> -help' lists them.
+Every subcommand takes -json, and is configured as a node is: the node's
+flags, its YAML file (-config.file) and SEDIMENT_* variables (for example
+SEDIMENT_MANIFEST_NATS_URL). 'sediment admin <subcommand> -help' lists them.
 `
 
 // adminConfig is what the admin subcommands connect with: a node's
