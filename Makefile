@@ -91,14 +91,18 @@ bench: tools
 
 # Formatting of the Terraform modules, with tofu (or terraform), then
 # validate of the example in a scratch copy when the AWS provider can be
-# installed. Not part of `make test`: the CLI is not installed by default and
-# the provider needs the registry (see terraform/README.md).
+# installed: from a local provider directory (TF_PLUGIN_DIR, default
+# /opt/tf-plugins when it exists, laid out as registry.terraform.io/...),
+# else from the registry. Not part of `make test`: the CLI is not installed
+# by default (see terraform/README.md).
+TF_PLUGIN_DIR ?= $(wildcard /opt/tf-plugins)
 terraform-check:
 	@export PATH="$(GOBIN):$$PATH"; tf=$$(command -v tofu || command -v terraform || true); \
 	if [ -z "$$tf" ]; then echo "terraform-check: no tofu or terraform on PATH; nothing checked (terraform/README.md says how to build tofu)"; exit 0; fi; \
 	echo "$$tf fmt -check -recursive terraform"; "$$tf" fmt -check -recursive terraform; \
 	tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; cp -r terraform "$$tmp/"; \
-	if "$$tf" -chdir="$$tmp/terraform/examples/aws" init -backend=false -input=false -no-color >"$$tmp/init.log" 2>&1; then \
+	plugins=; if [ -n "$(TF_PLUGIN_DIR)" ]; then plugins="-plugin-dir=$(TF_PLUGIN_DIR)"; echo "providers from $(TF_PLUGIN_DIR)"; fi; \
+	if "$$tf" -chdir="$$tmp/terraform/examples/aws" init -backend=false -input=false -no-color $$plugins >"$$tmp/init.log" 2>&1; then \
 		"$$tf" -chdir="$$tmp/terraform/examples/aws" validate -no-color; \
 	else \
 		echo "terraform-check: the AWS provider cannot be installed here, so validate did not run:"; grep -A2 "^Error" "$$tmp/init.log" || tail -n 5 "$$tmp/init.log"; \

@@ -252,6 +252,37 @@ func (q *Queue) Jobs(ctx context.Context) ([]*QueuedJob, error) {
 	return out, nil
 }
 
+// LookupQueue returns the cluster's queue without creating or changing
+// anything, for readers such as `sediment admin compactionstats`; nil if
+// no compactor has made it yet.
+func LookupQueue(ctx context.Context, js jetstream.JetStream, cluster string) (*Queue, error) {
+	st, err := js.Stream(ctx, cluster+"_"+queueKind)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("compaction: look up the queue stream: %w", err)
+	}
+	return &Queue{js: js, stream: st, subj: cluster + "." + queueSubject}, nil
+}
+
+// Delivered returns how many of the queue's jobs a worker holds (delivered
+// and not yet acknowledged: running) and how many wait for one.
+func (q *Queue) Delivered(ctx context.Context) (running, waiting int, err error) {
+	cons, err := q.stream.Consumer(ctx, consumerName)
+	if errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return 0, 0, nil
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("compaction: queue consumer: %w", err)
+	}
+	info, err := cons.Info(ctx)
+	if err != nil {
+		return 0, 0, fmt.Errorf("compaction: queue consumer info: %w", err)
+	}
+	return info.NumAckPending, int(info.NumPending), nil
+}
+
 // Running returns the plans of the jobs in the queue, waiting or running.
 // It has the signature of PlannerOptions.Running.
 func (q *Queue) Running(ctx context.Context) ([]Plan, error) {
