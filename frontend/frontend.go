@@ -36,6 +36,7 @@ import (
 	"github.com/sedimentdb/sediment/frontend/engine"
 	"github.com/sedimentdb/sediment/frontend/transport"
 	"github.com/sedimentdb/sediment/ingest"
+	"github.com/sedimentdb/sediment/internal/clustertls"
 	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/objectstore"
@@ -51,6 +52,7 @@ const MemberSuffix = "-cql"
 // YAML keys they have always had.
 type Config struct {
 	CQL   transport.Config `yaml:"cql"`
+	Auth  exec.AuthConfig  `yaml:"cql_auth"`
 	Batch exec.BatchLimits `yaml:"cql_batch"`
 	Cache cache.Config     `yaml:"cache"`
 }
@@ -58,13 +60,14 @@ type Config struct {
 // RegisterFlags registers the flags of every section, with their defaults.
 func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	c.CQL.RegisterFlags(f)
+	c.Auth.RegisterFlags(f)
 	c.Batch.RegisterFlags(f)
 	c.Cache.RegisterFlags(f)
 }
 
 // Validate checks every section.
 func (c *Config) Validate() error {
-	return errors.Join(c.CQL.Validate(), c.Cache.Validate())
+	return errors.Join(c.CQL.Validate(), c.Auth.Validate(), c.Cache.Validate())
 }
 
 // Deps is what the frontend needs from the rest of the process.
@@ -92,6 +95,9 @@ type Deps struct {
 	// clock). Both may be nil.
 	Auth     func(*exec.AuthOptions)
 	Executor func(*exec.Config)
+	// TLS, when set, is the identity the frontend presents to ingest nodes
+	// and checks theirs against (mutual TLS with the cluster CA).
+	TLS *clustertls.Identity
 
 	Registerer prometheus.Registerer
 	Logger     *slog.Logger
@@ -149,7 +155,11 @@ func New(cfg Config, deps Deps) (f *Frontend, err error) {
 		f.engine, err = engine.NewLocal(engine.LocalConfig{Node: deps.Node, View: deps.View, Store: deps.Store, Tier: tier})
 	} else {
 		var r *engine.Remote
-		r, err = engine.NewRemote(engine.RemoteConfig{View: deps.View, Store: deps.Store, Tier: tier})
+		rcfg := engine.RemoteConfig{View: deps.View, Store: deps.Store, Tier: tier}
+		if deps.TLS != nil {
+			rcfg.RPC.TLS = deps.TLS.Client
+		}
+		r, err = engine.NewRemote(rcfg)
 		f.engine, f.closeEngine = r, r.Close
 	}
 	if err != nil {
@@ -158,7 +168,7 @@ func New(cfg Config, deps Deps) (f *Frontend, err error) {
 
 	topts := transport.Options{Registerer: deps.Registerer, Logger: deps.Logger}
 	if cfg.CQL.Authenticator == "password" {
-		ao := exec.AuthOptions{Logger: logger}
+		ao := exec.AuthOptions{Config: cfg.Auth, Logger: logger, Registerer: deps.Registerer}
 		if deps.Auth != nil {
 			deps.Auth(&ao)
 		}

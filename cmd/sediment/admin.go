@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -29,6 +30,7 @@ import (
 
 	"github.com/sedimentdb/sediment/compactor"
 	"github.com/sedimentdb/sediment/ingest/rpc"
+	"github.com/sedimentdb/sediment/internal/clustertls"
 	"github.com/sedimentdb/sediment/internal/tablestore"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/objectstore"
@@ -232,10 +234,25 @@ func (c *adminConfig) natsURL() string {
 	return fmt.Sprintf("nats://127.0.0.1:%d", c.Manifest.EmbeddedPort)
 }
 
+// natsConfig is the manifest configuration to connect with: for the
+// embedded NATS of an all-in-one node, with the password it keeps under
+// the data directory.
+func (c *adminConfig) natsConfig() manifest.Config {
+	cfg := c.Manifest
+	if cfg.NATSURL == "" && cfg.User == "" {
+		dir := cfg.EmbeddedDir
+		if dir == "" {
+			dir = filepath.Join(c.DataDir, "nats")
+		}
+		cfg.User, cfg.PasswordFile = manifest.EmbeddedUser, manifest.EmbeddedPasswordFile(dir)
+	}
+	return cfg
+}
+
 // connect dials NATS, and opens the bucket when withStore is set.
 func (a *admin) connect(ctx context.Context, withStore bool) error {
 	if a.js == nil {
-		cfg := a.cfg.Manifest
+		cfg := a.cfg.natsConfig()
 		cfg.MaxAttempts = max(cfg.MaxAttempts, 1)
 		nc, err := cfg.Connect(a.cfg.natsURL())
 		if err != nil {
@@ -913,6 +930,14 @@ func adminFlush(ctx context.Context, a *admin, args []string) (report, error) {
 		err error
 		d   time.Duration
 	}
+	opts := rpc.Options{Conns: 1}
+	if a.cfg.ClusterTLS.Enabled() {
+		id, err := clustertls.Load(a.cfg.ClusterTLS, nil)
+		if err != nil {
+			return nil, err
+		}
+		opts.TLS = id.Client
+	}
 	results := make(chan result, len(rep.Nodes))
 	for i, n := range rep.Nodes {
 		go func() {
@@ -922,7 +947,7 @@ func adminFlush(ctx context.Context, a *admin, args []string) (report, error) {
 				ctx, cancel = context.WithTimeout(ctx, a.cfg.Timeout)
 				defer cancel()
 			}
-			c := rpc.Dial(n.Addr, rpc.Options{Conns: 1})
+			c := rpc.Dial(n.Addr, opts)
 			defer c.Close()
 			start := time.Now()
 			err := c.Flush(ctx)

@@ -66,6 +66,7 @@ func (b *logBuffer) String() string {
 
 // process is one run of sediment in the test process.
 type process struct {
+	dataDir            string
 	httpPort, natsPort int
 	log                *logBuffer
 	s                  *Sediment
@@ -77,7 +78,7 @@ type process struct {
 // embedded NATS, plus extra flags.
 func startProcess(t *testing.T, dataDir string, extra ...string) *process {
 	t.Helper()
-	p := &process{httpPort: freePort(t), natsPort: freePort(t), log: &logBuffer{}, done: make(chan error, 1)}
+	p := &process{dataDir: dataDir, httpPort: freePort(t), natsPort: freePort(t), log: &logBuffer{}, done: make(chan error, 1)}
 	args := append([]string{
 		"-data.dir=" + dataDir,
 		fmt.Sprintf("-http.listen-address=127.0.0.1:%d", p.httpPort),
@@ -104,11 +105,27 @@ func startProcess(t *testing.T, dataDir string, extra ...string) *process {
 	return p
 }
 
+// natsFlags are the flags with which another process joins p's embedded
+// NATS, with the password it keeps under its data directory.
+func (p *process) natsFlags() []string {
+	return []string{
+		fmt.Sprintf("-manifest.nats-url=nats://127.0.0.1:%d", p.natsPort),
+		"-manifest.nats-user=" + manifest.EmbeddedUser,
+		"-manifest.nats-password-file=" + manifest.EmbeddedPasswordFile(filepath.Join(p.dataDir, "nats")),
+	}
+}
+
 // waitReady polls /ready until it answers 200, or fails the test if the
 // process exits or does not get ready in time.
 func (p *process) waitReady(t *testing.T) {
 	t.Helper()
-	url := fmt.Sprintf("http://127.0.0.1:%d/ready", p.httpPort)
+	p.waitReadyVia(t, http.DefaultClient, fmt.Sprintf("http://127.0.0.1:%d/ready", p.httpPort), "")
+}
+
+// waitReadyVia is waitReady asking url with client and the bearer token
+// (none if empty).
+func (p *process) waitReadyVia(t *testing.T, client *http.Client, url, token string) {
+	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	var last string
 	for time.Now().Before(deadline) {
@@ -118,7 +135,14 @@ func (p *process) waitReady(t *testing.T) {
 			t.Fatalf("sediment exited before ready: %v\n%s", err, p.log)
 		default:
 		}
-		resp, err := http.Get(url)
+		req, err := http.NewRequest(http.MethodGet, url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := client.Do(req)
 		if err == nil {
 			body, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
@@ -168,7 +192,11 @@ func (p *process) stop(t *testing.T) {
 // process's embedded NATS and its bucket directory.
 func openManifest(t *testing.T, p *process, dataDir string) (*manifest.Manifest, jetstream.JetStream) {
 	t.Helper()
-	nc, err := nats.Connect(fmt.Sprintf("nats://127.0.0.1:%d", p.natsPort))
+	pw, err := os.ReadFile(manifest.EmbeddedPasswordFile(filepath.Join(p.dataDir, "nats")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := nats.Connect(fmt.Sprintf("nats://127.0.0.1:%d", p.natsPort), nats.UserInfo(manifest.EmbeddedUser, strings.TrimSpace(string(pw))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +239,7 @@ func TestRunAllInOne(t *testing.T) {
 	for _, where := range []string{
 		"data_dir=" + dataDir,
 		"location=" + filepath.Join(dataDir, "objects"),
-		fmt.Sprintf("url=nats://127.0.0.1:%d", p.natsPort),
+		fmt.Sprintf("address=127.0.0.1:%d", p.natsPort),
 		"dir=" + filepath.Join(dataDir, "nats"),
 		fmt.Sprintf("address=http://127.0.0.1:%d", p.httpPort),
 	} {
@@ -242,6 +270,13 @@ func TestRunAllInOne(t *testing.T) {
 	}
 	if !slices.Contains(tiers, "disk") {
 		t.Errorf("cache tiers %v, want a disk tier by default", tiers)
+	}
+	pw, err := os.ReadFile(manifest.EmbeddedPasswordFile(filepath.Join(dataDir, "nats")))
+	if err != nil || len(strings.TrimSpace(string(pw))) == 0 {
+		t.Fatalf("embedded NATS password: %q %v", pw, err)
+	}
+	if strings.Contains(log, strings.TrimSpace(string(pw))) {
+		t.Errorf("the log shows the embedded NATS password:\n%s", log)
 	}
 	p.stop(t)
 

@@ -15,6 +15,7 @@ import (
 	"github.com/sedimentdb/sediment/compactor"
 	"github.com/sedimentdb/sediment/frontend"
 	"github.com/sedimentdb/sediment/ingest"
+	"github.com/sedimentdb/sediment/internal/clustertls"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/objectstore"
 )
@@ -37,6 +38,8 @@ type Sediment struct {
 	reg    *prometheus.Registry
 	// httpAddr is where the HTTP server listens, "" if it does not.
 	httpAddr string
+	// tls is the cluster's TLS identity, nil without -cluster.tls-*.
+	tls *clustertls.Identity
 
 	store    objectstore.Store
 	nats     *nats.Conn
@@ -115,7 +118,7 @@ func (s *Sediment) initNATS(context.Context) (services.Service, error) {
 			return nil, err
 		}
 		url = emb.URL()
-		s.logger.Info("embedded NATS started", "url", url, "dir", dir)
+		s.logger.Info("embedded NATS started", "address", emb.Addr(), "dir", dir, "user", manifest.EmbeddedUser, "password_file", manifest.EmbeddedPasswordFile(dir))
 	}
 	nc, err := cfg.Connect(url)
 	if err != nil {
