@@ -28,6 +28,18 @@ type Config struct {
 	MaxInFlightPerConn int `yaml:"max_in_flight_per_conn"`
 	// MaxInFlight bounds the requests executing at once on the server.
 	MaxInFlight int `yaml:"max_in_flight"`
+	// MaxBytesInFlightPerConn bounds the bytes one connection holds:
+	// its requests executing, a reservation for each one's answer, and
+	// its answers not yet written. Past it the server stops reading the
+	// connection, as Cassandra's
+	// native_transport_max_concurrent_requests_in_bytes_per_ip does for
+	// an address.
+	MaxBytesInFlightPerConn int `yaml:"max_bytes_in_flight_per_conn"`
+	// MaxBytesInFlight bounds the same bytes over all connections, as
+	// native_transport_max_concurrent_requests_in_bytes: past it the
+	// server stops reading, or answers Overloaded to clients that asked
+	// for it (THROW_ON_OVERLOAD).
+	MaxBytesInFlight int `yaml:"max_bytes_in_flight"`
 	// IdleTimeout closes connections without a request for that long;
 	// 0 keeps them open (Cassandra's default too).
 	IdleTimeout time.Duration `yaml:"idle_timeout"`
@@ -63,6 +75,8 @@ func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	f.IntVar(&c.MaxConnections, p+"max-connections", 0, "Most client connections at once; 0 is no limit.")
 	f.IntVar(&c.MaxInFlightPerConn, p+"max-in-flight-per-conn", 1024, "Most requests of one connection executing at once; past it the server stops reading the connection.")
 	f.IntVar(&c.MaxInFlight, p+"max-in-flight", 8192, "Most requests executing at once on this server.")
+	f.IntVar(&c.MaxBytesInFlightPerConn, p+"max-bytes-in-flight-per-conn", 4<<20, "Most bytes one connection holds (requests executing, reservations for their answers, unwritten answers); past it the server stops reading the connection.")
+	f.IntVar(&c.MaxBytesInFlight, p+"max-bytes-in-flight", 64<<20, "Most bytes all connections hold together; past it the server stops reading, or answers Overloaded to clients that set THROW_ON_OVERLOAD.")
 	f.DurationVar(&c.IdleTimeout, p+"idle-timeout", 0, "Close connections idle for this long; 0 never does.")
 	f.StringVar(&c.Authenticator, p+"authenticator", "none", "none: anyone may connect; password: PasswordAuthenticator over the catalog's roles.")
 	f.StringVar(&c.TLS.CertFile, p+"tls.cert-file", "", "PEM server certificate; enables TLS on the CQL port.")
@@ -87,6 +101,12 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxInFlight < 1 {
 		errs = append(errs, fmt.Errorf("cql.max-in-flight %d is less than 1", c.MaxInFlight))
+	}
+	if c.MaxBytesInFlightPerConn < 1<<10 {
+		errs = append(errs, fmt.Errorf("cql.max-bytes-in-flight-per-conn %d is less than 1 KiB", c.MaxBytesInFlightPerConn))
+	}
+	if c.MaxBytesInFlight < c.MaxBytesInFlightPerConn {
+		errs = append(errs, fmt.Errorf("cql.max-bytes-in-flight %d is less than cql.max-bytes-in-flight-per-conn %d", c.MaxBytesInFlight, c.MaxBytesInFlightPerConn))
 	}
 	if c.IdleTimeout < 0 {
 		errs = append(errs, fmt.Errorf("cql.idle-timeout %v is negative", c.IdleTimeout))

@@ -305,12 +305,13 @@ func TestThrowOnOverload(t *testing.T) {
 // requests the reader answers itself, without reading the answers, is
 // stopped being read rather than growing the server's queue of answers.
 func TestRepliesBoundWhenClientDoesNotRead(t *testing.T) {
-	s, err := New(testConfig(), newTestHandler(), Options{Logger: slog.New(slog.DiscardHandler)})
+	const limit = 64 << 10
+	cfg := testConfig()
+	cfg.MaxBytesInFlightPerConn = limit
+	s, err := New(cfg, newTestHandler(), Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	const limit = 64 << 10
-	s.maxPendingReplies = limit
 	ln, err := s.Listen()
 	if err != nil {
 		t.Fatal(err)
@@ -339,7 +340,7 @@ func TestRepliesBoundWhenClientDoesNotRead(t *testing.T) {
 	answer := len(wire.AppendHeader(nil, wire.Header{})) + 200
 	most := 0
 	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		most = max(most, sc.pending())
+		most = max(most, int(sc.mem.load()))
 	}
 	if most > limit+answer {
 		t.Fatalf("%d bytes of answers queued, bound %d", most, limit)

@@ -41,9 +41,9 @@ type Server struct {
 	cancel context.CancelFunc
 	// inFlight holds a token per statement executing on the server.
 	inFlight chan struct{}
-	// maxPendingReplies is maxPendingReplies, lowered by tests.
-	maxPendingReplies int
-	workers           *workers
+	// mem counts the bytes every connection holds (see budget).
+	mem     *budget
+	workers *workers
 	nextID            atomic.Uint64
 
 	closeOnce sync.Once
@@ -81,7 +81,7 @@ func New(cfg Config, h Handler, o Options) (*Server, error) {
 		ctx:               ctx,
 		cancel:            cancel,
 		inFlight:          make(chan struct{}, cfg.MaxInFlight),
-		maxPendingReplies: maxPendingReplies,
+		mem:               newBudget(int64(cfg.MaxBytesInFlight)),
 		workers:           newWorkers(time.Second),
 		lns:               make(map[net.Listener]struct{}),
 		conns:             make(map[*conn]struct{}),
