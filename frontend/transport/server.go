@@ -44,7 +44,7 @@ type Server struct {
 	// mem counts the bytes every connection holds (see budget).
 	mem     *budget
 	workers *workers
-	nextID            atomic.Uint64
+	nextID  atomic.Uint64
 
 	closeOnce sync.Once
 	mu        sync.Mutex
@@ -72,19 +72,19 @@ func New(cfg Config, h Handler, o Options) (*Server, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Server{
-		cfg:               cfg,
-		h:                 h,
-		auth:              o.Authenticator,
-		tls:               tc,
-		log:               log.With("component", "frontend"),
-		m:                 newMetrics(o.Registerer),
-		ctx:               ctx,
-		cancel:            cancel,
-		inFlight:          make(chan struct{}, cfg.MaxInFlight),
-		mem:               newBudget(int64(cfg.MaxBytesInFlight)),
-		workers:           newWorkers(time.Second),
-		lns:               make(map[net.Listener]struct{}),
-		conns:             make(map[*conn]struct{}),
+		cfg:      cfg,
+		h:        h,
+		auth:     o.Authenticator,
+		tls:      tc,
+		log:      log.With("component", "frontend"),
+		m:        newMetrics(o.Registerer),
+		ctx:      ctx,
+		cancel:   cancel,
+		inFlight: make(chan struct{}, cfg.MaxInFlight),
+		mem:      newBudget(int64(cfg.MaxBytesInFlight)),
+		workers:  newWorkers(time.Second),
+		lns:      make(map[net.Listener]struct{}),
+		conns:    make(map[*conn]struct{}),
 	}, nil
 }
 
