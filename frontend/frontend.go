@@ -52,13 +52,16 @@ const MemberSuffix = "-cql"
 type Config struct {
 	CQL   transport.Config `yaml:"cql"`
 	Batch exec.BatchLimits `yaml:"cql_batch"`
-	Cache cache.Config     `yaml:"cache"`
+	// Guardrails keep Cassandra's names under their own key.
+	Guardrails exec.Guardrails `yaml:"cql_guardrails"`
+	Cache      cache.Config    `yaml:"cache"`
 }
 
 // RegisterFlags registers the flags of every section, with their defaults.
 func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	c.CQL.RegisterFlags(f)
 	c.Batch.RegisterFlags(f)
+	c.Guardrails.RegisterFlags(f)
 	c.Cache.RegisterFlags(f)
 }
 
@@ -177,6 +180,7 @@ func New(cfg Config, deps Deps) (f *Frontend, err error) {
 		},
 		MemberMaxAge: 3 * deps.HeartbeatInterval,
 		Batch:        cfg.Batch,
+		Guardrails:   cfg.Guardrails,
 		Logger:       logger,
 		Registerer:   deps.Registerer,
 	}

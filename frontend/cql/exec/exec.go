@@ -41,6 +41,9 @@ type Config struct {
 	Auth *Auth
 	// Batch holds the batch thresholds; zero fields take the defaults.
 	Batch BatchLimits
+	// Guardrails are the query guardrails; the zero value takes the
+	// defaults.
+	Guardrails Guardrails
 	// Now is the clock (default time.Now).
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -91,6 +94,9 @@ func New(cfg Config) (*Executor, error) {
 		cfg.PreparedCacheSize = 10000
 	}
 	cfg.Batch = cfg.Batch.withDefaults()
+	if cfg.Guardrails == (Guardrails{}) {
+		cfg.Guardrails = DefaultGuardrails()
+	}
 	if cfg.MemberMaxAge <= 0 {
 		cfg.MemberMaxAge = 30 * time.Second
 	}

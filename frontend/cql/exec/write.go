@@ -715,23 +715,15 @@ func keyValues(eval termEval, kr *keyRestriction) ([][]byte, error) {
 	return dedupValues(kr.col.typ, vals), nil
 }
 
-// dedupValues drops repeated IN values, keeping the first, so that a key
-// named twice is written once.
+// dedupValues drops repeated IN values, so that a key named twice is
+// written or read once. It sorts them in value order, which takes
+// n log n comparisons where keeping the first of each takes n²: a long
+// IN list must cost little before the guardrails refuse it.
 func dedupValues(t *cqltype.Type, vals [][]byte) [][]byte {
-	out := vals[:0:0]
-	for _, v := range vals {
-		dup := false
-		for _, o := range out {
-			if cqltype.Compare(t, o, v) == 0 {
-				dup = true
-				break
-			}
-		}
-		if !dup {
-			out = append(out, v)
-		}
-	}
-	return out
+	out := slices.Clone(vals)
+	cmp := func(a, b []byte) int { return cqltype.Compare(t, a, b) }
+	slices.SortStableFunc(out, cmp)
+	return slices.CompactFunc(out, func(a, b []byte) bool { return cmp(a, b) == 0 })
 }
 
 // product returns every combination of one value per column.
