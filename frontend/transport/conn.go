@@ -797,7 +797,7 @@ func (c *conn) reply(v wire.Version, stream int16, warnings []string, m wire.Mes
 	if err != nil {
 		m = c.wireError(h, err)
 		out, err = wire.AppendFrame((*bp)[:0], h, nil, m, comp)
-		if err != nil { // an error message too long for a [string]
+		if err != nil { // a name in the error too long for a [string] (the message is cut to fit)
 			m = wire.Errorf(wire.CodeServer, "Internal server error")
 			out, _ = wire.AppendFrame((*bp)[:0], h, nil, m, comp)
 		}
