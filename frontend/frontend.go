@@ -54,6 +54,7 @@ type Config struct {
 	Batch exec.BatchLimits `yaml:"cql_batch"`
 	// Guardrails keep Cassandra's names under their own key.
 	Guardrails exec.Guardrails `yaml:"cql_guardrails"`
+	Timeouts   exec.Timeouts   `yaml:"cql_timeouts"`
 	Cache      cache.Config    `yaml:"cache"`
 }
 
@@ -62,6 +63,7 @@ func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	c.CQL.RegisterFlags(f)
 	c.Batch.RegisterFlags(f)
 	c.Guardrails.RegisterFlags(f)
+	c.Timeouts.RegisterFlags(f)
 	c.Cache.RegisterFlags(f)
 }
 
@@ -181,6 +183,7 @@ func New(cfg Config, deps Deps) (f *Frontend, err error) {
 		MemberMaxAge: 3 * deps.HeartbeatInterval,
 		Batch:        cfg.Batch,
 		Guardrails:   cfg.Guardrails,
+		Timeouts:     cfg.Timeouts,
 		Logger:       logger,
 		Registerer:   deps.Registerer,
 	}

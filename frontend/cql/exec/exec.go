@@ -44,6 +44,9 @@ type Config struct {
 	// Guardrails are the query guardrails; the zero value takes the
 	// defaults.
 	Guardrails Guardrails
+	// Timeouts are the server-side request timeouts; the zero value
+	// takes the defaults.
+	Timeouts Timeouts
 	// Now is the clock (default time.Now).
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -96,6 +99,9 @@ func New(cfg Config) (*Executor, error) {
 	cfg.Batch = cfg.Batch.withDefaults()
 	if cfg.Guardrails == (Guardrails{}) {
 		cfg.Guardrails = DefaultGuardrails()
+	}
+	if cfg.Timeouts == (Timeouts{}) {
+		cfg.Timeouts = DefaultTimeouts()
 	}
 	if cfg.MemberMaxAge <= 0 {
 		cfg.MemberMaxAge = 30 * time.Second

@@ -158,6 +158,8 @@ func (e *Executor) run(ctx context.Context, s *Session, pl plan, p *Params) (*Re
 	if err != nil {
 		return nil, err
 	}
+	ctx, cancel := e.cfg.Timeouts.withTimeout(ctx, pl)
+	defer cancel()
 	return pl.execute(ctx, e.newExecCtx(s, p, vals, unset))
 }
 
@@ -473,5 +475,7 @@ func (e *Executor) batch(ctx context.Context, s *Session, b *BatchRequest) (*Res
 	}
 	p := &Params{Timestamp: b.Timestamp, Consistency: b.Consistency, SerialConsistency: b.SerialConsistency,
 		NowInSeconds: b.NowInSeconds, HasNowInSeconds: b.HasNowInSeconds}
+	ctx, cancel := e.cfg.Timeouts.withTimeout(ctx, &batchPlan{})
+	defer cancel()
 	return e.executeBatch(ctx, s, b.Type, children, p)
 }

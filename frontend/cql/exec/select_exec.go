@@ -672,6 +672,11 @@ func (rd *reader) readKeys(ctx context.Context, st *pagingState) error {
 // readPartition reads the selected rows of one partition, after the key
 // resume if a page ended inside it.
 func (rd *reader) readPartition(ctx context.Context, k partKey, resume []byte) error {
+	// A statement past its timeout, or whose client is gone, stops
+	// between partitions: reading from memory never looks at ctx.
+	if err := ctx.Err(); err != nil {
+		return toError(err)
+	}
 	rd.startPartition(k.prefix)
 	if resume != nil && bytes.Equal(resume, keys.AppendPartitionEnd(nil, k.prefix)) {
 		return nil // the page ended on this partition's static row
@@ -757,6 +762,9 @@ func (rd *reader) readRange(ctx context.Context, st *pagingState) error {
 	}
 	rangeCache := map[string][][2][]byte{}
 	for !rd.full {
+		if err := ctx.Err(); err != nil {
+			return toError(err)
+		}
 		chunk := rd.want()
 		if chunk == 0 || chunk > 1000 {
 			chunk = 1000
