@@ -57,8 +57,10 @@ const (
 )
 
 type conn struct {
-	s    *Server
-	nc   net.Conn
+	s  *Server
+	nc net.Conn
+	// addr is the client's IP address, as Server.perAddress counts it.
+	addr string
 	br   *bufio.Reader
 	sess *Session
 	// in is what frames are read from: br, then from v5 once STARTUP is
@@ -122,12 +124,17 @@ type conn struct {
 	done chan struct{}
 }
 
-func (s *Server) newConn(nc net.Conn) *conn {
+func (s *Server) newConn(nc net.Conn, addr string) *conn {
 	ctx, cancel := context.WithCancel(s.ctx)
 	br := bufio.NewReaderSize(nc, 32<<10)
+	if t := s.cfg.HandshakeTimeout; t > 0 {
+		// Until ready; readDeadline takes over then.
+		nc.SetReadDeadline(time.Now().Add(t))
+	}
 	c := &conn{
 		s:      s,
 		nc:     nc,
+		addr:   addr,
 		br:     br,
 		in:     br,
 		sess:   &Session{ID: s.nextID.Add(1), RemoteAddr: nc.RemoteAddr()},
@@ -275,6 +282,9 @@ func (c *conn) readLoop() {
 		c.reqs.Wait()
 		c.s.mu.Lock()
 		delete(c.s.conns, c)
+		if c.s.perAddress[c.addr]--; c.s.perAddress[c.addr] == 0 {
+			delete(c.s.perAddress, c.addr)
+		}
 		c.s.mu.Unlock()
 		c.s.m.connections.Dec()
 		c.s.wg.Done()
@@ -286,13 +296,7 @@ func (c *conn) readLoop() {
 		if !c.acquire() {
 			return
 		}
-		if idle := c.s.cfg.IdleTimeout; idle > 0 {
-			if c.active.Load() == 0 {
-				c.nc.SetReadDeadline(time.Now().Add(idle))
-			} else {
-				c.nc.SetReadDeadline(time.Time{})
-			}
-		}
+		c.readDeadline()
 		f, err := wire.ReadFrame(c.in, c.s.cfg.MaxFrameSize)
 		if err == nil {
 			if c.throwOnOverload {
@@ -356,6 +360,20 @@ func (c *conn) readLoop() {
 // read still lets new ones connect.
 func isStatement(op wire.Opcode) bool {
 	return op == wire.OpQuery || op == wire.OpPrepare || op == wire.OpExecute || op == wire.OpBatch
+}
+
+// readDeadline sets the deadline of the next read: the handshake's, set
+// at accept, until the connection is ready; then the idle timeout's while
+// no statement runs, and none while one does.
+func (c *conn) readDeadline() {
+	if c.state != stateReady {
+		return
+	}
+	var d time.Time
+	if idle := c.s.cfg.IdleTimeout; idle > 0 && c.active.Load() == 0 {
+		d = time.Now().Add(idle)
+	}
+	c.nc.SetReadDeadline(d)
 }
 
 // handle answers a frame or starts its statement. It releases the frame's
