@@ -29,6 +29,10 @@ type Guardrails struct {
 	// clustering columns, combine into (in_select_cartesian_product_*).
 	InSelectCartesianProductWarn int `yaml:"in_select_cartesian_product_warn_threshold"`
 	InSelectCartesianProductFail int `yaml:"in_select_cartesian_product_fail_threshold"`
+	// MaxQueryTextSize bounds the text of a statement, in bytes, so that
+	// the tokens and tree of a huge one are never built. Cassandra has
+	// only its frame limit; 0 turns it off.
+	MaxQueryTextSize int `yaml:"max_query_text_size"`
 }
 
 // RegisterFlags registers the guardrails' flags with their defaults in f
@@ -37,6 +41,7 @@ func (g *Guardrails) RegisterFlags(f *flag.FlagSet) {
 	f.IntVar(&g.PartitionKeysInSelectWarn, "cql.partition-keys-in-select-warn-threshold", -1, "Partition keys a SELECT may name before its answer carries a warning; negative: never.")
 	f.IntVar(&g.PartitionKeysInSelectFail, "cql.partition-keys-in-select-fail-threshold", 100, "Partition keys a SELECT may name before it is refused; negative: never.")
 	f.IntVar(&g.InSelectCartesianProductWarn, "cql.in-select-cartesian-product-warn-threshold", -1, "Keys the IN restrictions of a SELECT's partition key or clustering columns may combine into before its answer carries a warning; negative: never.")
+	f.IntVar(&g.MaxQueryTextSize, "cql.max-query-text-size", 1<<20, "Largest statement text in bytes; larger ones are refused (Invalid) before they are parsed; 0: only the frame limit applies.")
 	f.IntVar(&g.InSelectCartesianProductFail, "cql.in-select-cartesian-product-fail-threshold", 100, "Keys the IN restrictions of a SELECT's partition key or clustering columns may combine into before it is refused; negative: never.")
 }
 
@@ -54,11 +59,20 @@ func exceeds(n, t int) bool { return t >= 0 && n > t }
 // columns combine into; what is "partition key" or "clustering key".
 func (g *Guardrails) checkCartesianProduct(ctx context.Context, what string, cols [][][]byte) error {
 	n := productSize(cols)
-	if exceeds(n, g.InSelectCartesianProductFail) {
-		return invalidf("Aborting query because the cartesian product of the IN restrictions on %s produces %d values, this exceeds fail threshold of %d.", what, n, g.InSelectCartesianProductFail)
+	if err := g.refuseProduct(what, n); err != nil {
+		return err
 	}
 	if exceeds(n, g.InSelectCartesianProductWarn) {
 		transport.AddWarning(ctx, fmt.Sprintf("The cartesian product of the IN restrictions on %s produces %d values, this exceeds warning threshold of %d.", what, n, g.InSelectCartesianProductWarn))
+	}
+	return nil
+}
+
+// refuseProduct refuses n keys combined from IN values past the fail
+// threshold.
+func (g *Guardrails) refuseProduct(what string, n int) error {
+	if exceeds(n, g.InSelectCartesianProductFail) {
+		return invalidf("Aborting query because the cartesian product of the IN restrictions on %s produces %d values, this exceeds fail threshold of %d.", what, n, g.InSelectCartesianProductFail)
 	}
 	return nil
 }

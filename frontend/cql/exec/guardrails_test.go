@@ -56,9 +56,14 @@ func TestQueryGuardrails(t *testing.T) {
 	if got := rowsOf(t, s, 10, "SELECT v FROM t WHERE p IN "+inList(100)+" AND c1 IN (2, 2, 2)"); !slices.Equal(got, []string{"4"}) {
 		t.Errorf("repeated values: %v", got)
 	}
-	// A million values cost a sort, not a million squared comparisons.
-	wantGuardrail(t, s, "SELECT v FROM t WHERE p IN "+inList(1000000),
-		"Aborting query because the cartesian product of the IN restrictions on partition key produces 1000000 values, this exceeds fail threshold of 100.")
+	// Writes are held to the same product.
+	wantGuardrail(t, s, "DELETE FROM t WHERE p IN "+inList(101),
+		"Aborting query because the cartesian product of the IN restrictions on partition key produces 101 values, this exceeds fail threshold of 100.")
+	wantGuardrail(t, s, "DELETE FROM t WHERE p = 1 AND c1 IN "+inList(11)+" AND c2 IN "+inList(10),
+		"Aborting query because the cartesian product of the IN restrictions on clustering key produces 110 values, this exceeds fail threshold of 100.")
+	// Text past 1 MiB is refused before it is parsed.
+	long := "SELECT v FROM t WHERE p IN " + inList(200000)
+	wantGuardrail(t, s, long, fmt.Sprintf("Query text of %d bytes exceeds the maximum of 1048576 bytes", len(long)))
 }
 
 // TestQueryGuardrailsConfigured: the thresholds are the executor's, and
@@ -70,6 +75,7 @@ func TestQueryGuardrailsConfigured(t *testing.T) {
 			PartitionKeysInSelectFail:    -1,
 			InSelectCartesianProductWarn: 3,
 			InSelectCartesianProductFail: 1000,
+			MaxQueryTextSize:             0,
 		}
 	}})
 	s := srv.Session(t, "ks")
@@ -88,6 +94,10 @@ func TestQueryGuardrailsConfigured(t *testing.T) {
 	if got := warningsOf(t, s, "SELECT v FROM q WHERE p1 IN "+inList(2)+" AND p2 IN "+inList(400)); len(got) != 2 {
 		t.Errorf("800 keys: warnings %q", got)
 	}
+	// A million values, with the text bound off, cost a sort, not a
+	// million squared comparisons.
+	wantGuardrail(t, s, "SELECT v FROM q WHERE p1 IN "+inList(2)+" AND p2 IN "+inList(1000000),
+		"Aborting query because the cartesian product of the IN restrictions on partition key produces 2000000 values, this exceeds fail threshold of 1000.")
 	wantGuardrail(t, s, "SELECT v FROM q WHERE p1 IN "+inList(2)+" AND p2 IN "+inList(501),
 		"Aborting query because the cartesian product of the IN restrictions on partition key produces 1002 values, this exceeds fail threshold of 1000.")
 }

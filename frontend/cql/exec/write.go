@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -265,6 +266,9 @@ type modPlan struct {
 	conds        []*condition
 	receivers    []ColumnSpec
 	readsCurrent bool
+	// guard refuses key products past the cartesian product threshold,
+	// for writes as ScyllaDB's max_*_key_restrictions_per_query do.
+	guard *Guardrails
 }
 
 // planWrite plans INSERT, UPDATE, DELETE and BATCH.
@@ -296,8 +300,8 @@ func (e *Executor) planModification(s *Session, st ast.Statement, nbinds int) (*
 	return nil, invalidf("Invalid statement in batch: only UPDATE, INSERT and DELETE statements are allowed.")
 }
 
-func newModPlan(kind writeKind, l *tableLayout, binds int) *modPlan {
-	return &modPlan{kind: kind, layout: l, counter: l.isCounter(), receivers: make([]ColumnSpec, binds)}
+func (e *Executor) newModPlan(kind writeKind, l *tableLayout, binds int) *modPlan {
+	return &modPlan{kind: kind, layout: l, counter: l.isCounter(), receivers: make([]ColumnSpec, binds), guard: &e.cfg.Guardrails}
 }
 
 // spec is the receiver of a value assigned to or compared with name.
@@ -756,6 +760,9 @@ func (p *modPlan) partitions(eval termEval) ([]*partitionWrite, error) {
 		}
 		cols[i] = vals
 	}
+	if err := p.guard.refuseProduct("partition key", productSize(cols)); err != nil {
+		return nil, err
+	}
 	var out []*partitionWrite
 	for _, vals := range product(cols) {
 		pk, tok, err := p.layout.partitionKey(vals)
@@ -791,6 +798,13 @@ func (p *modPlan) clusterings(eval termEval) ([][][]byte, error) {
 			}
 		}
 		groups = append(groups, alts)
+	}
+	n := 1
+	for _, alts := range groups {
+		n = min(n*len(alts), math.MaxInt32) // each at most the frame's values
+	}
+	if err := p.guard.refuseProduct("clustering key", n); err != nil {
+		return nil, err
 	}
 	out := [][][]byte{nil}
 	for _, alts := range groups {
