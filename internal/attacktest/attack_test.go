@@ -7,6 +7,7 @@ package attacktest
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -106,7 +108,8 @@ func start(t *testing.T, extra ...string) *server {
 		"-manifest.embedded-port=" + natsPort,
 		"-ingest.rpc-address=127.0.0.1:0",
 	}, extra...)
-	s.cmd = exec.Command(binary(t), args...)
+	// The descriptor limit of the issue's measurements.
+	s.cmd = exec.Command("sh", append([]string{"-c", `ulimit -n 4096 && exec "$0" "$@"`, binary(t)}, args...)...)
 	s.cmd.Env = append(os.Environ(), "GOMEMLIMIT="+strconv.Itoa(memoryLimit))
 	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
 	if err := s.cmd.Start(); err != nil {
@@ -344,5 +347,129 @@ func TestNeverReadingClient(t *testing.T) {
 		if m := c.read(t); m.Opcode() != wire.OpResult {
 			t.Fatalf("answer %v", m)
 		}
+	}
+}
+
+// code is the CQL error code of err, or 0.
+func code(err error) int {
+	var re gocql.RequestError
+	if errors.As(err, &re) {
+		return re.Code()
+	}
+	return 0
+}
+
+// errorOf returns the ERROR the raw connection got, or fails.
+func errorOf(t *testing.T, m wire.Message) *wire.Error {
+	t.Helper()
+	e, ok := m.(*wire.Error)
+	if !ok {
+		t.Fatalf("answer %T, want an error", m)
+	}
+	return e
+}
+
+// TestHostileStatements sends the statements of the issue that took the
+// server down or cost it gigabytes: each is refused at once, with the
+// error Cassandra gives.
+func TestHostileStatements(t *testing.T) {
+	s := start(t)
+	schema(t, s)
+	sess := s.mustSession(t, "ks")
+	in := func(n int) string {
+		var b strings.Builder
+		b.WriteString("(")
+		for i := range n {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString(strconv.Itoa(i))
+		}
+		b.WriteString(")")
+		return b.String()
+	}
+	for _, tc := range []struct {
+		name, stmt string
+		code       int
+	}{
+		// 10^8 clustering keys from a statement of 98 KB.
+		{"cartesian product", "SELECT * FROM t WHERE p = 1 AND c1 IN " + in(10000) + " AND c2 IN " + in(10000), 0x2200},
+		{"100k partition keys", "SELECT * FROM t WHERE p IN " + in(100000), 0x2200},
+		{"1M partition keys", "SELECT * FROM t WHERE p IN " + in(1000000), 0x2200},
+		{"1M partition keys deleted", "DELETE FROM t WHERE p IN " + in(1000000), 0x2200},
+	} {
+		err := sess.Query(tc.stmt).Exec()
+		if code(err) != tc.code {
+			t.Errorf("%s: %v, want code %#x", tc.name, err, tc.code)
+		}
+		s.healthy(t, "ks")
+	}
+
+	// 8 MB nested 4,000,000 deep is refused for its size before it is
+	// parsed; under the size bound, nested 400,000 deep, it is a syntax
+	// error after a few hundred tokens.
+	c := dial(t, s.cqlAddr)
+	nested := func(depth int) string {
+		return "SELECT * FROM ks.t WHERE p = " + strings.Repeat("(", depth) + "1" + strings.Repeat(")", depth)
+	}
+	if e := errorOf(t, c.query(t, nested(4000000))); e.Code != wire.CodeInvalid || !strings.HasPrefix(e.Message, "Query text of 8000030 bytes exceeds the maximum") {
+		t.Errorf("nested 4M deep: %v %q, want Invalid for its size", e.Code, e.Message)
+	}
+	if e := errorOf(t, c.query(t, nested(400000))); e.Code != wire.CodeSyntax || !strings.Contains(e.Message, "nested too deeply") {
+		t.Errorf("nested 400k deep: %v %.200q, want a syntax error", e.Code, e.Message)
+	}
+	s.healthy(t, "ks")
+
+	// An error that echoes a huge input is cut to fit a [string] and
+	// stays Invalid.
+	deep := strings.Repeat("[", 200000) + strings.Repeat("]", 200000)
+	e := errorOf(t, c.query(t, "INSERT INTO ks.blob JSON '{\"p\": 1, \"v\": "+deep+"}'"))
+	if e.Code != wire.CodeInvalid {
+		t.Errorf("huge JSON: %v %.200q, want Invalid", e.Code, e.Message)
+	}
+	s.healthy(t, "ks")
+}
+
+// TestDescriptorExhaustion holds 4,500 connections against a server
+// limited to 4,096 file descriptors: the node keeps descriptors for
+// itself, so it stays ready while they are held, serves a fresh session
+// once they are released, and stops cleanly on SIGTERM.
+func TestDescriptorExhaustion(t *testing.T) {
+	s := start(t, "-node.heartbeat-interval=500ms", "-cql.max-connections-per-address=0")
+	var held []net.Conn
+	defer func() {
+		for _, nc := range held {
+			nc.Close()
+		}
+	}()
+	for range 4500 {
+		nc, err := net.Dial("tcp", s.cqlAddr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, nc)
+	}
+	// Several heartbeat intervals with every descriptor a client may
+	// have taken: /ready must stay true all along.
+	for range 10 {
+		if !s.ready() {
+			t.Fatal("not ready while clients hold connections")
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	for _, nc := range held {
+		nc.Close()
+	}
+	held = nil
+	s.healthy(t, "")
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-s.done:
+		s.done <- err
+		if err != nil {
+			t.Fatalf("stopped with %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no stop within 30s of SIGTERM")
 	}
 }
