@@ -30,6 +30,11 @@
 // The writer sends, in one write, every answer queued while its previous
 // write was in progress.
 //
+// Connections are bounded in number, overall (within the process's file
+// descriptor limit less reservedFDs, kept for the node itself) and per
+// client IP address; one not ready within the handshake timeout of its
+// accept, or idle past the idle timeout once ready, is closed.
+//
 // The handshake follows Cassandra 4 (its InitialConnectionHandler and
 // ServerConnection): until STARTUP only OPTIONS and STARTUP are accepted,
 // each answered in its frame's version, and STARTUP fixes the connection's
