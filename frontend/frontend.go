@@ -54,7 +54,10 @@ type Config struct {
 	CQL   transport.Config `yaml:"cql"`
 	Auth  exec.AuthConfig  `yaml:"cql_auth"`
 	Batch exec.BatchLimits `yaml:"cql_batch"`
-	Cache cache.Config     `yaml:"cache"`
+	// Guardrails keep Cassandra's names under their own key.
+	Guardrails exec.Guardrails `yaml:"cql_guardrails"`
+	Timeouts   exec.Timeouts   `yaml:"cql_timeouts"`
+	Cache      cache.Config    `yaml:"cache"`
 }
 
 // RegisterFlags registers the flags of every section, with their defaults.
@@ -62,6 +65,8 @@ func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	c.CQL.RegisterFlags(f)
 	c.Auth.RegisterFlags(f)
 	c.Batch.RegisterFlags(f)
+	c.Guardrails.RegisterFlags(f)
+	c.Timeouts.RegisterFlags(f)
 	c.Cache.RegisterFlags(f)
 }
 
@@ -187,6 +192,8 @@ func New(cfg Config, deps Deps) (f *Frontend, err error) {
 		},
 		MemberMaxAge: 3 * deps.HeartbeatInterval,
 		Batch:        cfg.Batch,
+		Guardrails:   cfg.Guardrails,
+		Timeouts:     cfg.Timeouts,
 		Logger:       logger,
 		Registerer:   deps.Registerer,
 	}

@@ -123,7 +123,8 @@ func TestRemoteLaggingView(t *testing.T) {
 		t.Fatal(err)
 	}
 	proxy := newGatedProxy(t, u.Host)
-	nc, err := nats.Connect("nats://" + proxy.ln.Addr().String())
+	u.Host = proxy.ln.Addr().String() // the same credentials, through the proxy
+	nc, err := nats.Connect(u.String())
 	if err != nil {
 		t.Fatal(err)
 	}

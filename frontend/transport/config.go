@@ -22,14 +22,36 @@ type Config struct {
 	// bounds also bound memory.
 	MaxFrameSize int `yaml:"max_frame_size"`
 	// MaxConnections bounds open client connections; 0 is no bound.
+	// Either way the server keeps reservedFDs of the process's file
+	// descriptors for the node itself (see New).
 	MaxConnections int `yaml:"max_connections"`
+	// MaxConnectionsPerAddress bounds the connections from one client IP
+	// address, as Cassandra's native_transport_max_concurrent_connections_per_ip;
+	// 0 is no bound.
+	MaxConnectionsPerAddress int `yaml:"max_connections_per_address"`
+	// HandshakeTimeout closes a connection not ready (STARTUP answered,
+	// and authenticated when required) that long after it was accepted,
+	// TLS handshake included; 0 waits for ever.
+	HandshakeTimeout time.Duration `yaml:"handshake_timeout"`
 	// MaxInFlightPerConn bounds the requests of one connection executing
 	// at once; past it the server stops reading from the connection.
 	MaxInFlightPerConn int `yaml:"max_in_flight_per_conn"`
 	// MaxInFlight bounds the requests executing at once on the server.
 	MaxInFlight int `yaml:"max_in_flight"`
-	// IdleTimeout closes connections without a request for that long;
-	// 0 keeps them open (Cassandra's default too).
+	// MaxBytesInFlightPerConn bounds the bytes one connection holds:
+	// its requests executing, a reservation for each one's answer, and
+	// its answers not yet written. Past it the server stops reading the
+	// connection, as Cassandra's
+	// native_transport_max_concurrent_requests_in_bytes_per_ip does for
+	// an address.
+	MaxBytesInFlightPerConn int `yaml:"max_bytes_in_flight_per_conn"`
+	// MaxBytesInFlight bounds the same bytes over all connections, as
+	// native_transport_max_concurrent_requests_in_bytes: past it the
+	// server stops reading, or answers Overloaded to clients that asked
+	// for it (THROW_ON_OVERLOAD).
+	MaxBytesInFlight int `yaml:"max_bytes_in_flight"`
+	// IdleTimeout closes ready connections without a request for that
+	// long; 0 keeps them open (Cassandra's default).
 	IdleTimeout time.Duration `yaml:"idle_timeout"`
 	// Authenticator is "none" (everyone may connect) or "password"
 	// (PasswordAuthenticator, checked by the server's Authenticator).
@@ -60,10 +82,14 @@ func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	const p = "cql."
 	f.StringVar(&c.ListenAddress, p+"listen-address", "127.0.0.1:9042", "Address of the CQL native protocol port.")
 	f.IntVar(&c.MaxFrameSize, p+"max-frame-size", 16<<20, "Largest request frame in bytes, header included; larger frames are skipped and refused with an Invalid error, as Cassandra does.")
-	f.IntVar(&c.MaxConnections, p+"max-connections", 0, "Most client connections at once; 0 is no limit.")
+	f.IntVar(&c.MaxConnections, p+"max-connections", 8192, "Most client connections at once; 0 is no limit. Lowered to the file descriptor limit less 512 kept for the node itself.")
+	f.IntVar(&c.MaxConnectionsPerAddress, p+"max-connections-per-address", 1024, "Most client connections from one IP address; 0 is no limit.")
+	f.DurationVar(&c.HandshakeTimeout, p+"handshake-timeout", 10*time.Second, "Close connections not through STARTUP (and authentication) this long after they were accepted; 0 never does.")
 	f.IntVar(&c.MaxInFlightPerConn, p+"max-in-flight-per-conn", 1024, "Most requests of one connection executing at once; past it the server stops reading the connection.")
 	f.IntVar(&c.MaxInFlight, p+"max-in-flight", 8192, "Most requests executing at once on this server.")
-	f.DurationVar(&c.IdleTimeout, p+"idle-timeout", 0, "Close connections idle for this long; 0 never does.")
+	f.IntVar(&c.MaxBytesInFlightPerConn, p+"max-bytes-in-flight-per-conn", 4<<20, "Most bytes one connection holds (requests executing, reservations for their answers, unwritten answers); past it the server stops reading the connection.")
+	f.IntVar(&c.MaxBytesInFlight, p+"max-bytes-in-flight", 64<<20, "Most bytes all connections hold together; past it the server stops reading, or answers Overloaded to clients that set THROW_ON_OVERLOAD.")
+	f.DurationVar(&c.IdleTimeout, p+"idle-timeout", time.Hour, "Close ready connections with no request for this long; 0 never does.")
 	f.StringVar(&c.Authenticator, p+"authenticator", "none", "none: anyone may connect; password: PasswordAuthenticator over the catalog's roles.")
 	f.StringVar(&c.TLS.CertFile, p+"tls.cert-file", "", "PEM server certificate; enables TLS on the CQL port.")
 	f.StringVar(&c.TLS.KeyFile, p+"tls.key-file", "", "PEM key of the server certificate.")
@@ -87,6 +113,18 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxInFlight < 1 {
 		errs = append(errs, fmt.Errorf("cql.max-in-flight %d is less than 1", c.MaxInFlight))
+	}
+	if c.MaxBytesInFlightPerConn < 1<<10 {
+		errs = append(errs, fmt.Errorf("cql.max-bytes-in-flight-per-conn %d is less than 1 KiB", c.MaxBytesInFlightPerConn))
+	}
+	if c.MaxBytesInFlight < c.MaxBytesInFlightPerConn {
+		errs = append(errs, fmt.Errorf("cql.max-bytes-in-flight %d is less than cql.max-bytes-in-flight-per-conn %d", c.MaxBytesInFlight, c.MaxBytesInFlightPerConn))
+	}
+	if c.MaxConnectionsPerAddress < 0 {
+		errs = append(errs, fmt.Errorf("cql.max-connections-per-address %d is negative", c.MaxConnectionsPerAddress))
+	}
+	if c.HandshakeTimeout < 0 {
+		errs = append(errs, fmt.Errorf("cql.handshake-timeout %v is negative", c.HandshakeTimeout))
 	}
 	if c.IdleTimeout < 0 {
 		errs = append(errs, fmt.Errorf("cql.idle-timeout %v is negative", c.IdleTimeout))

@@ -46,20 +46,21 @@ const (
 	// maxPendingEvents is the most unwritten bytes past which an event
 	// is dropped for a connection rather than queued.
 	maxPendingEvents = 4 << 20
-	// maxPendingReplies is the most unwritten bytes past which the reader
-	// stops reading until the writer catches up: answers the reader
-	// writes itself (OPTIONS, errors, Overloaded) take no in-flight slot,
-	// so a client that sends without reading would otherwise grow them
-	// without bound.
-	maxPendingReplies = 4 << 20
+	// firstReserve is what a connection's first statements reserve for
+	// their answers, until answers tell how large they are.
+	firstReserve = 32 << 10
+	// minReserve is the least a statement reserves for its answer.
+	minReserve = 1 << 10
 	// drainTimeout bounds the last write to a connection being closed
 	// after an error that ends it.
 	drainTimeout = 5 * time.Second
 )
 
 type conn struct {
-	s    *Server
-	nc   net.Conn
+	s  *Server
+	nc net.Conn
+	// addr is the client's IP address, as Server.perAddress counts it.
+	addr string
 	br   *bufio.Reader
 	sess *Session
 	// in is what frames are read from: br, then from v5 once STARTUP is
@@ -95,40 +96,83 @@ type conn struct {
 	mu       sync.Mutex
 	out      []byte
 	draining bool
+	// closed: the connection's bytes are no longer counted.
+	closed bool
 	// segmented (v5) says that out holds envelopes from segStart on,
 	// which writeLoop wraps in segments (lz4 ones with segmentLZ4); the
 	// bytes before segStart are the handshake's, sent as they are.
 	segmented  bool
 	segmentLZ4 bool
 	segStart   int
-	// unwritten counts the bytes queued or being written, read by the
-	// reader without the lock.
-	unwritten atomic.Int64
-	kick      chan struct{}
-	// wrote is signalled after each write, for a reader waiting on
-	// maxPendingReplies.
-	wrote chan struct{}
+	// mem counts the connection's bytes of requests in flight, of the
+	// reservations for their answers and of answers unwritten (see
+	// budget); the reader reads only while it is below its limit. Each
+	// count goes to the server's too.
+	mem *budget
+	// reserve is what the next statement reserves for its answer: as
+	// large as the last answer, or half the previous reserve, so that a
+	// connection whose answers are large has few of them executing at
+	// once.
+	reserve atomic.Int64
+	// turn is held by the one statement that waits for the connection's
+	// bytes to fall under its bound before queueing its answer, so that
+	// the statements waiting queue theirs one at a time.
+	turn chan struct{}
+	kick chan struct{}
 
 	once sync.Once
 	done chan struct{}
 }
 
-func (s *Server) newConn(nc net.Conn) *conn {
+func (s *Server) newConn(nc net.Conn, addr string) *conn {
 	ctx, cancel := context.WithCancel(s.ctx)
 	br := bufio.NewReaderSize(nc, 32<<10)
-	return &conn{
+	if t := s.cfg.HandshakeTimeout; t > 0 {
+		// Until ready; readDeadline takes over then.
+		nc.SetReadDeadline(time.Now().Add(t))
+	}
+	c := &conn{
 		s:      s,
 		nc:     nc,
+		addr:   addr,
 		br:     br,
 		in:     br,
 		sess:   &Session{ID: s.nextID.Add(1), RemoteAddr: nc.RemoteAddr()},
 		ctx:    ctx,
 		cancel: cancel,
 		slots:  make(chan struct{}, s.cfg.MaxInFlightPerConn),
+		mem:    newBudget(int64(s.cfg.MaxBytesInFlightPerConn)),
+		turn:   make(chan struct{}, 1),
 		kick:   make(chan struct{}, 1),
-		wrote:  make(chan struct{}, 1),
 		done:   make(chan struct{}),
 	}
+	c.reserve.Store(min(firstReserve, int64(s.cfg.MaxBytesInFlightPerConn)))
+	return c
+}
+
+// charge counts n more bytes held for the connection, or frees -n.
+func (c *conn) charge(n int64) {
+	c.mu.Lock()
+	c.chargeLocked(n)
+	c.mu.Unlock()
+}
+
+// chargeLocked is charge with c.mu held. Once the connection is closed
+// its bytes are the server's no more (close frees them at once), so
+// nothing is counted.
+func (c *conn) chargeLocked(n int64) {
+	if c.closed {
+		return
+	}
+	c.mem.add(n)
+	c.s.mem.add(n)
+}
+
+// answered adapts the reservation of the next statements to an answer of
+// n bytes.
+func (c *conn) answered(n int64) {
+	r := max(n, c.reserve.Load()/2, minReserve)
+	c.reserve.Store(min(r, int64(c.s.cfg.MaxBytesInFlightPerConn)))
 }
 
 func (c *conn) close() {
@@ -136,6 +180,10 @@ func (c *conn) close() {
 		close(c.done)
 		c.nc.Close()
 		c.cancel()
+		c.mu.Lock()
+		c.closed = true
+		c.s.mem.add(-c.mem.load())
+		c.mu.Unlock()
 	})
 }
 
@@ -197,20 +245,26 @@ func (c *conn) overloaded() *wire.Error {
 	return wire.Errorf(wire.CodeOverloaded, "Request breached limit on requests in flight. (Global: %d/%d requests.) Server is currently in an overloaded state and cannot accept more requests.", n, n)
 }
 
-// pending returns the bytes queued or being written.
-func (c *conn) pending() int { return int(c.unwritten.Load()) }
-
-// waitForWriter waits while more than maxPendingReplies bytes are
-// unwritten; false when the connection closed.
-func (c *conn) waitForWriter() bool {
-	for c.pending() > c.s.maxPendingReplies {
-		select {
-		case <-c.wrote:
-		case <-c.done:
-			return false
-		}
+// awaitTurn takes the turn and waits, holding it, until the connection's
+// bytes are under their bound; false, without the turn, when the
+// connection closed first.
+func (c *conn) awaitTurn() bool {
+	select {
+	case c.turn <- struct{}{}:
+	case <-c.done:
+		return false
+	}
+	if !c.mem.wait(c.done) {
+		<-c.turn
+		return false
 	}
 	return true
+}
+
+// overloadedBytes is the error a THROW_ON_OVERLOAD client gets in place
+// of waiting while the server's bytes in flight are past its limit.
+func (c *conn) overloadedBytes() *wire.Error {
+	return wire.Errorf(wire.CodeOverloaded, "Request breached limit on bytes in flight. (Global: %d/%d bytes.) Server is currently in an overloaded state and cannot accept more requests.", c.s.mem.load(), c.s.mem.limit)
 }
 
 func (c *conn) release() {
@@ -220,41 +274,50 @@ func (c *conn) release() {
 
 // readLoop reads frames and answers or dispatches them, until the client
 // leaves, the stream is out of step or the server closes. A frame is read
-// only with a free slot of the connection's in-flight bound, and handled
-// only with one of the server's.
+// only with a free slot of the connection's in-flight bound and while its
+// bytes in flight are under their limit, and handled only with a slot of
+// the server's bound and while the server's bytes are under theirs.
 func (c *conn) readLoop() {
 	defer func() {
 		c.reqs.Wait()
 		c.s.mu.Lock()
 		delete(c.s.conns, c)
+		if c.s.perAddress[c.addr]--; c.s.perAddress[c.addr] == 0 {
+			delete(c.s.perAddress, c.addr)
+		}
 		c.s.mu.Unlock()
 		c.s.m.connections.Dec()
 		c.s.wg.Done()
 	}()
 	for {
-		if !c.waitForWriter() {
+		if !c.mem.wait(c.done) {
 			return
 		}
 		if !c.acquire() {
 			return
 		}
-		if idle := c.s.cfg.IdleTimeout; idle > 0 {
-			if c.active.Load() == 0 {
-				c.nc.SetReadDeadline(time.Now().Add(idle))
-			} else {
-				c.nc.SetReadDeadline(time.Time{})
-			}
-		}
+		c.readDeadline()
 		f, err := wire.ReadFrame(c.in, c.s.cfg.MaxFrameSize)
 		if err == nil {
 			if c.throwOnOverload {
+				if isStatement(f.Header.Opcode) && c.s.mem.full() {
+					<-c.slots
+					c.replyError(f.Header, c.overloadedBytes())
+					continue
+				}
 				if !c.tryAcquireServer() {
 					<-c.slots
 					c.replyError(f.Header, c.overloaded())
 					continue
 				}
-			} else if !c.acquireServer() {
-				return
+			} else {
+				if isStatement(f.Header.Opcode) && !c.s.mem.wait(c.done) {
+					<-c.slots
+					return
+				}
+				if !c.acquireServer() {
+					return
+				}
 			}
 			c.handle(f)
 			continue
@@ -291,6 +354,28 @@ func (c *conn) readLoop() {
 	}
 }
 
+// isStatement reports whether op is a request run by the handler, which
+// alone wait for the server's bytes in flight: the handshake's are small
+// and answered at once, so that a server full of clients that do not
+// read still lets new ones connect.
+func isStatement(op wire.Opcode) bool {
+	return op == wire.OpQuery || op == wire.OpPrepare || op == wire.OpExecute || op == wire.OpBatch
+}
+
+// readDeadline sets the deadline of the next read: the handshake's, set
+// at accept, until the connection is ready; then the idle timeout's while
+// no statement runs, and none while one does.
+func (c *conn) readDeadline() {
+	if c.state != stateReady {
+		return
+	}
+	var d time.Time
+	if idle := c.s.cfg.IdleTimeout; idle > 0 && c.active.Load() == 0 {
+		d = time.Now().Add(idle)
+	}
+	c.nc.SetReadDeadline(d)
+}
+
 // handle answers a frame or starts its statement. It releases the frame's
 // in-flight slot, or leaves that to the statement's goroutine.
 func (c *conn) handle(f *wire.Frame) {
@@ -320,7 +405,9 @@ func (c *conn) handle(f *wire.Frame) {
 	case *wire.Query, *wire.Prepare, *wire.Execute, *wire.Batch:
 		c.active.Add(1)
 		c.reqs.Add(1)
-		c.s.workers.run(func() { c.execute(h, m) })
+		held := int64(len(f.Body)) + c.reserve.Load()
+		c.charge(held)
+		c.s.workers.run(func() { c.execute(h, m, held) })
 		return
 	case *wire.Options:
 		c.reply(h.Version, h.Stream, nil, supported, c.compressor)
@@ -537,11 +624,15 @@ func (c *conn) register(h wire.Header, m *wire.Register) error {
 	return nil
 }
 
-// execute runs a statement on a worker and answers it.
-func (c *conn) execute(h wire.Header, m wire.Message) {
+// execute runs a statement on a worker and answers it. held is what the
+// reader charged for it, freed once its answer is queued (and charged).
+func (c *conn) execute(h wire.Header, m wire.Message, held int64) {
 	start := time.Now()
 	c.s.m.inFlight.Inc()
 	defer func() {
+		if held > 0 {
+			c.charge(-held)
+		}
 		c.s.m.inFlight.Dec()
 		c.release()
 		if c.active.Add(-1) == 0 && c.s.cfg.IdleTimeout > 0 {
@@ -551,6 +642,18 @@ func (c *conn) execute(h wire.Header, m wire.Message) {
 	}()
 	ctx, w := withWarnings(c.ctx)
 	res, err := c.call(ctx, m)
+	if c.mem.full() {
+		// Answers the client has not read fill the connection's bound:
+		// wait for them to be written before queueing another. The
+		// reservation is freed first, since those of the statements
+		// waiting could otherwise keep the bound full for ever.
+		c.charge(-held)
+		held = 0
+		if !c.awaitTurn() {
+			return
+		}
+		defer func() { <-c.turn }()
+	}
 	if err != nil {
 		var we *wire.Error
 		if x, ok := m.(*wire.Execute); ok && errors.As(err, &we) && we.Code == wire.CodeUnprepared && we.ID == nil {
@@ -569,7 +672,7 @@ func (c *conn) execute(h wire.Header, m wire.Message) {
 				res = executeRows(h.Version, x, r)
 			}
 		}
-		c.reply(h.Version, h.Stream, w.take(), res, c.compressor)
+		c.answered(int64(c.reply(h.Version, h.Stream, w.take(), res, c.compressor)))
 	}
 	c.s.m.duration.WithLabelValues(h.Opcode.String()).Observe(time.Since(start).Seconds())
 }
@@ -691,8 +794,8 @@ func (c *conn) wireError(h wire.Header, err error) *wire.Error {
 
 var framePool = sync.Pool{New: func() any { return new([]byte) }}
 
-// reply queues the answer m on stream in version v.
-func (c *conn) reply(v wire.Version, stream int16, warnings []string, m wire.Message, comp wire.Compressor) {
+// reply queues the answer m on stream in version v, and returns its size.
+func (c *conn) reply(v wire.Version, stream int16, warnings []string, m wire.Message, comp wire.Compressor) int {
 	bp := framePool.Get().(*[]byte)
 	defer func() {
 		if cap(*bp) <= maxKeptBuffer {
@@ -712,7 +815,7 @@ func (c *conn) reply(v wire.Version, stream int16, warnings []string, m wire.Mes
 	if err != nil {
 		m = c.wireError(h, err)
 		out, err = wire.AppendFrame((*bp)[:0], h, nil, m, comp)
-		if err != nil { // an error message too long for a [string]
+		if err != nil { // a name in the error too long for a [string] (the message is cut to fit)
 			m = wire.Errorf(wire.CodeServer, "Internal server error")
 			out, _ = wire.AppendFrame((*bp)[:0], h, nil, m, comp)
 		}
@@ -722,10 +825,11 @@ func (c *conn) reply(v wire.Version, stream int16, warnings []string, m wire.Mes
 		c.s.m.errors.WithLabelValues(e.Code.String()).Inc()
 	}
 	c.mu.Lock()
+	c.chargeLocked(int64(len(out)))
 	c.out = append(c.out, out...)
 	c.mu.Unlock()
-	c.unwritten.Add(int64(len(out)))
 	c.wake()
+	return len(out)
 }
 
 // push queues an event unless the client is far behind in reading.
@@ -742,12 +846,10 @@ func (c *conn) push(ev *wire.Event) {
 	c.mu.Lock()
 	full := len(c.out) > maxPendingEvents
 	if !full {
+		c.chargeLocked(int64(len(out)))
 		c.out = append(c.out, out...)
 	}
 	c.mu.Unlock()
-	if !full {
-		c.unwritten.Add(int64(len(out)))
-	}
 	if full {
 		c.s.sampler.Warn(c.s.log, "event dropped: client not reading", "conn", c.sess.ID)
 		return
@@ -792,11 +894,7 @@ func (c *conn) writeLoop() {
 			if cap(segs) > maxKeptBuffer {
 				segs = nil
 			}
-			c.unwritten.Add(-int64(len(buf)))
-			select {
-			case c.wrote <- struct{}{}:
-			default:
-			}
+			c.charge(-int64(len(buf)))
 		}
 		if draining {
 			c.mu.Lock()

@@ -13,9 +13,27 @@
 // slot of the connection's in-flight bound, and handles it only with one
 // of the server's (taken after the read, so that idle connections hold
 // none): when either is full it stops reading, and TCP pushes back on the
-// client. It also stops while more than 4 MiB of answers are unwritten,
-// since the answers it writes itself take no slot. The writer sends, in one write, every answer queued while its
-// previous write was in progress.
+// client.
+//
+// Memory is bounded by bytes too, per connection and for the server (see
+// budget): a statement's frame and a reservation for its answer count
+// from its read until its answer is queued, then the answer until it is
+// written. The reservation follows the connection's answers (as large as
+// the last, or half the previous one), so that a connection of large
+// answers has few executing at once. The reader stops reading while the
+// connection's count is over its bound, and before running a statement
+// while the server's is (or answers Overloaded to a THROW_ON_OVERLOAD
+// client); a statement that finishes while its connection's count is over
+// the bound waits for the writer before queueing its answer. So a client
+// that sends without reading holds about its connection's bound, and the
+// handshake, never held up by the server's count, still lets others in.
+// The writer sends, in one write, every answer queued while its previous
+// write was in progress.
+//
+// Connections are bounded in number, overall (within the process's file
+// descriptor limit less reservedFDs, kept for the node itself) and per
+// client IP address; one not ready within the handshake timeout of its
+// accept, or idle past the idle timeout once ready, is closed.
 //
 // The handshake follows Cassandra 4 (its InitialConnectionHandler and
 // ServerConnection): until STARTUP only OPTIONS and STARTUP are accepted,

@@ -306,12 +306,13 @@ func TestThrowOnOverload(t *testing.T) {
 // requests the reader answers itself, without reading the answers, is
 // stopped being read rather than growing the server's queue of answers.
 func TestRepliesBoundWhenClientDoesNotRead(t *testing.T) {
-	s, err := New(testConfig(), newTestHandler(), Options{Logger: slog.New(slog.DiscardHandler)})
+	const limit = 64 << 10
+	cfg := testConfig()
+	cfg.MaxBytesInFlightPerConn = limit
+	s, err := New(cfg, newTestHandler(), Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	const limit = 64 << 10
-	s.maxPendingReplies = limit
 	ln, err := s.Listen()
 	if err != nil {
 		t.Fatal(err)
@@ -340,12 +341,57 @@ func TestRepliesBoundWhenClientDoesNotRead(t *testing.T) {
 	answer := len(wire.AppendHeader(nil, wire.Header{})) + 200
 	most := 0
 	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		most = max(most, sc.pending())
+		most = max(most, int(sc.mem.load()))
 	}
 	if most > limit+answer {
 		t.Fatalf("%d bytes of answers queued, bound %d", most, limit)
 	}
 	if most < limit/2 {
 		t.Fatalf("only %d bytes of answers queued: the client was not flooding", most)
+	}
+}
+
+// TestConnectionsPerAddress: past the bound, a client address's new
+// connections are closed at once; closing one lets another in.
+func TestConnectionsPerAddress(t *testing.T) {
+	cfg := testConfig()
+	cfg.MaxConnectionsPerAddress = 2
+	_, addr := startServer(t, cfg, newTestHandler(), nil)
+	a, b := dial(t, addr), dial(t, addr)
+	a.startup(nil)
+	b.startup(nil)
+	dial(t, addr).expectClosed()
+	a.nc.Close()
+	// The server counts a connection out once its reader has seen it
+	// close: retry until it has.
+	for i := 0; ; i++ {
+		c := dial(t, addr)
+		c.send(0, &wire.Options{})
+		c.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+		f, err := wire.ReadFrame(c.in, 1<<20)
+		if err == nil && f.Header.Opcode == wire.OpSupported {
+			break
+		}
+		if i == 1000 {
+			t.Fatal("no connection accepted after one closed")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestHandshakeTimeout: a connection that does not get through STARTUP
+// in time is closed; a ready one outlives the deadline.
+func TestHandshakeTimeout(t *testing.T) {
+	cfg := testConfig()
+	cfg.HandshakeTimeout = 50 * time.Millisecond
+	_, addr := startServer(t, cfg, newTestHandler(), nil)
+	ready := dial(t, addr)
+	ready.startup(nil)
+	silent := dial(t, addr)
+	silent.expectClosed()
+	// The silent connection was closed after its deadline, which the
+	// ready one was past too.
+	if _, ok := ready.roundTrip(1, query("ECHO")).(*wire.Rows); !ok {
+		t.Fatal("a ready connection was closed by the handshake deadline")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -42,17 +43,21 @@ type Server struct {
 	cancel context.CancelFunc
 	// inFlight holds a token per statement executing on the server.
 	inFlight chan struct{}
-	// maxPendingReplies is maxPendingReplies, lowered by tests.
-	maxPendingReplies int
-	workers           *workers
-	nextID            atomic.Uint64
+	// maxConns is cfg.MaxConnections within the descriptor limit.
+	maxConns int
+	// mem counts the bytes every connection holds (see budget).
+	mem     *budget
+	workers *workers
+	nextID  atomic.Uint64
 
 	closeOnce sync.Once
 	mu        sync.Mutex
 	closed    bool
 	lns       map[net.Listener]struct{}
 	conns     map[*conn]struct{}
-	wg        sync.WaitGroup
+	// perAddress counts the connections of each client IP address.
+	perAddress map[string]int
+	wg         sync.WaitGroup
 }
 
 // New returns a server of h configured by cfg.
@@ -73,20 +78,50 @@ func New(cfg Config, h Handler, o Options) (*Server, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Server{
-		cfg:               cfg,
-		h:                 h,
-		auth:              o.Authenticator,
-		tls:               tc,
-		log:               log.With("component", "frontend"),
-		m:                 newMetrics(o.Registerer),
-		ctx:               ctx,
-		cancel:            cancel,
-		inFlight:          make(chan struct{}, cfg.MaxInFlight),
-		maxPendingReplies: maxPendingReplies,
-		workers:           newWorkers(time.Second),
-		lns:               make(map[net.Listener]struct{}),
-		conns:             make(map[*conn]struct{}),
+		cfg:        cfg,
+		h:          h,
+		auth:       o.Authenticator,
+		tls:        tc,
+		log:        log.With("component", "frontend"),
+		m:          newMetrics(o.Registerer),
+		ctx:        ctx,
+		cancel:     cancel,
+		inFlight:   make(chan struct{}, cfg.MaxInFlight),
+		maxConns:   fdBound(cfg.MaxConnections),
+		mem:        newBudget(int64(cfg.MaxBytesInFlight)),
+		workers:    newWorkers(time.Second),
+		lns:        make(map[net.Listener]struct{}),
+		conns:      make(map[*conn]struct{}),
+		perAddress: make(map[string]int),
 	}, nil
+}
+
+// reservedFDs are the file descriptors client connections may not take:
+// the node's own commitlog and SSTable files, its NATS and RPC
+// connections, its HTTP port. Clients that exhaust descriptors would
+// otherwise starve its heartbeats and leases.
+const reservedFDs = 512
+
+// fdBound lowers limit (0: none) to what the process's descriptor limit
+// leaves after reservedFDs.
+func fdBound(limit int) int {
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil || rl.Cur > 1<<30 {
+		return limit
+	}
+	left := max(int(rl.Cur)-reservedFDs, 1)
+	if limit == 0 || left < limit {
+		return left
+	}
+	return limit
+}
+
+// addressOf is the IP address connections are counted by.
+func addressOf(a net.Addr) string {
+	if ta, ok := a.(*net.TCPAddr); ok {
+		return ta.IP.String()
+	}
+	return a.String()
 }
 
 // Listen opens the configured listen address.
@@ -132,21 +167,31 @@ func (s *Server) Serve(ln net.Listener) error {
 			continue
 		}
 		backoff = 0
+		addr := addressOf(nc.RemoteAddr())
 		s.mu.Lock()
-		if s.closed || (s.cfg.MaxConnections > 0 && len(s.conns) >= s.cfg.MaxConnections) {
+		var refused string
+		switch {
+		case s.closed:
+		case s.maxConns > 0 && len(s.conns) >= s.maxConns:
+			refused = "max-connections"
+		case s.cfg.MaxConnectionsPerAddress > 0 && s.perAddress[addr] >= s.cfg.MaxConnectionsPerAddress:
+			refused = "max-connections-per-address"
+		}
+		if s.closed || refused != "" {
 			closed := s.closed
 			s.mu.Unlock()
 			nc.Close()
 			if !closed {
 				s.m.rejected.Inc()
-				s.sampler.Warn(s.log, "connection refused: max-connections reached", "remote", nc.RemoteAddr())
+				s.sampler.Warn(s.log, "connection refused: "+refused+" reached", "remote", nc.RemoteAddr())
 			}
 			continue
 		}
+		s.perAddress[addr]++
 		if s.tls != nil {
 			nc = tls.Server(nc, s.tls)
 		}
-		c := s.newConn(nc)
+		c := s.newConn(nc, addr)
 		s.conns[c] = struct{}{}
 		s.wg.Add(2)
 		s.mu.Unlock()

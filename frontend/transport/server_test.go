@@ -238,13 +238,12 @@ func (p passwords) CheckPassword(ctx context.Context, _ net.Addr, role, password
 }
 
 func testConfig() Config {
-	return Config{
-		ListenAddress:      "127.0.0.1:0",
-		MaxFrameSize:       1 << 20,
-		MaxInFlightPerConn: 256,
-		MaxInFlight:        1024,
-		Authenticator:      "none",
-	}
+	c := DefaultConfig()
+	c.ListenAddress = "127.0.0.1:0"
+	c.MaxFrameSize = 1 << 20
+	c.MaxInFlightPerConn = 256
+	c.MaxInFlight = 1024
+	return c
 }
 
 // startServer serves h on a loopback port until the test ends.

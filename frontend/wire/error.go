@@ -2,7 +2,9 @@ package wire
 
 import (
 	"fmt"
+	"math"
 	"net/netip"
+	"unicode/utf8"
 )
 
 // Error is an ERROR response, and a Go error that the frontend sends as
@@ -43,6 +45,22 @@ type FailureReason struct {
 	Code uint16
 }
 
+// fitMessage cuts a message longer than a [string] allows at a character
+// boundary, marked by "...": an error that echoes a huge input (a deeply
+// nested literal, a long name) keeps its code rather than becoming a
+// Server error.
+func fitMessage(msg string) string {
+	const limit = math.MaxUint16
+	if len(msg) <= limit {
+		return msg
+	}
+	cut := limit - len("...")
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return msg[:cut] + "..."
+}
+
 // Errorf returns an *Error with code c and a formatted message.
 func Errorf(c ErrorCode, format string, args ...any) *Error {
 	return &Error{Code: c, Message: fmt.Sprintf(format, args...)}
@@ -55,7 +73,7 @@ func (*Error) Opcode() Opcode { return OpError }
 func (m *Error) AppendBody(dst []byte, v Version) ([]byte, error) {
 	e := encoder{b: dst}
 	e.int(int32(m.Code))
-	e.string(m.Message)
+	e.string(fitMessage(m.Message))
 	switch m.Code {
 	case CodeUnavailable:
 		e.short(uint16(m.Consistency))

@@ -41,6 +41,12 @@ type Config struct {
 	Auth *Auth
 	// Batch holds the batch thresholds; zero fields take the defaults.
 	Batch BatchLimits
+	// Guardrails are the query guardrails; the zero value takes the
+	// defaults.
+	Guardrails Guardrails
+	// Timeouts are the server-side request timeouts; the zero value
+	// takes the defaults.
+	Timeouts Timeouts
 	// Now is the clock (default time.Now).
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -91,6 +97,12 @@ func New(cfg Config) (*Executor, error) {
 		cfg.PreparedCacheSize = 10000
 	}
 	cfg.Batch = cfg.Batch.withDefaults()
+	if cfg.Guardrails == (Guardrails{}) {
+		cfg.Guardrails = DefaultGuardrails()
+	}
+	if cfg.Timeouts == (Timeouts{}) {
+		cfg.Timeouts = DefaultTimeouts()
+	}
 	if cfg.MemberMaxAge <= 0 {
 		cfg.MemberMaxAge = 30 * time.Second
 	}

@@ -108,7 +108,11 @@ func statementID(keyspace, text string) []byte {
 // parseStatement parses one statement, mapping syntax errors, and the
 // parser's refusals that Cassandra's grammar actions throw as
 // InvalidRequestException, to their codes.
-func parseStatement(text string) (ast.Statement, error) {
+func (e *Executor) parseStatement(text string) (ast.Statement, error) {
+	if limit := e.cfg.Guardrails.MaxQueryTextSize; limit > 0 && len(text) > limit {
+		// Refused before the parser allocates tokens for it.
+		return nil, invalidf("Query text of %d bytes exceeds the maximum of %d bytes", len(text), limit)
+	}
 	st, err := parse.Statement(text)
 	if err != nil {
 		var pe *parse.Error
@@ -140,7 +144,7 @@ func (e *Executor) Query(ctx context.Context, s *Session, text string, p *Params
 }
 
 func (e *Executor) query(ctx context.Context, s *Session, text string, p *Params) (*Result, error) {
-	st, err := parseStatement(text)
+	st, err := e.parseStatement(text)
 	if err != nil {
 		return nil, err
 	}
@@ -158,6 +162,8 @@ func (e *Executor) run(ctx context.Context, s *Session, pl plan, p *Params) (*Re
 	if err != nil {
 		return nil, err
 	}
+	ctx, cancel := e.cfg.Timeouts.withTimeout(ctx, pl)
+	defer cancel()
 	return pl.execute(ctx, e.newExecCtx(s, p, vals, unset))
 }
 
@@ -196,7 +202,7 @@ func (e *Executor) prepare(s *Session, text, keyspace string) (*Prepared, error)
 	// it is prepared afresh.
 	for range 2 {
 		if p = e.prepared.get(id); p == nil {
-			st, err := parseStatement(text)
+			st, err := e.parseStatement(text)
 			if err != nil {
 				return nil, err
 			}
@@ -448,7 +454,7 @@ func (e *Executor) batch(ctx context.Context, s *Session, b *BatchRequest) (*Res
 				return nil, err
 			}
 		} else {
-			st, err := parseStatement(c.Query)
+			st, err := e.parseStatement(c.Query)
 			if err != nil {
 				return nil, err
 			}
@@ -473,5 +479,7 @@ func (e *Executor) batch(ctx context.Context, s *Session, b *BatchRequest) (*Res
 	}
 	p := &Params{Timestamp: b.Timestamp, Consistency: b.Consistency, SerialConsistency: b.SerialConsistency,
 		NowInSeconds: b.NowInSeconds, HasNowInSeconds: b.HasNowInSeconds}
+	ctx, cancel := e.cfg.Timeouts.withTimeout(ctx, &batchPlan{})
+	defer cancel()
 	return e.executeBatch(ctx, s, b.Type, children, p)
 }

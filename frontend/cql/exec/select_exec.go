@@ -170,6 +170,10 @@ type reader struct {
 
 	filters []*boundRestriction
 
+	// productChecked: the clustering IN alternatives passed the
+	// guardrails.
+	productChecked bool
+
 	pageSize  int // 0: no paging
 	remaining int // rows LIMIT still allows; 0 once exhausted when limited
 	limited   bool
@@ -373,7 +377,7 @@ func (rd *reader) want() int {
 
 // partitionKeys evaluates the partition key restrictions: every
 // combination of the = and IN values, in storage order, without repeats.
-func (rd *reader) partitionKeys() ([]partKey, error) {
+func (rd *reader) partitionKeys(ctx context.Context) ([]partKey, error) {
 	cols := make([][][]byte, len(rd.p.keys))
 	for i, r := range rd.p.keys {
 		vs, err := rd.values(r)
@@ -381,6 +385,13 @@ func (rd *reader) partitionKeys() ([]partKey, error) {
 			return nil, err
 		}
 		cols[i] = vs
+	}
+	g := &rd.x.e.cfg.Guardrails
+	if err := g.checkCartesianProduct(ctx, "partition key", cols); err != nil {
+		return nil, err
+	}
+	if err := g.checkPartitionKeys(ctx, rd.p.t.name(), productSize(cols)); err != nil {
+		return nil, err
 	}
 	var out []partKey
 	for _, vals := range product(cols) {
@@ -477,7 +488,7 @@ func (rd *reader) values(r *restriction) ([][]byte, error) {
 // clusteringRanges returns the row key ranges [start, end) of a partition
 // that the clustering prefix and slice select, in clustering order (nil
 // bounds are the partition's edges). nil, nil means the whole partition.
-func (rd *reader) clusteringRanges(prefix []byte) ([][2][]byte, error) {
+func (rd *reader) clusteringRanges(ctx context.Context, prefix []byte) ([][2][]byte, error) {
 	p := rd.p
 	if len(p.prefix) == 0 && p.slice == nil {
 		return nil, nil
@@ -490,6 +501,13 @@ func (rd *reader) clusteringRanges(prefix []byte) ([][2][]byte, error) {
 			return nil, err
 		}
 		alts[i] = vs
+	}
+	if !rd.productChecked {
+		// Every partition has the same alternatives: check them once.
+		if err := rd.x.e.cfg.Guardrails.checkCartesianProduct(ctx, "clustering key", alts); err != nil {
+			return nil, err
+		}
+		rd.productChecked = true
 	}
 	var out [][2][]byte
 	for _, combo := range product(alts) {
@@ -609,7 +627,7 @@ func minKey(a, b []byte) []byte {
 
 // readKeys reads the partitions the key restrictions name.
 func (rd *reader) readKeys(ctx context.Context, st *pagingState) error {
-	pks, err := rd.partitionKeys()
+	pks, err := rd.partitionKeys(ctx)
 	if err != nil {
 		return err
 	}
@@ -657,11 +675,16 @@ func (rd *reader) readKeys(ctx context.Context, st *pagingState) error {
 // readPartition reads the selected rows of one partition, after the key
 // resume if a page ended inside it.
 func (rd *reader) readPartition(ctx context.Context, k partKey, resume []byte) error {
+	// A statement past its timeout, or whose client is gone, stops
+	// between partitions: reading from memory never looks at ctx.
+	if err := ctx.Err(); err != nil {
+		return toError(err)
+	}
 	rd.startPartition(k.prefix)
 	if resume != nil && bytes.Equal(resume, keys.AppendPartitionEnd(nil, k.prefix)) {
 		return nil // the page ended on this partition's static row
 	}
-	ranges, err := rd.clusteringRanges(k.prefix)
+	ranges, err := rd.clusteringRanges(ctx, k.prefix)
 	if err != nil {
 		return err
 	}
@@ -745,6 +768,9 @@ func (rd *reader) readRange(ctx context.Context, st *pagingState) error {
 	}
 	rangeCache := map[string][][2][]byte{}
 	for !rd.full {
+		if err := ctx.Err(); err != nil {
+			return toError(err)
+		}
 		chunk := rd.want()
 		if chunk == 0 || chunk > 1000 {
 			chunk = 1000
@@ -755,7 +781,7 @@ func (rd *reader) readRange(ctx context.Context, st *pagingState) error {
 		}
 		for i := range page.Partitions {
 			part := &page.Partitions[i]
-			if err := rd.scanPartition(part, rangeCache); err != nil || rd.full {
+			if err := rd.scanPartition(ctx, part, rangeCache); err != nil || rd.full {
 				return err
 			}
 		}
@@ -769,7 +795,7 @@ func (rd *reader) readRange(ctx context.Context, st *pagingState) error {
 
 // scanPartition feeds the rows of a scanned partition through the
 // clustering restrictions.
-func (rd *reader) scanPartition(part *engine.Partition, cache map[string][][2][]byte) error {
+func (rd *reader) scanPartition(ctx context.Context, part *engine.Partition, cache map[string][][2][]byte) error {
 	pkVals, err := rd.p.t.partitionValues(part.Key)
 	if err != nil {
 		return serverError(err)
@@ -783,7 +809,7 @@ func (rd *reader) scanPartition(part *engine.Partition, cache map[string][][2][]
 	ranges, ok := cache[string(prefix)]
 	if !ok {
 		clear(cache) // one partition's ranges at a time
-		if ranges, err = rd.clusteringRanges(prefix); err != nil {
+		if ranges, err = rd.clusteringRanges(ctx, prefix); err != nil {
 			return err
 		}
 		cache[string(prefix)] = ranges

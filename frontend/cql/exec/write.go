@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"encoding/binary"
+	"math"
 	"slices"
 	"strings"
 
@@ -235,6 +236,9 @@ type modPlan struct {
 	conds       []*condition
 	receivers
 	readsCurrent bool
+	// guard refuses key products past the cartesian product threshold,
+	// for writes as ScyllaDB's max_*_key_restrictions_per_query do.
+	guard *Guardrails
 }
 
 // planWrite plans INSERT, UPDATE, DELETE and BATCH.
@@ -266,8 +270,8 @@ func (e *Executor) planModification(s *Session, st ast.Statement, nbinds int) (*
 	return nil, invalidf("Invalid statement in batch: only UPDATE, INSERT and DELETE statements are allowed.")
 }
 
-func newModPlan(kind writeKind, l *tableLayout, binds int) *modPlan {
-	return &modPlan{kind: kind, layout: l, counter: l.isCounter(), receivers: newReceivers(l.keyspace, l.name(), binds)}
+func (e *Executor) newModPlan(kind writeKind, l *tableLayout, binds int) *modPlan {
+	return &modPlan{kind: kind, layout: l, counter: l.isCounter(), receivers: newReceivers(l.keyspace, l.name(), binds), guard: &e.cfg.Guardrails}
 }
 
 // checkReceivers fails for a marker whose type the statement does not say.
@@ -612,23 +616,15 @@ func keyValues(eval termEval, kr *keyRestriction) ([][]byte, error) {
 	return dedupValues(kr.col.typ, vals), nil
 }
 
-// dedupValues drops repeated IN values, keeping the first, so that a key
-// named twice is written once.
+// dedupValues drops repeated IN values, so that a key named twice is
+// written or read once. It sorts them in value order, which takes
+// n log n comparisons where keeping the first of each takes n²: a long
+// IN list must cost little before the guardrails refuse it.
 func dedupValues(t *cqltype.Type, vals [][]byte) [][]byte {
-	out := vals[:0:0]
-	for _, v := range vals {
-		dup := false
-		for _, o := range out {
-			if cqltype.Compare(t, o, v) == 0 {
-				dup = true
-				break
-			}
-		}
-		if !dup {
-			out = append(out, v)
-		}
-	}
-	return out
+	out := slices.Clone(vals)
+	cmp := func(a, b []byte) int { return cqltype.Compare(t, a, b) }
+	slices.SortStableFunc(out, cmp)
+	return slices.CompactFunc(out, func(a, b []byte) bool { return cmp(a, b) == 0 })
 }
 
 // product returns every combination of one value per column.
@@ -660,6 +656,9 @@ func (p *modPlan) partitions(eval termEval) ([]*partitionWrite, error) {
 			}
 		}
 		cols[i] = vals
+	}
+	if err := p.guard.refuseProduct("partition key", productSize(cols)); err != nil {
+		return nil, err
 	}
 	var out []*partitionWrite
 	for _, vals := range product(cols) {
@@ -696,6 +695,13 @@ func (p *modPlan) clusterings(eval termEval) ([][][]byte, error) {
 			}
 		}
 		groups = append(groups, alts)
+	}
+	n := 1
+	for _, alts := range groups {
+		n = min(n*len(alts), math.MaxInt32) // each at most the frame's values
+	}
+	if err := p.guard.refuseProduct("clustering key", n); err != nil {
+		return nil, err
 	}
 	out := [][][]byte{nil}
 	for _, alts := range groups {

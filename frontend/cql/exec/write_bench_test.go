@@ -39,7 +39,7 @@ func benchInsert(b *testing.B, n int) *modPlan {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p := newModPlan(writeInsert, l, 0)
+	p := (&Executor{cfg: Config{Guardrails: DefaultGuardrails()}}).newModPlan(writeInsert, l, 0)
 	if err := p.where([]ast.Relation{
 		{Columns: []string{"k"}, Op: ast.OpEq, Value: intLit(1)},
 		{Columns: []string{"c"}, Op: ast.OpEq, Value: intLit(2)},

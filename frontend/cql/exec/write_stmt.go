@@ -21,7 +21,7 @@ func (e *Executor) planInsert(s *Session, st *ast.Insert, nbinds int) (*modPlan,
 	if err != nil {
 		return nil, err
 	}
-	p := newModPlan(writeInsert, l, nbinds)
+	p := e.newModPlan(writeInsert, l, nbinds)
 	if p.counter {
 		return nil, invalidf("INSERT statements are not allowed on counter tables, use UPDATE instead")
 	}
@@ -76,7 +76,7 @@ func (e *Executor) planUpdate(s *Session, st *ast.Update, nbinds int) (*modPlan,
 	if err != nil {
 		return nil, err
 	}
-	p := newModPlan(writeUpdate, l, nbinds)
+	p := e.newModPlan(writeUpdate, l, nbinds)
 	if err := p.using(st.Using); err != nil {
 		return nil, err
 	}
@@ -106,7 +106,7 @@ func (e *Executor) planDelete(s *Session, st *ast.Delete, nbinds int) (*modPlan,
 	if err != nil {
 		return nil, err
 	}
-	p := newModPlan(writeDelete, l, nbinds)
+	p := e.newModPlan(writeDelete, l, nbinds)
 	if err := p.using(st.Using); err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package parse
 
 import (
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -299,5 +300,23 @@ func TestLeftToExecutor(t *testing.T) {
 	a := s.(*ast.Update).Set[0]
 	if lit, ok := a.Value.(*ast.Literal); a.Kind != ast.AssignAdd || !ok || lit.Text != "5" {
 		t.Errorf("a = a 5 parses as %+v", a)
+	}
+}
+
+// TestDeepNestingCostsLittle: a statement nested far too deeply is
+// refused after the tokens up to the refusal, not after lexing the whole
+// text: 8 MB of parentheses allocate a few kilobytes, not gigabytes.
+func TestDeepNestingCostsLittle(t *testing.T) {
+	const depth = 4 << 20
+	text := "SELECT * FROM t WHERE p = " + strings.Repeat("(", depth) + "1" + strings.Repeat(")", depth)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := Statement(text)
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "nested too deeply") {
+		t.Fatalf("error %v, want nested too deeply", err)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
+		t.Errorf("refusing took %d bytes of allocations, want less than 1 MiB", n)
 	}
 }

@@ -33,29 +33,13 @@ type token struct {
 	col  int    // 0-based, in characters, as ANTLR counts
 }
 
-// lexer splits a statement into tokens. It scans the whole input up
-// front so that the parser can look ahead as far as it needs.
+// lexer splits a statement into tokens, one at a time as the parser
+// asks (see parser.fill).
 type lexer struct {
 	src  string
 	pos  int
 	line int
 	col  int // column of pos
-}
-
-// lex returns the tokens of src, ending with a tEOF token.
-func lex(src string) ([]token, error) {
-	l := lexer{src: src, line: 1}
-	toks := make([]token, 0, len(src)/3+1)
-	for {
-		t, err := l.next()
-		if err != nil {
-			return nil, err
-		}
-		toks = append(toks, t)
-		if t.kind == tEOF {
-			return toks, nil
-		}
-	}
 }
 
 // advance moves past n bytes, keeping line and column.

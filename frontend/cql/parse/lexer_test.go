@@ -73,3 +73,19 @@ func TestLexPositions(t *testing.T) {
 		t.Errorf("positions %s, want %s", s, want)
 	}
 }
+
+// lex returns the tokens of src, ending with a tEOF token.
+func lex(src string) ([]token, error) {
+	l := lexer{src: src, line: 1}
+	toks := make([]token, 0, len(src)/3+1)
+	for {
+		t, err := l.next()
+		if err != nil {
+			return nil, err
+		}
+		toks = append(toks, t)
+		if t.kind == tEOF {
+			return toks, nil
+		}
+	}
+}

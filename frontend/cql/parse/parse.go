@@ -132,7 +132,11 @@ func Statements(text string) ([]ast.Statement, error) {
 // panic of type bailout, which run turns back into an error; nothing else
 // is recovered, so a bug still shows as a crash in tests and fuzzing.
 type parser struct {
-	src   string
+	src string
+	// lx lexes on demand: toks holds the tokens looked at so far, so
+	// that a statement refused early (nested too deeply, say) costs the
+	// tokens before the refusal, not those of its whole text.
+	lx    lexer
 	toks  []token
 	i     int
 	binds []*ast.Bind
@@ -143,11 +147,19 @@ type parser struct {
 type bailout struct{ err error }
 
 func newParser(text string) (*parser, error) {
-	toks, err := lex(text)
-	if err != nil {
-		return nil, err
+	return &parser{src: text, lx: lexer{src: text, line: 1}}, nil
+}
+
+// fill lexes tokens until toks holds index i or ends with tEOF; a lexing
+// error stops the parse.
+func (p *parser) fill(i int) {
+	for len(p.toks) <= i && (len(p.toks) == 0 || p.toks[len(p.toks)-1].kind != tEOF) {
+		t, err := p.lx.next()
+		if err != nil {
+			panic(bailout{err})
+		}
+		p.toks = append(p.toks, t)
 	}
-	return &parser{src: text, toks: toks}, nil
 }
 
 func (p *parser) run(f func()) (err error) {
@@ -168,6 +180,7 @@ func (p *parser) run(f func()) (err error) {
 func (p *parser) tok() token { return p.peek(0) }
 
 func (p *parser) peek(n int) token {
+	p.fill(p.i + n)
 	if p.i+n < len(p.toks) {
 		return p.toks[p.i+n]
 	}
@@ -176,7 +189,7 @@ func (p *parser) peek(n int) token {
 
 func (p *parser) next() token {
 	t := p.tok()
-	if p.i < len(p.toks)-1 {
+	if t.kind != tEOF {
 		p.i++
 	}
 	return t
@@ -232,6 +245,7 @@ func (p *parser) snippet(t token) string {
 	if idx < 0 || t.kind == tEOF {
 		return ""
 	}
+	p.fill(idx + 1)
 	from := p.toks[max(0, idx-5)]
 	to := p.toks[min(len(p.toks)-1, idx+1)]
 	if to.kind == tEOF {
