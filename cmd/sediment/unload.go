@@ -158,15 +158,18 @@ func runUnload(ctx context.Context, a *admin, cfg unloadConfig) (bulk.UnloadStat
 		return bulk.UnloadStats{}, err
 	}
 	defer v.Close()
-	out := io.Writer(a.stdout)
-	if cfg.Out != "-" {
-		f, err := os.Create(cfg.Out)
-		if err != nil {
-			return bulk.UnloadStats{}, err
-		}
-		defer f.Close()
-		out = f
-	}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	return bulk.Unload(ctx, bulk.Deps{Manifest: m, View: v, Store: a.store, Logger: logger}, cfg.Opts, out)
+	d := bulk.Deps{Manifest: m, View: v, Store: a.store, Logger: logger}
+	if cfg.Out == "-" {
+		return bulk.Unload(ctx, d, cfg.Opts, a.stdout)
+	}
+	f, err := os.Create(cfg.Out)
+	if err != nil {
+		return bulk.UnloadStats{}, err
+	}
+	st, err := bulk.Unload(ctx, d, cfg.Opts, f)
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("close %s: %w", cfg.Out, cerr)
+	}
+	return st, err
 }
