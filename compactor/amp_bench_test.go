@@ -187,7 +187,8 @@ func newAmpEnv(b *testing.B) *ampEnv {
 	env.stop = stop
 	env.wg.Go(func() { _ = planner.Run(runCtx) })
 	for range ampWorkers {
-		w, err := NewWorker(env.q, m, WorkerOptions{Store: store, Metrics: env.mets, Poll: 100 * time.Millisecond})
+		// The default poll, as BenchmarkWorkers explains.
+		w, err := NewWorker(env.q, m, WorkerOptions{Store: store, Metrics: env.mets})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -72,6 +72,12 @@ type Deps struct {
 	// HeartbeatInterval is the ingest nodes' (-node.heartbeat-interval):
 	// purging needs every one of them to have beaten within three.
 	HeartbeatInterval time.Duration
+	// Address, if set, makes the compactor a member of the cluster under
+	// NodeID with the compactor role, announcing this address (the HTTP
+	// one, where its /metrics and /status are), renewed every
+	// HeartbeatInterval and left on stop. A process that also runs the
+	// ingest role leaves it empty: its ingest member lists every role.
+	Address string
 
 	Registerer prometheus.Registerer
 	Logger     *slog.Logger
@@ -87,6 +93,10 @@ type Deps struct {
 type Compactor struct {
 	services.Service
 	runners []func(context.Context) error
+	// member is the compactor's own member entry, if it has one.
+	member *manifest.Member
+	beater *manifest.Beater
+	m      *manifest.Manifest
 }
 
 // New builds the compactor role: the queue (created in JetStream if
@@ -138,8 +148,36 @@ func New(ctx context.Context, cfg Config, gcCfg gc.Config, deps Deps) (*Compacto
 	logger.Info("compactor started", "component", Role, "holder", deps.NodeID, "workers", cfg.Workers,
 		"plan_interval", cfg.Planner.Interval, "ack_wait", cfg.AckWait, "gc_grace_period", gcCfg.GracePeriod,
 		"gc_orphan_interval", gcCfg.OrphanInterval, "gc_orphan_age", gcCfg.OrphanAge)
-	c.Service = services.NewBasicService(nil, c.running, nil).WithName(Role)
+	if deps.Address != "" {
+		mem := manifest.Member{ID: deps.NodeID, Roles: []string{Role}, Addr: deps.Address}
+		c.member, c.m = &mem, deps.Manifest
+		c.beater = deps.Manifest.NewBeater(deps.HeartbeatInterval, func() manifest.Member { return mem }, logger)
+		c.runners = append(c.runners, func(ctx context.Context) error { c.beater.Run(ctx); return nil })
+	}
+	c.Service = services.NewBasicService(c.starting, c.running, c.stopping).WithName(Role)
 	return c, nil
+}
+
+// starting announces the member, if the compactor has one.
+func (c *Compactor) starting(ctx context.Context) error {
+	if c.beater == nil {
+		return nil
+	}
+	if err := c.beater.Beat(ctx); err != nil {
+		return fmt.Errorf("compactor: heartbeat: %w", err)
+	}
+	return nil
+}
+
+// stopping leaves the member list, so that a compactor stopped on purpose
+// does not linger as a stale member.
+func (c *Compactor) stopping(error) error {
+	if c.member == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return c.m.Leave(ctx, c.member.ID)
 }
 
 // running runs the planner, the workers and the collector until the

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/sedimentdb/sediment/internal/testwait"
 	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/manifest/manifesttest"
@@ -208,7 +209,7 @@ func TestPlannerLeadership(t *testing.T) {
 	}
 	stopA()
 	stopB()
-	wg.Wait()
+	testwait.Wait(t, "the planners to stop", &wg)
 	if _, err := e.m.Lease(e.ctx, PlannerLease); !errors.Is(err, manifest.ErrNotFound) {
 		t.Fatalf("lease after both stopped: %v", err)
 	}

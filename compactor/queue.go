@@ -252,6 +252,37 @@ func (q *Queue) Jobs(ctx context.Context) ([]*QueuedJob, error) {
 	return out, nil
 }
 
+// LookupQueue returns the cluster's queue without creating or changing
+// anything, for readers such as `sediment admin compactionstats`; nil if
+// no compactor has made it yet.
+func LookupQueue(ctx context.Context, js jetstream.JetStream, cluster string) (*Queue, error) {
+	st, err := js.Stream(ctx, cluster+"_"+queueKind)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("compaction: look up the queue stream: %w", err)
+	}
+	return &Queue{js: js, stream: st, subj: cluster + "." + queueSubject}, nil
+}
+
+// Delivered returns how many of the queue's jobs a worker holds (delivered
+// and not yet acknowledged: running) and how many wait for one.
+func (q *Queue) Delivered(ctx context.Context) (running, waiting int, err error) {
+	cons, err := q.stream.Consumer(ctx, consumerName)
+	if errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return 0, 0, nil
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("compaction: queue consumer: %w", err)
+	}
+	info, err := cons.Info(ctx)
+	if err != nil {
+		return 0, 0, fmt.Errorf("compaction: queue consumer info: %w", err)
+	}
+	return info.NumAckPending, int(info.NumPending), nil
+}
+
 // Running returns the plans of the jobs in the queue, waiting or running.
 // It has the signature of PlannerOptions.Running.
 func (q *Queue) Running(ctx context.Context) ([]Plan, error) {
@@ -284,12 +315,20 @@ func (q *Queue) Stats(ctx context.Context) (QueueStats, error) {
 }
 
 // next waits up to wait for a job delivery; nil if none came.
+//
+// The pull request's expiry is the server's, and the client waits for the
+// server's answer that it expired, so that a job the server delivers at
+// the last moment still arrives. (With a context deadline instead, the
+// client gives up a tenth of the wait before the server does, and a job
+// delivered in between waits an ack wait for its redelivery.) A cancelled
+// ctx is therefore seen only once the wait is over.
 func (q *Queue) next(ctx context.Context, wait time.Duration) (jetstream.Msg, error) {
-	ctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
-	m, err := q.cons.Next(jetstream.FetchContext(ctx))
+	if ctx.Err() != nil {
+		return nil, nil
+	}
+	m, err := q.cons.Next(jetstream.FetchMaxWait(wait))
 	if err != nil {
-		if ctx.Err() != nil || errors.Is(err, nats.ErrTimeout) {
+		if errors.Is(err, nats.ErrTimeout) || errors.Is(err, jetstream.ErrNoMessages) {
 			return nil, nil
 		}
 		return nil, fmt.Errorf("compaction: next job: %w", err)

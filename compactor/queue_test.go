@@ -4,12 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/sedimentdb/sediment/internal/testwait"
 	"github.com/sedimentdb/sediment/manifest"
 )
 
@@ -153,7 +157,7 @@ func TestLongJobKeepsDelivery(t *testing.T) {
 		_, err := slow.RunOne(f.ctx, time.Second)
 		done <- err
 	}()
-	<-merged
+	testwait.Recv(t, "the slow worker to merge", merged)
 	other := f.worker(nil)
 	for finished := false; !finished; {
 		ok, err := other.RunOne(f.ctx, 200*time.Millisecond)
@@ -173,4 +177,53 @@ func TestLongJobKeepsDelivery(t *testing.T) {
 		t.Fatalf("attempt %s is not the first delivery", attempt)
 	}
 	f.checkCompacted(table, 0, inputs, want)
+}
+
+// TestShortPollsLoseNoDelivery polls the queue with waits far shorter than
+// the ack wait while other goroutines keep the CPUs busy, and checks that
+// every job published arrives without waiting for a redelivery: a delivery
+// the server makes at the end of a poll must reach the client, not expire
+// with the client's wait (which loses it until the ack wait has passed).
+func TestShortPollsLoseNoDelivery(t *testing.T) {
+	f := newFleet(t, 1, time.Minute) // a lost delivery would not come back in this test
+	const jobs = 40
+	for i := range jobs {
+		if _, err := f.q.js.Publish(f.ctx, f.q.subj, fmt.Appendf(nil, "job %d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop := make(chan struct{})
+	var busy sync.WaitGroup
+	for range 2 * runtime.GOMAXPROCS(0) {
+		busy.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				for i := 0; i < 1e5; i++ {
+					_ = i * i
+				}
+			}
+		})
+	}
+	defer func() { close(stop); busy.Wait() }()
+	got := 0
+	deadline := time.Now().Add(20 * time.Second)
+	for got < jobs {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d jobs delivered within 20s of polling; the rest were lost until the ack wait", got, jobs)
+		}
+		m, err := f.q.next(f.ctx, 20*time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m != nil {
+			got++
+			if err := m.Ack(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 }

@@ -46,7 +46,7 @@ type WorkerOptions struct {
 	// delivered again, doubling with each delivery (defaults 1s and 5m).
 	MinBackoff, MaxBackoff time.Duration
 	// Poll is how long a worker waits for a job before it checks its
-	// context again (default 5s).
+	// context again (default 5s); a stop waits for it at most.
 	Poll time.Duration
 	// Metrics, shared by the process's workers; nil counts nothing.
 	Metrics *Metrics

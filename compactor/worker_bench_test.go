@@ -101,7 +101,11 @@ func BenchmarkWorkers(b *testing.B) {
 				var wg sync.WaitGroup
 				b.StartTimer()
 				for range workers {
-					w, err := NewWorker(q, m, WorkerOptions{Store: s, Metrics: mets, Poll: 20 * time.Millisecond, Run: Options{Writer: wo}})
+					// The default poll: cancelling wctx ends a wait at
+					// once, and a short poll loses the job delivered as
+					// a wait times out (redelivered only after the ack
+					// wait, a minute here).
+					w, err := NewWorker(q, m, WorkerOptions{Store: s, Metrics: mets, Run: Options{Writer: wo}})
 					if err != nil {
 						b.Fatal(err)
 					}

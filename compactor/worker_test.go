@@ -21,6 +21,7 @@ import (
 	"github.com/sedimentdb/sediment/internal/keys"
 	"github.com/sedimentdb/sediment/internal/model"
 	"github.com/sedimentdb/sediment/internal/sstable"
+	"github.com/sedimentdb/sediment/internal/testwait"
 	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/manifest/manifesttest"
@@ -463,7 +464,7 @@ func TestWorkersDrainQueue(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	cancel()
-	wg.Wait()
+	testwait.Wait(t, "the workers to stop", &wg)
 	total := int64(0)
 	for i := range ran {
 		total += ran[i].Load()

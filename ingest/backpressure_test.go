@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sedimentdb/sediment/internal/storage"
+	"github.com/sedimentdb/sediment/internal/testwait"
 	"github.com/sedimentdb/sediment/objectstore/faultstore"
 )
 
@@ -54,8 +55,8 @@ func TestBackpressure(t *testing.T) {
 	}
 
 	e.faults.Reset()
-	waitFor(t, "writes to resume", func() bool { return write() == nil })
-	waitFor(t, "flushes to drain", func() bool { return s.flushing() == 0 && counterValue(s.m.flushes) > 0 })
+	testwait.For(t, "writes to resume", func() bool { return write() == nil })
+	testwait.For(t, "flushes to drain", func() bool { return s.flushing() == 0 && counterValue(s.m.flushes) > 0 })
 	for range 100 {
 		if err := write(); err != nil {
 			t.Fatal(err)

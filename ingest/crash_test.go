@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/sedimentdb/sediment/internal/testwait"
 )
 
 // TestCrashDuringFlush pulls the plug at each step of the first flush and
@@ -81,7 +83,7 @@ func TestCrashDuringFlush(t *testing.T) {
 				}
 				// Between a flush's commit and the memtable's removal, reads
 				// see both (merging is idempotent); count once no flush runs.
-				waitFor(t, "flushes to finish", func() bool { return s.flushing() == 0 })
+				testwait.For(t, "flushes to finish", func() bool { return s.flushing() == 0 })
 				stored := count(t, s.NewIter(1, nil, nil))
 				for _, sst := range e.committer.SSTables(1) {
 					stored += int(sst.Entries)
@@ -92,7 +94,7 @@ func TestCrashDuringFlush(t *testing.T) {
 			}
 			check()
 			// The restarted shard flushes what it replayed.
-			waitFor(t, "flush after restart", func() bool { return len(e.committer.SSTables(1)) > flushedBefore })
+			testwait.For(t, "flush after restart", func() bool { return len(e.committer.SSTables(1)) > flushedBefore })
 			check()
 		})
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sedimentdb/sediment/internal/storage"
+	"github.com/sedimentdb/sediment/internal/testwait"
 	"github.com/sedimentdb/sediment/manifest"
 )
 
@@ -24,7 +25,7 @@ func TestManifestTruncateThenDrop(t *testing.T) {
 	for i := range 600 { // several flushes, each with both tables
 		writeBoth(t, c, s, i, acked)
 	}
-	waitFor(t, "flushes", func() bool { return s.flushing() == 0 })
+	testwait.For(t, "flushes", func() bool { return s.flushing() == 0 })
 	if c.stored(c.tables[0]) == 0 {
 		t.Fatal("nothing of the first table was flushed")
 	}
@@ -75,7 +76,7 @@ func TestManifestTruncateThenDrop(t *testing.T) {
 	e.cfg.FlushAge = 20 * time.Millisecond
 	s = c.open(e, mc)
 	defer s.Close()
-	waitFor(t, "every memtable flushed", func() bool {
+	testwait.For(t, "every memtable flushed", func() bool {
 		n := 0
 		for _, id := range c.tables {
 			n += count(t, s.NewIter(storage.TableIDOf(id), nil, nil))

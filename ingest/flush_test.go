@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sedimentdb/sediment/internal/testwait"
 	"github.com/sedimentdb/sediment/objectstore"
 )
 
@@ -32,7 +33,7 @@ func TestFlushCommitLandedDespiteError(t *testing.T) {
 	if err := s.Apply(context.Background(), rowMutation(1, "a", 1, 1, "v")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "flush", func() bool { return counterValue(s.m.flushes) == 1 })
+	testwait.For(t, "flush", func() bool { return counterValue(s.m.flushes) == 1 })
 	if n := uploads.Load(); n != 1 {
 		t.Fatalf("%d uploads of a flush whose commit landed, want 1", n)
 	}
@@ -77,7 +78,7 @@ func TestFlushRetryUploadsSameBytes(t *testing.T) {
 	if err := s.Apply(context.Background(), rowMutation(1, "a", 1, 1, "v")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "flush", func() bool { return counterValue(s.m.flushes) == 1 })
+	testwait.For(t, "flush", func() bool { return counterValue(s.m.flushes) == 1 })
 	mu.Lock()
 	defer mu.Unlock()
 	if len(uploaded) != 2 {
@@ -115,7 +116,7 @@ func TestFlushUploadContext(t *testing.T) {
 	if err := s.Apply(context.Background(), rowMutation(1, "a", 1, 1, "v")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "flush", func() bool { return counterValue(s.m.flushes) == 1 })
+	testwait.For(t, "flush", func() bool { return counterValue(s.m.flushes) == 1 })
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +171,7 @@ func TestFlushStaleUploadWrittenAgain(t *testing.T) {
 	if err := s.Apply(context.Background(), rowMutation(1, "a", 1, 1, "v")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "flush", func() bool { return counterValue(s.m.flushes) >= 1 })
+	testwait.For(t, "flush", func() bool { return counterValue(s.m.flushes) >= 1 })
 	mu.Lock()
 	defer mu.Unlock()
 	if uploads != 2 || commits != 1 {
@@ -190,8 +191,10 @@ func TestFlushStaleUploadWrittenAgain(t *testing.T) {
 func TestFlushHeldPastCommitDelay(t *testing.T) {
 	e := newEnv(t)
 	e.cfg.FlushAge = 10 * time.Millisecond
-	e.cfg.FlushDelay, e.cfg.FlushHold = 10*time.Millisecond, 150*time.Millisecond
-	e.cfg.MaxCommitDelay = 50 * time.Millisecond
+	// The hold outlasts MaxCommitDelay by far, and MaxCommitDelay the
+	// upload again by far, even on a busy machine.
+	e.cfg.FlushDelay, e.cfg.FlushHold = 10*time.Millisecond, 600*time.Millisecond
+	e.cfg.MaxCommitDelay = 200 * time.Millisecond
 	e.l0 = newFakeL0(1) // full throughout
 	var uploads, commits atomic.Int32
 	setHook(&e.beforeUpload, func() error { uploads.Add(1); return nil })
@@ -201,7 +204,7 @@ func TestFlushHeldPastCommitDelay(t *testing.T) {
 	if err := s.Apply(context.Background(), rowMutation(1, "a", 1, 1, "v")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "flush", func() bool { return counterValue(s.m.flushes) >= 1 })
+	testwait.For(t, "flush", func() bool { return counterValue(s.m.flushes) >= 1 })
 	if u, c := uploads.Load(), commits.Load(); u != 2 || c != 1 {
 		t.Fatalf("%d uploads and %d commits; want 2 and 1", u, c)
 	}

@@ -13,6 +13,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/sedimentdb/sediment/internal/storage"
+	"github.com/sedimentdb/sediment/internal/testwait"
 )
 
 // fakeL0 answers a pressure set by the test and records what it was asked.
@@ -151,13 +152,13 @@ func TestFlushHeldAtL0Limit(t *testing.T) {
 	if n := counterValue(s.m.flushes); n != 0 {
 		t.Fatalf("%v flushes committed while L0 is at its limit", n)
 	}
-	waitFor(t, "the held flush to ask again", func() bool { return g.calls() > 2 })
+	testwait.For(t, "the held flush to ask again", func() bool { return g.calls() > 2 })
 	if got := gaugeValue(t, s); got != 1 {
 		t.Fatalf("l0_pressure gauge %v, want 1", got)
 	}
 
 	g.set(0.2)
-	waitFor(t, "writes to resume", func() bool { return write() == nil })
+	testwait.For(t, "writes to resume", func() bool { return write() == nil })
 	if err := s.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}

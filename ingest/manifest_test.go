@@ -18,6 +18,7 @@ import (
 	"github.com/sedimentdb/sediment/internal/keys"
 	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/internal/tablestore"
+	"github.com/sedimentdb/sediment/internal/testwait"
 	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/manifest/manifesttest"
@@ -162,11 +163,11 @@ func TestManifestFlushPerRange(t *testing.T) {
 	for i := range 600 {
 		writeBoth(t, c, s, i, acked)
 	}
-	waitFor(t, "a flush", func() bool {
+	testwait.For(t, "a flush", func() bool {
 		p, err := mc.Flushed(ctx, 7)
 		return err == nil && p != (commitlog.Position{})
 	})
-	waitFor(t, "flushes to finish", func() bool { return s.flushing() == 0 })
+	testwait.For(t, "flushes to finish", func() bool { return s.flushing() == 0 })
 
 	// Every SSTable lies in its range and names its flush; each flush's
 	// SSTables are all live.
@@ -293,7 +294,7 @@ func TestManifestCrashBetweenParts(t *testing.T) {
 			mc = c.node("n1")
 			s = c.open(e, mc)
 			checkContents(t, c, s, mc, acked)
-			waitFor(t, "the replayed flush", func() bool {
+			testwait.For(t, "the replayed flush", func() bool {
 				p, err := mc.Flushed(ctx, 7)
 				return err == nil && p != (commitlog.Position{}) && s.flushing() == 0
 			})
@@ -304,7 +305,7 @@ func TestManifestCrashBetweenParts(t *testing.T) {
 			e.cfg.FlushAge = 50 * time.Millisecond
 			s = c.open(e, mc)
 			defer s.Close()
-			waitFor(t, "every memtable flushed", func() bool {
+			testwait.For(t, "every memtable flushed", func() bool {
 				n := 0
 				for _, id := range c.tables {
 					n += count(t, s.NewIter(storage.TableIDOf(id), nil, nil))
@@ -355,11 +356,11 @@ func TestManifestFenced(t *testing.T) {
 	for i := range 400 {
 		writeBoth(t, c, s, i, acked)
 	}
-	waitFor(t, "a flush", func() bool {
+	testwait.For(t, "a flush", func() bool {
 		p, err := mc.Flushed(ctx, 7)
 		return err == nil && p != (commitlog.Position{})
 	})
-	waitFor(t, "flushes to finish", func() bool { return s.flushing() == 0 })
+	testwait.For(t, "flushes to finish", func() bool { return s.flushing() == 0 })
 	before, err := mc.Flushed(ctx, 7)
 	if err != nil {
 		t.Fatal(err)
@@ -471,7 +472,7 @@ func TestManifestPartialCommitRetried(t *testing.T) {
 	for i := range 400 {
 		writeBoth(t, c, s, i, acked)
 	}
-	waitFor(t, "flushes", func() bool {
+	testwait.For(t, "flushes", func() bool {
 		p, err := mc.Flushed(ctx, 7)
 		return err == nil && p != (commitlog.Position{}) && s.flushing() == 0
 	})
@@ -525,7 +526,7 @@ func TestFlushSplitsRanges(t *testing.T) {
 		}
 		acked[string(m.Entries[0].Key)] = "v" + strconv.Itoa(i) + string(make([]byte, 100))
 	}
-	waitFor(t, "a flush", func() bool { return len(mc.SSTables(5)) > 0 && s.flushing() == 0 })
+	testwait.For(t, "a flush", func() bool { return len(mc.SSTables(5)) > 0 && s.flushing() == 0 })
 	seen := map[string]bool{}
 	for _, sst := range mc.SSTables(5) {
 		first, last := manifest.RangeBounds(sst.Range, ranges)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sedimentdb/sediment/internal/crashtest"
 	"github.com/sedimentdb/sediment/internal/storage"
+	"github.com/sedimentdb/sediment/internal/testwait"
 	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/objectstore"
 )
@@ -143,7 +144,7 @@ func TestKillProcess(t *testing.T) {
 				t.Fatalf("round %d: acknowledged row %#x lost", round, id)
 			}
 		}
-		waitFor(t, "flushes to finish", func() bool { return s.flushing() == 0 })
+		testwait.For(t, "flushes to finish", func() bool { return s.flushing() == 0 })
 		stored := count(t, s.NewIter(1, nil, nil))
 		for _, sst := range c.SSTables(1) {
 			stored += int(sst.Entries)

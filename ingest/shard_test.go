@@ -13,6 +13,7 @@ import (
 	"github.com/sedimentdb/sediment/internal/commitlog"
 	"github.com/sedimentdb/sediment/internal/kv"
 	"github.com/sedimentdb/sediment/internal/storage"
+	"github.com/sedimentdb/sediment/internal/testwait"
 	"github.com/sedimentdb/sediment/internal/vfs/errorfs"
 )
 
@@ -33,7 +34,7 @@ func TestApplyRead(t *testing.T) {
 			}
 		})
 	}
-	wg.Wait()
+	testwait.Wait(t, "the writers' applies", &wg)
 	for table := storage.TableID(1); table <= 2; table++ {
 		got := contents(t, s, e.committer, table)
 		if len(got) != writers/2*each {
@@ -88,7 +89,7 @@ func TestGroupCommit(t *testing.T) {
 		<-release
 		return false, nil
 	})
-	<-entered
+	testwait.Recv(t, "the condition to run", entered)
 	const n = 20
 	var wg sync.WaitGroup
 	for i := range n {
@@ -98,9 +99,9 @@ func TestGroupCommit(t *testing.T) {
 			}
 		})
 	}
-	waitFor(t, "writes to queue", func() bool { return len(s.reqs) == n })
+	testwait.For(t, "writes to queue", func() bool { return len(s.reqs) == n })
 	close(release)
-	wg.Wait()
+	testwait.Wait(t, "the queued writes to be committed", &wg)
 	if got := counterValue(s.m.batches); got != 1 {
 		t.Fatalf("%d writes took %v group commits, want 1", n, got)
 	}
@@ -215,9 +216,9 @@ func TestApplyIfCounter(t *testing.T) {
 			}
 		})
 	}
-	cas.Wait()
+	testwait.Wait(t, "the conditional increments", &cas)
 	close(stop)
-	wg.Wait()
+	testwait.Wait(t, "the writers to stop", &wg)
 	if got := contents(t, s, e.committer, 1)[string(rowKey("ctr", 0))]; got != strconv.Itoa(workers*increments) {
 		t.Fatalf("counter = %s, want %d", got, workers*increments)
 	}
@@ -261,7 +262,7 @@ func TestFlushReleaseReopen(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, "flushes", func() bool { return counterValue(s.m.flushes) >= 3 })
+	testwait.For(t, "flushes", func() bool { return counterValue(s.m.flushes) >= 3 })
 	segs, err := e.fs.ReadDir("commitlog/shard-00007")
 	if err != nil {
 		t.Fatal(err)
@@ -272,7 +273,7 @@ func TestFlushReleaseReopen(t *testing.T) {
 		t.Fatalf("%d segments left after %d flushes", len(segs), int(counterValue(s.m.flushes)))
 	}
 	check := func(s *Shard) {
-		waitFor(t, "flushes to finish", func() bool { return s.flushing() == 0 })
+		testwait.For(t, "flushes to finish", func() bool { return s.flushing() == 0 })
 		total, stored := 0, 0
 		for table := storage.TableID(1); table <= 3; table++ {
 			total += len(contents(t, s, e.committer, table))
@@ -302,8 +303,8 @@ func TestFlushAge(t *testing.T) {
 	if err := s.Apply(context.Background(), rowMutation(1, "a", 1, 1, "v")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "age flush", func() bool { return len(e.committer.SSTables(1)) == 1 })
-	waitFor(t, "memtable dropped", func() bool { return count(t, s.NewIter(1, nil, nil)) == 0 })
+	testwait.For(t, "age flush", func() bool { return len(e.committer.SSTables(1)) == 1 })
+	testwait.For(t, "memtable dropped", func() bool { return count(t, s.NewIter(1, nil, nil)) == 0 })
 	if got := contents(t, s, e.committer, 1); got[string(rowKey("a", 1))] != "v" {
 		t.Fatalf("got %v", got)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sedimentdb/sediment/internal/storage"
+	"github.com/sedimentdb/sediment/internal/testwait"
 )
 
 func TestTruncate(t *testing.T) {
@@ -38,7 +39,7 @@ func TestTruncate(t *testing.T) {
 	}
 	check := func(s *Shard) {
 		t.Helper()
-		waitFor(t, "flushes", func() bool { return s.flushing() == 0 })
+		testwait.For(t, "flushes", func() bool { return s.flushing() == 0 })
 		got := drain(t, s.NewIter(1, nil, nil))
 		if len(got) > 1 || (len(got) == 1 && got[string(rowKey("after", 1))] != "new") {
 			t.Fatalf("truncated table's memtables hold %v", got)
@@ -63,7 +64,7 @@ func TestTruncate(t *testing.T) {
 	e.cfg.FlushAge = 10 * time.Millisecond
 	s = e.open()
 	defer s.Close()
-	waitFor(t, "flush of the replayed memtable", func() bool { return count(t, s.NewIter(2, nil, nil)) == 0 })
+	testwait.For(t, "flush of the replayed memtable", func() bool { return count(t, s.NewIter(2, nil, nil)) == 0 })
 	check(s)
 }
 
@@ -90,12 +91,12 @@ func TestTruncateDuringFlush(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	<-entered
+	testwait.Recv(t, "the flush's upload", entered)
 	if err := s.Truncate(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
 	close(proceed)
-	waitFor(t, "flush", func() bool { return len(e.committer.SSTables(2)) == 1 })
+	testwait.For(t, "flush", func() bool { return len(e.committer.SSTables(2)) == 1 })
 	if n := len(e.committer.SSTables(1)); n != 0 {
 		t.Fatalf("%d SSTables committed for the truncated table", n)
 	}
@@ -143,7 +144,7 @@ func TestReplayTruncationAfterFullMemtables(t *testing.T) {
 	e.cfg.FlushAge = 10 * time.Millisecond
 	s = e.open()
 	defer s.Close()
-	waitFor(t, "flushes", func() bool { return len(e.committer.SSTables(2)) == 1 })
+	testwait.For(t, "flushes", func() bool { return len(e.committer.SSTables(2)) == 1 })
 	if n := entries(e.committer.SSTables(1)); n != 0 {
 		t.Fatalf("%d truncated rows committed to SSTables", n)
 	}

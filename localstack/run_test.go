@@ -3,6 +3,7 @@ package localstack
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -264,12 +265,88 @@ func (s *stack) kill() {
 	s.stopped = true
 }
 
+// control runs run.sh's subcommand args against the stack's data
+// directory, as an operator does from another terminal.
+func (s *stack) control(args ...string) (string, error) {
+	cmd := exec.Command("bash", append([]string{"run.sh", "-d", s.dataDir}, args...)...)
+	cmd.Env = s.cmd.Env
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// checkAdmin runs the stack's own binary's `sediment admin`, configured
+// only by SEDIMENT_* variables as an operator's shell would be, against
+// the running processes: every role is a member, the table is listed,
+// and a key's owner is the ingest node.
+func (s *stack) checkAdmin(t *testing.T) {
+	t.Helper()
+	env := append(os.Environ(),
+		fmt.Sprintf("SEDIMENT_MANIFEST_NATS_URL=nats://127.0.0.1:%d", s.ports[1]),
+		"SEDIMENT_OBJECTSTORE_BACKEND=minio",
+		fmt.Sprintf("SEDIMENT_OBJECTSTORE_ENDPOINT=127.0.0.1:%d", s.ports[0]),
+		"SEDIMENT_OBJECTSTORE_INSECURE=true", "SEDIMENT_OBJECTSTORE_PATH_STYLE=true",
+		"SEDIMENT_OBJECTSTORE_BUCKET=sediment", "SEDIMENT_OBJECTSTORE_ACCESS_KEY_ID=sediment",
+		"SEDIMENT_OBJECTSTORE_SECRET_ACCESS_KEY=sediment-secret",
+	)
+	admin := func(v any, args ...string) {
+		t.Helper()
+		cmd := exec.Command(filepath.Join(s.dataDir, "bin", "sediment"), append([]string{"admin"}, append(args, "-json")...)...)
+		cmd.Env = env
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("sediment admin %v: %v\n%s", args, err, stderr.String())
+		}
+		if err := json.Unmarshal(out, v); err != nil {
+			t.Fatalf("sediment admin %v: %v\n%s", args, err, out)
+		}
+	}
+	var st struct {
+		Members []struct {
+			ID      string   `json:"id"`
+			Roles   []string `json:"roles"`
+			Healthy bool     `json:"healthy"`
+		} `json:"members"`
+	}
+	admin(&st, "status")
+	roles := map[string]string{}
+	for _, m := range st.Members {
+		if !m.Healthy || len(m.Roles) != 1 {
+			t.Errorf("member %+v", m)
+		}
+		for _, r := range m.Roles {
+			roles[r] = m.ID
+		}
+	}
+	for _, r := range []string{"ingest", "compactor", "frontend"} {
+		if roles[r] == "" {
+			t.Errorf("no %s member among %+v", r, st.Members)
+		}
+	}
+	var tables struct {
+		Tables []struct{ Keyspace, Table string } `json:"tables"`
+	}
+	admin(&tables, "tables")
+	if !slices.ContainsFunc(tables.Tables, func(x struct{ Keyspace, Table string }) bool { return x.Keyspace == "local" && x.Table == "events" }) {
+		t.Errorf("tables %+v lack local.events", tables.Tables)
+	}
+	var ep struct {
+		Owner   string `json:"owner"`
+		Healthy bool   `json:"healthy"`
+	}
+	admin(&ep, "getendpoints", "local.events", "a")
+	if ep.Owner != roles["ingest"] || !ep.Healthy {
+		t.Errorf("getendpoints local.events a: %+v, want the ingest node %s", ep, roles["ingest"])
+	}
+}
+
 // output is the script's stderr and the tail of each process's log.
 func (s *stack) output() string {
 	var b strings.Builder
 	b.WriteString(s.stderr.String())
 	for _, name := range []string{"minio", "nats", "ingest", "compactor", "frontend"} {
-		if log, err := os.ReadFile(filepath.Join(s.dataDir, "logs", name+".log")); err == nil {
+		if log, err := os.ReadFile(filepath.Join(s.dataDir, "logs", "latest", name+".log")); err == nil {
 			fmt.Fprintf(&b, "--- %s.log (tail):\n%s\n", name, tail(string(log), 3000))
 		}
 	}
@@ -291,16 +368,64 @@ func TestRunScript(t *testing.T) {
 	if got := read(t, ep); !slices.Equal(got, want) {
 		t.Fatalf("read back %v, want %v", got, want)
 	}
+
+	s.checkAdmin(t)
+
+	// A drill: the ingest node dies; the stack goes on without it, and
+	// a command brings it back with its data (replayed from its log).
+	out, err := s.control("kill", "ingest")
+	if err != nil {
+		t.Fatalf("run.sh kill ingest: %v\n%s", err, out)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(s.stderr.String(), "localstack: ingest exited (status 137); the others go on") {
+		if time.Now().After(deadline) {
+			t.Fatalf("run.sh did not report the killed ingest node:\n%s", s.stderr.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	select {
+	case err := <-s.exited:
+		t.Fatalf("run.sh exited when one process died: %v", err)
+	default:
+	}
+	out, err = s.control("status")
+	if err != nil || !regexp.MustCompile(`(?m)^ingest +\d+ +no +no$`).MatchString(out) || !regexp.MustCompile(`(?m)^frontend +\d+ +yes +yes$`).MatchString(out) {
+		t.Fatalf("status with ingest down (%v):\n%s", err, out)
+	}
+	if out, err := s.control("restart", "ingest"); err != nil || !strings.Contains(out, "ingest restarted") {
+		t.Fatalf("run.sh restart ingest: %v\n%s", err, out)
+	}
+	if got := read(t, ep); !slices.Equal(got, want) {
+		t.Fatalf("after the ingest node's restart, read back %v, want %v", got, want)
+	}
+	s.checkServers(t)
+	runLogs, err := filepath.EvalSymlinks(filepath.Join(s.dataDir, "logs", "latest"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := syscall.Kill(s.cmd.Process.Pid, syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	s.checkStopped(t, 128+int(syscall.SIGTERM))
+	// The killed process's log is kept: the restart appends to it.
+	ingestLog, err := os.ReadFile(filepath.Join(runLogs, "ingest.log"))
+	if err != nil || strings.Count(string(ingestLog), "=== localstack: ingest started at") != 2 {
+		t.Fatalf("ingest log of the first run (%v):\n%s", err, tail(string(ingestLog), 3000))
+	}
 
 	// The second run reuses the binary the first one built.
 	s, ep = startStack(t, bin, s.dataDir, "SEDIMENT_BIN="+filepath.Join(s.dataDir, "bin", "sediment"))
 	s.checkServers(t)
 	if got := read(t, ep); !slices.Equal(got, want) {
 		t.Fatalf("after a restart, read back %v, want %v", got, want)
+	}
+	// The second run logs apart from the first.
+	if again, err := filepath.EvalSymlinks(filepath.Join(s.dataDir, "logs", "latest")); err != nil || again == runLogs {
+		t.Errorf("second run logs in %s (%v), as the first did", again, err)
+	}
+	if _, err := os.Stat(filepath.Join(runLogs, "frontend.log")); err != nil {
+		t.Errorf("the first run's logs are gone: %v", err)
 	}
 	// Ctrl-C signals the terminal's foreground process group: the script's.
 	if err := syscall.Kill(-s.cmd.Process.Pid, syscall.SIGINT); err != nil {
@@ -313,10 +438,14 @@ func TestRunScript(t *testing.T) {
 // them.
 func (s *stack) checkServers(t *testing.T) {
 	t.Helper()
-	s.servers = descendants(s.cmd.Process.Pid)
+	s.servers = nil
 	var names []string
-	for _, p := range s.servers {
-		names = append(names, comm(p))
+	for _, p := range descendants(s.cmd.Process.Pid) {
+		// A child that exited while /proc was read is no server.
+		if c := comm(p); c != "" || alive(p) {
+			s.servers = append(s.servers, p)
+			names = append(names, c)
+		}
 	}
 	slices.Sort(names)
 	if want := []string{"minio", "nats-server", "sediment", "sediment", "sediment"}; !slices.Equal(names, want) {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/sedimentdb/sediment/internal/testwait"
 )
 
 // fakeClock is a settable clock for Options.Now.
@@ -264,7 +266,7 @@ func TestDropSSTablesRacesFlushes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	wg.Wait()
+	testwait.Wait(t, "the concurrent writers", &wg)
 	live, err := m.SSTables(ctx, tbl)
 	if err != nil {
 		t.Fatal(err)

@@ -33,7 +33,7 @@ const (
 // leases are not: they describe live processes, which rewrite them within a
 // heartbeat or lease period, and copying every heartbeat would fill the
 // bucket with objects nobody needs.
-var archivedKinds = map[string]bool{kindSchema: true, kindSSTables: true, kindOwnership: true, kindRoles: true}
+var archivedKinds = map[string]bool{kindSchema: true, kindSSTables: true, kindOwnership: true, kindRoles: true, kindSnapshots: true}
 
 var clusterNameRE = regexp.MustCompile(`^[A-Za-z0-9-]{1,64}$`)
 
@@ -309,21 +309,28 @@ func isConflict(err error) bool {
 
 // get returns the current document under key, or nil if there is none.
 func get(ctx context.Context, b *bucket, key string) ([]byte, error) {
+	data, _, err := getVersion(ctx, b, key)
+	return data, err
+}
+
+// getVersion returns the current document under key, or nil if there is
+// none, and its envelope version (0 if the key was never written).
+func getVersion(ctx context.Context, b *bucket, key string) ([]byte, uint64, error) {
 	e, err := b.kv.Get(ctx, key)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return nil, nil
+		return nil, 0, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("manifest: get %s/%s: %w", b.name, key, err)
+		return nil, 0, fmt.Errorf("manifest: get %s/%s: %w", b.name, key, err)
 	}
 	env, err := decodeEnvelope(e.Value())
 	if err != nil {
-		return nil, fmt.Errorf("%s/%s: %w", b.name, key, err)
+		return nil, 0, fmt.Errorf("%s/%s: %w", b.name, key, err)
 	}
 	if env.Deleted {
-		return nil, nil
+		return nil, env.Version, nil
 	}
-	return env.Data, nil
+	return env.Data, env.Version, nil
 }
 
 // list returns every live document of b by key.

@@ -109,13 +109,18 @@ func BenchmarkPut64MiB(b *testing.B) {
 }
 
 // BenchmarkPutSweep sweeps the part size and upload concurrency of a 64 MiB
-// streaming upload, to choose the defaults.
+// streaming upload, to choose the defaults. -short keeps the ends of each
+// sweep.
 func BenchmarkPutSweep(b *testing.B) {
 	m := testserver.MinIO(b)
 	data := benchData(benchObjectSize)
+	parts, concs := []int64{5, 8, 16, 32}, []int{1, 2, 4, 8}
+	if testing.Short() {
+		parts, concs = []int64{5, 32}, []int{1, 8}
+	}
 	for _, backend := range []string{objectstore.BackendMinIO, objectstore.BackendS3} {
-		for _, part := range []int64{5, 8, 16, 32} {
-			for _, conc := range []int{1, 2, 4, 8} {
+		for _, part := range parts {
+			for _, conc := range concs {
 				s := benchStore(b, m, backend, part<<20, conc)
 				b.Run(fmt.Sprintf("%s/part=%dMiB/concurrency=%d", backend, part, conc), func(b *testing.B) {
 					b.SetBytes(int64(len(data)))

@@ -110,6 +110,7 @@ func TestBucketActions(t *testing.T) {
 		"frontend":  {"s3:GetObject", "s3:ListBucket", "s3:PutObject"},
 		"ingest":    {"s3:AbortMultipartUpload", "s3:GetObject", "s3:ListBucket", "s3:PutObject"},
 		"compactor": {"s3:AbortMultipartUpload", "s3:DeleteObject", "s3:GetObject", "s3:ListBucket", "s3:PutObject"},
+		"nats":      {"s3:GetObject"}, // the nats-server tarball under releases/
 	}
 	for role, actions := range want {
 		var got []string
@@ -238,7 +239,7 @@ func TestFlagsExist(t *testing.T) {
 			used[f[1]] = "modules/launch/sediment.sh.tftpl"
 		}
 	}
-	for _, want := range []string{"target", "data.dir", "node.address", "objectstore.bucket", "manifest.nats-url", "cql.listen-address", "ingest.rpc-address"} {
+	for _, want := range []string{"target", "data.dir", "node.address", "objectstore.bucket", "manifest.nats-url", "cql.listen-address", "ingest.rpc-address", "cache.disk-bytes"} {
 		if _, ok := used[want]; !ok {
 			t.Errorf("the modules never set -%s", want)
 		}
@@ -286,4 +287,60 @@ func readLines(t *testing.T, name string) []string {
 		t.Fatalf("%s lists nothing", name)
 	}
 	return lines
+}
+
+// TestBinariesFromTheBucket: instances copy sediment and nats-server from
+// the cluster's bucket with their instance role, never from a URL (a
+// presigned one expires; the internet may be unreachable).
+func TestBinariesFromTheBucket(t *testing.T) {
+	for _, f := range []string{"modules/launch/sediment.sh.tftpl", "modules/nats/user_data.sh.tftpl"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), "aws s3 cp ") {
+			t.Errorf("%s does not copy its binary with aws s3 cp", f)
+		}
+		// The metadata service is the one host an instance asks over HTTP.
+		for _, m := range regexp.MustCompile(`(?m)^[^#\n]*\b(curl|wget)\b[^\n]*`).FindAllString(string(b), -1) {
+			if !strings.Contains(m, "http://169.254.169.254/") {
+				t.Errorf("%s downloads with curl or wget: %s", f, m)
+			}
+		}
+	}
+}
+
+// TestAlarms: the compactor module alarms on each cluster health gauge
+// and on compaction lag, and the agent publishes those metrics.
+func TestAlarms(t *testing.T) {
+	mods, err := loadModules("modules/compactor")
+	if err != nil || len(mods) != 1 {
+		t.Fatalf("modules/compactor: %v", err)
+	}
+	alarmed := map[string]bool{}
+	for _, r := range mods[0].blocks("resource") {
+		if r.Labels[0] != "aws_cloudwatch_metric_alarm" {
+			continue
+		}
+		hclsyntax.VisitAll(r.Body, func(n hclsyntax.Node) hcl.Diagnostics {
+			if tmpl, ok := n.(*hclsyntax.TemplateExpr); ok && len(tmpl.Parts) == 1 {
+				if v, diags := tmpl.Parts[0].Value(nil); !diags.HasErrors() && v.Type() == cty.String && strings.HasPrefix(v.AsString(), "sediment_") {
+					alarmed[v.AsString()] = true
+				}
+			}
+			return nil
+		})
+	}
+	agent, err := os.ReadFile("modules/compactor/cloudwatch_agent.sh.tftpl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"sediment_cluster_stale_members", "sediment_cluster_unowned_ranges", "sediment_cluster_stale_owner_ranges", "sediment_compaction_oldest_job_age_seconds"} {
+		if !alarmed[m] {
+			t.Errorf("no alarm on %s (alarmed: %v)", m, alarmed)
+		}
+		if !strings.Contains(string(agent), "^"+m+"$") {
+			t.Errorf("the CloudWatch agent does not publish %s", m)
+		}
+	}
 }

@@ -17,6 +17,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -28,6 +29,8 @@ import (
 )
 
 const (
+	// entries is the workload's size; -short, which `make test` uses to
+	// run every benchmark once, divides it by 16.
 	entries = 1_000_000
 	keyLen  = 32 // 8-byte token + 24 bytes of partition and clustering key
 	valLen  = 100
@@ -43,10 +46,15 @@ type data struct {
 	order  []int // a random permutation for point gets
 }
 
-var workload = func() *data {
+// workload is built on first use, once flags (-short) are parsed.
+var workload = sync.OnceValue(func() *data {
+	n := entries
+	if testing.Short() {
+		n /= 16
+	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	d := &data{keys: make([][]byte, entries), values: make([][]byte, 1024)}
-	buf := make([]byte, entries*keyLen)
+	d := &data{keys: make([][]byte, n), values: make([][]byte, 1024)}
+	buf := make([]byte, n*keyLen)
 	for i := range d.keys {
 		k := buf[i*keyLen : (i+1)*keyLen : (i+1)*keyLen]
 		for j := range k {
@@ -61,11 +69,13 @@ var workload = func() *data {
 		}
 		d.values[i] = v
 	}
-	d.order = rng.Perm(entries)
+	d.order = rng.Perm(n)
 	return d
-}()
+})
 
 func (d *data) value(i int) []byte { return d.values[i%len(d.values)] }
+
+func (d *data) size() int { return len(d.keys) }
 
 type item struct{ key, value []byte }
 
@@ -118,9 +128,9 @@ func buildSkiplist(d *data) *skiplist.SkipList {
 }
 
 // side runs one implementation as a sub-benchmark through benchfig.Measure
-// and returns its process CPU time per op; unit names the op for the
-// per-entry metric.
-func side(b *testing.B, name, unit string, op func()) time.Duration {
+// and returns its process CPU time per op; unit names the op, done to each
+// of n entries, for the per-entry metric.
+func side(b *testing.B, name, unit string, n int, op func()) time.Duration {
 	var cpu time.Duration
 	benchfig.Measure(b, name, func(b *testing.B) {
 		runtime.GC() // the previous side's garbage is not this one's cost
@@ -130,8 +140,8 @@ func side(b *testing.B, name, unit string, op func()) time.Duration {
 			op()
 		}
 		cpu = (cpuTime() - start) / time.Duration(b.N)
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*entries), "ns/"+unit)
-		b.ReportMetric(float64(cpu.Nanoseconds())/entries, "cpu-ns/"+unit)
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/"+unit)
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(n), "cpu-ns/"+unit)
 	})
 	return cpu
 }
@@ -148,20 +158,20 @@ func cpuTime() time.Duration {
 // BenchmarkInsert builds each structure from empty to all entries; one op is
 // a whole build.
 func BenchmarkInsert(b *testing.B) {
-	d := workload
-	b.SetBytes(int64(entries * (keyLen + valLen)))
+	d := workload()
+	b.SetBytes(int64(d.size() * (keyLen + valLen)))
 	var best benchfig.Best
 	for range benchfig.Rounds {
 		best.Observe(
-			side(b, "memtable", "insert", func() { buildMemtable(b, d) }),
-			side(b, "btree", "insert", func() { buildBTree(d) }),
-			side(b, "skiplist", "insert", func() { buildSkiplist(d) }),
-			side(b, "btree-nocopy", "insert", func() { buildBTreeNoCopy(d) }),
+			side(b, "memtable", "insert", d.size(), func() { buildMemtable(b, d) }),
+			side(b, "btree", "insert", d.size(), func() { buildBTree(d) }),
+			side(b, "skiplist", "insert", d.size(), func() { buildSkiplist(d) }),
+			side(b, "btree-nocopy", "insert", d.size(), func() { buildBTreeNoCopy(d) }),
 		)
 	}
 	ours, bt, sl, nc := best[0], best[1], best[2], best[3]
 	if ours > 0 {
-		benchfig.Report("memtable.insert_ops_s", float64(entries)/ours.Seconds(), "ops/s")
+		benchfig.Report("memtable.insert_ops_s", float64(d.size())/ours.Seconds(), "ops/s")
 	}
 	if f := benchfig.Speedup(ours, bt); f > 0 {
 		benchfig.Report("memtable.insert.vs_btree", f, "x")
@@ -176,7 +186,7 @@ func BenchmarkInsert(b *testing.B) {
 
 // BenchmarkGet looks up every key once, in random order; one op is the lot.
 func BenchmarkGet(b *testing.B) {
-	d := workload
+	d := workload()
 	lookups := func(get func(k []byte) bool) func() {
 		return func() {
 			for _, i := range d.order {
@@ -191,11 +201,11 @@ func BenchmarkGet(b *testing.B) {
 	var best benchfig.Best
 	for range benchfig.Rounds {
 		best.Observe(
-			side(b, "memtable", "get", lookups(func(k []byte) bool {
+			side(b, "memtable", "get", d.size(), lookups(func(k []byte) bool {
 				_, ok := snap.Get(k)
 				return ok
 			})),
-			side(b, "btree", "get", lookups(func(k []byte) bool {
+			side(b, "btree", "get", d.size(), lookups(func(k []byte) bool {
 				_, ok := tr.Get(item{key: k})
 				return ok
 			})),
@@ -210,13 +220,13 @@ func BenchmarkGet(b *testing.B) {
 // BenchmarkBytesPerEntry measures the heap each structure holds per entry,
 // keys and values included, after a full GC.
 func BenchmarkBytesPerEntry(b *testing.B) {
-	d := workload
+	d := workload()
 	measure := func(build func() any) float64 {
 		var perEntry float64
 		for range b.N {
 			before := heapInUse()
 			s := build()
-			perEntry = float64(heapInUse()-before) / entries
+			perEntry = float64(heapInUse()-before) / float64(d.size())
 			runtime.KeepAlive(s)
 		}
 		return perEntry
@@ -230,7 +240,7 @@ func BenchmarkBytesPerEntry(b *testing.B) {
 			return m
 		})
 		b.ReportMetric(ours, "B/entry")
-		b.ReportMetric(float64(arena)/entries, "arenaB/entry")
+		b.ReportMetric(float64(arena)/float64(d.size()), "arenaB/entry")
 	})
 	b.Run("btree", func(b *testing.B) {
 		bt = measure(func() any { return buildBTree(d) })

@@ -14,7 +14,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -53,22 +52,23 @@ Subcommands:
   flush [-timeout d]     flush every live ingest node's memtables
   compact [-table ks.t]  major compaction of a table, or of every table
 
-Every subcommand takes -json and the binary's -manifest.* and -objectstore.*
-flags. 'sediment admin <subcommand> -help' lists them.
+Every subcommand takes -json, and is configured as a node is: the node's
+flags, its YAML file (-config.file) and SEDIMENT_* variables (for example
+SEDIMENT_MANIFEST_NATS_URL). 'sediment admin <subcommand> -help' lists them.
 `
 
-// adminConfig is what the admin subcommands connect with.
+// adminConfig is what the admin subcommands connect with: a node's
+// configuration, loaded as a node loads it, and the subcommands' own flags.
 type adminConfig struct {
-	DataDir     string
-	Manifest    manifest.Config
-	ObjectStore objectstore.Config
-	JSON        bool
-	Yes         bool          // restore: even over existing state
-	Table       string        // sstables: ks.table
-	Limit       int           // manifest history: versions shown
-	MaxAge      time.Duration // status, flush: heartbeat age of a live member
-	Timeout     time.Duration // flush, compact: how long to wait (0: no bound)
-	Wait        bool          // compact: wait until done
+	Config
+	JSON    bool
+	Yes     bool          // restore: even over existing state
+	Table   string        // sstables: ks.table
+	Limit   int           // manifest history: versions shown
+	MaxAge  time.Duration // status, flush: heartbeat age of a live member
+	Timeout time.Duration // flush, compact: how long to wait (0: no bound)
+	Wait    bool          // compact: wait until done
+	From    string        // tpstats: processes' HTTP addresses
 }
 
 // admin holds one subcommand's connections and output.
@@ -89,7 +89,7 @@ type admin struct {
 func adminCommand(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return adminMain(ctx, args, os.Stdout, os.Stderr, isTerminal(os.Stderr))
+	return adminMain(ctx, args, os.Getenv, os.Stdout, os.Stderr, isTerminal(os.Stderr))
 }
 
 // isTerminal reports whether f is a character device, such as a terminal.
@@ -100,7 +100,7 @@ func isTerminal(f *os.File) bool {
 
 // adminMain runs one admin subcommand. It returns 0 on success, 1 when the
 // subcommand failed or found problems, and 2 for bad usage.
-func adminMain(ctx context.Context, args []string, stdout, stderr io.Writer, progress bool) int {
+func adminMain(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, progress bool) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help" {
 		fmt.Fprint(stderr, adminUsage)
 		if len(args) == 0 {
@@ -122,7 +122,7 @@ func adminMain(ctx context.Context, args []string, stdout, stderr io.Writer, pro
 		fmt.Fprintf(stderr, "sediment admin: unknown subcommand %q\n\n%s", name, adminUsage)
 		return 2
 	}
-	cfg, rest, err := parseAdminFlags(name, args, stderr)
+	cfg, rest, err := parseAdminFlags(name, args, getenv, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
@@ -163,27 +163,39 @@ var adminCommands = map[string]func(ctx context.Context, a *admin, args []string
 	"verify":           adminVerify,
 	"flush":            adminFlush,
 	"compact":          adminCompact,
+	"getendpoints":     adminGetEndpoints,
+	"removenode":       adminRemoveNode,
+	"snapshot":         adminSnapshot,
+	"snapshots":        adminSnapshots,
+	"clearsnapshot":    adminClearSnapshot,
+	"restore-snapshot": adminRestoreSnapshot,
+	"tablestats":       adminTableStats,
+	"compactionstats":  adminCompactionStats,
+	"info":             adminInfo,
+	"tpstats":          adminTPStats,
 }
 
 // parseAdminFlags parses the flags of subcommand name, which may follow its
-// positional arguments, and returns the positional ones.
-func parseAdminFlags(name string, args []string, output io.Writer) (adminConfig, []string, error) {
+// positional arguments, and returns the positional ones. The node's flags,
+// its YAML file (-config.file) and its SEDIMENT_* variables from getenv
+// configure the admin as they configure a node (Config.LoadFlags).
+func parseAdminFlags(name string, args []string, getenv func(string) string, output io.Writer) (adminConfig, []string, error) {
 	var c adminConfig
 	f := flag.NewFlagSet("sediment admin "+name, flag.ContinueOnError)
 	f.SetOutput(output)
 	f.Usage = func() {
-		fmt.Fprintf(output, "Usage: sediment admin %s [flags]\n\n", name)
+		fmt.Fprintf(output, "Usage: sediment admin %s [flags]\n\nThe node's flags, -config.file and SEDIMENT_* variables apply as for a node.\n\n", name)
 		f.PrintDefaults()
 	}
-	f.StringVar(&c.DataDir, "data.dir", "./data", "Data directory of an all-in-one node: the file object store defaults to <data.dir>/objects.")
-	c.Manifest.RegisterFlags(f)
-	c.ObjectStore.RegisterFlags(f)
 	f.BoolVar(&c.JSON, "json", false, "Print JSON instead of text.")
 	switch name {
 	case "restore":
 		f.BoolVar(&c.Yes, "yes", false, "Restore even when NATS already holds catalog state.")
-	case "sstables":
+	case "sstables", "snapshot", "snapshots", "clearsnapshot", "tablestats", "compactionstats":
 		f.StringVar(&c.Table, "table", "", "Only this table (keyspace.table).")
+	case "restore-snapshot":
+		f.StringVar(&c.Table, "table", "", "Only this table (keyspace.table).")
+		f.BoolVar(&c.Yes, "yes", false, "Discard every write made to the tables since the snapshot.")
 	case "flush":
 		f.DurationVar(&c.MaxAge, "max-heartbeat-age", 15*time.Second, "Heartbeat age beyond which an ingest member is skipped as not live.")
 		f.DurationVar(&c.Timeout, "timeout", 5*time.Minute, "How long each node may take to flush (0: no bound).")
@@ -193,22 +205,14 @@ func parseAdminFlags(name string, args []string, output io.Writer) (adminConfig,
 		f.DurationVar(&c.Timeout, "timeout", 0, "How long -wait waits (0: no bound); the request stands when it gives up.")
 	case "manifest history":
 		f.IntVar(&c.Limit, "limit", 20, "Versions to show, newest first (0: all).")
-	case "status":
+	case "tpstats":
+		f.StringVar(&c.From, "from", "", "Comma-separated HTTP addresses (host:port) of the processes to ask; default this node's -http.listen-address.")
+	case "status", "getendpoints", "removenode", "info":
 		f.DurationVar(&c.MaxAge, "max-heartbeat-age", 15*time.Second, "Heartbeat age beyond which a member is reported unhealthy.")
 	}
-	var pos []string
-	for {
-		if err := f.Parse(args); err != nil {
-			return c, nil, err
-		}
-		if f.NArg() == 0 {
-			break
-		}
-		pos = append(pos, f.Arg(0))
-		args = f.Args()[1:]
-	}
-	if c.ObjectStore.Dir == "" {
-		c.ObjectStore.Dir = filepath.Join(c.DataDir, "objects")
+	pos, err := c.LoadFlags(f, args, getenv)
+	if err != nil {
+		return c, nil, err
 	}
 	if c.Limit < 0 {
 		return c, nil, fmt.Errorf("-limit %d is negative", c.Limit)
@@ -216,7 +220,7 @@ func parseAdminFlags(name string, args []string, output io.Writer) (adminConfig,
 	if c.Timeout < 0 {
 		return c, nil, fmt.Errorf("-timeout %s is negative", c.Timeout)
 	}
-	return c, pos, c.ObjectStore.Validate()
+	return c, pos, c.Config.Validate()
 }
 
 // natsURL is the configured NATS, or the embedded one of an all-in-one node
@@ -235,7 +239,7 @@ func (a *admin) connect(ctx context.Context, withStore bool) error {
 		cfg.MaxAttempts = max(cfg.MaxAttempts, 1)
 		nc, err := cfg.Connect(a.cfg.natsURL())
 		if err != nil {
-			return err
+			return fmt.Errorf("%w\nIs the cluster's NATS running there? Point the admin at it as a node is configured: -manifest.nats-url, $SEDIMENT_MANIFEST_NATS_URL or manifest.nats_url in -config.file (without one: the embedded NATS of an all-in-one node on -manifest.embedded-port)", err)
 		}
 		a.nc = nc
 		if a.js, err = jetstream.New(nc); err != nil {
@@ -1019,8 +1023,17 @@ func adminCompact(ctx context.Context, a *admin, args []string) (report, error) 
 	}
 	tick := time.NewTicker(compactPoll)
 	defer tick.Stop()
+	giveUp := func() error {
+		if a.progress {
+			fmt.Fprintln(a.stderr)
+		}
+		return fmt.Errorf("gave up waiting: %w; the requests stand and the planner goes on, if a compactor runs (role compactor in 'sediment admin status'); 'sediment admin compact' again follows them", ctx.Err())
+	}
 	for {
 		pr, err := compactProgress(ctx, m, rep)
+		if err != nil && ctx.Err() != nil {
+			return nil, giveUp() // the deadline fell within a read
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -1033,10 +1046,7 @@ func adminCompact(ctx context.Context, a *admin, args []string) (report, error) 
 		}
 		select {
 		case <-ctx.Done():
-			if a.progress {
-				fmt.Fprintln(a.stderr)
-			}
-			return nil, fmt.Errorf("gave up waiting (the requests stand; the planner goes on): %w", ctx.Err())
+			return nil, giveUp()
 		case <-tick.C:
 		}
 	}
@@ -1109,12 +1119,30 @@ func compactProgress(ctx context.Context, m *manifest.Manifest, rep *CompactRepo
 			r := manifest.RangeOf(s.MinToken, max(n, 1))
 			byRange[r] = append(byRange[r], s)
 		}
-		pr.rangesDone += n - len(byRange)
+		done := n - len(byRange)
 		for _, ts := range byRange {
 			if compactor.Compacted(ts, t.RequestedAt) {
-				pr.rangesDone++
+				done++
 			} else {
 				pr.left += len(ts)
+			}
+		}
+		pr.rangesDone += done
+		if done == n {
+			// Every range meets the planner's rule: the request is done
+			// now, though the planner would mark it so only at its next
+			// pass (-compactor.plan-interval, 10 s by default). The
+			// admin marks it itself, under the same compare-and-set.
+			if err := m.FinishCompactionRequest(ctx, t.ID, t.Request); err != nil {
+				return pr, err
+			}
+			req, err := m.CompactionRequest(ctx, t.ID)
+			if err != nil {
+				return pr, err
+			}
+			if req.Done() {
+				t.DoneAt = req.DoneAt
+				pr.tablesDone++
 			}
 		}
 	}

@@ -21,13 +21,16 @@ import (
 	"github.com/sedimentdb/sediment/objectstore"
 )
 
+// noEnv is an empty environment.
+func noEnv(string) string { return "" }
+
 // runAdmin runs `sediment admin args...` against the catalog on NATS port
 // natsPort and the file bucket under dataDir.
 func runAdmin(t *testing.T, natsPort int, dataDir string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	args = append(slices.Clone(args), fmt.Sprintf("-manifest.embedded-port=%d", natsPort), "-data.dir="+dataDir)
-	code = adminMain(context.Background(), args, &out, &errOut, false)
+	code = adminMain(context.Background(), args, noEnv, &out, &errOut, false)
 	return code, out.String(), errOut.String()
 }
 
@@ -157,6 +160,153 @@ func TestAdmin(t *testing.T) {
 		}
 	})
 
+	t.Run("config", func(t *testing.T) {
+		// The admin reads a node's YAML file and SEDIMENT_* variables,
+		// with a node's precedence: flags over the environment over YAML.
+		url := fmt.Sprintf("nats://127.0.0.1:%d", n)
+		wrong := "nats://127.0.0.1:1"
+		run := func(env map[string]string, args ...string) (int, string, string) {
+			var out, errOut bytes.Buffer
+			args = append([]string{"tables", "-json", "-manifest.connect-timeout=1s"}, args...)
+			code := adminMain(ctx, args, func(k string) string { return env[k] }, &out, &errOut, false)
+			return code, out.String(), errOut.String()
+		}
+		check := func(what string, code int, out, errOut string) {
+			t.Helper()
+			var got TablesReport
+			if code != 0 {
+				t.Fatalf("%s: exit %d\n%s", what, code, errOut)
+			}
+			if err := json.Unmarshal([]byte(out), &got); err != nil || !slices.Equal(got.Tables, tables.Tables) {
+				t.Errorf("%s: tables %+v (%v), want %+v", what, got.Tables, err, tables.Tables)
+			}
+		}
+		env := map[string]string{"SEDIMENT_MANIFEST_NATS_URL": url, "SEDIMENT_DATA_DIR": dataDir}
+		code, out, errOut := run(env)
+		check("environment", code, out, errOut)
+
+		file := filepath.Join(t.TempDir(), "node.yaml")
+		yml := fmt.Sprintf("data_dir: %s\nmanifest:\n  nats_url: %s\n", dataDir, url)
+		if err := os.WriteFile(file, []byte(yml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errOut = run(nil, "-config.file="+file)
+		check("YAML", code, out, errOut)
+
+		// The environment wins over YAML, and a flag over both.
+		code, _, errOut = run(map[string]string{"SEDIMENT_MANIFEST_NATS_URL": wrong}, "-config.file="+file)
+		if code != 1 || !strings.Contains(errOut, wrong) {
+			t.Errorf("environment over YAML: exit %d, %s", code, errOut)
+		}
+		code, out, errOut = run(map[string]string{"SEDIMENT_MANIFEST_NATS_URL": wrong}, "-config.file="+file, "-manifest.nats-url="+url)
+		check("flag over the environment", code, out, errOut)
+
+		// A bad value in the environment is named; the admin's own flags
+		// are not read from it.
+		if code, _, errOut := run(map[string]string{"SEDIMENT_MANIFEST_CONNECT_TIMEOUT": "soon"}); code != 2 || !strings.Contains(errOut, "$SEDIMENT_MANIFEST_CONNECT_TIMEOUT") {
+			t.Errorf("bad environment value: exit %d, %s", code, errOut)
+		}
+		code, out, errOut = run(map[string]string{"SEDIMENT_MANIFEST_NATS_URL": url, "SEDIMENT_DATA_DIR": dataDir, "SEDIMENT_JSON": "false"})
+		check("SEDIMENT_JSON ignored", code, out, errOut)
+	})
+
+	t.Run("getendpoints", func(t *testing.T) {
+		// The restore subtest compares the tables with those listed
+		// before this one: a.comp is dropped at the end.
+		execCQL(t, s, "CREATE TABLE a.comp (a text, b int, c int, PRIMARY KEY ((a, b), c))",
+			"INSERT INTO a.comp (a, b, c) VALUES ('x y', 42, 1)")
+		defer execCQL(t, s, "DROP TABLE a.comp")
+		for _, c := range []struct{ table, key, query string }{
+			{"a.kv", "7", "SELECT token(k) FROM a.kv WHERE k = 7"},
+			{"a.kv", "42", "SELECT token(k) FROM a.kv WHERE k = 42"},
+			{"a.comp", "x y:42", "SELECT token(a, b) FROM a.comp WHERE a = 'x y' AND b = 42"},
+		} {
+			// The frontend's token() is the reference.
+			var tok int64
+			if err := s.Query(c.query).Scan(&tok); err != nil {
+				t.Fatal(err)
+			}
+			var rep EndpointsReport
+			adminJSON(t, n, dataDir, &rep, "getendpoints", c.table, c.key)
+			r := manifest.RangeOf(tok, 2)
+			first, last := manifest.RangeBounds(r, 2)
+			want := EndpointsReport{Table: c.table, Key: c.key, Token: tok, Range: r, FirstToken: first, LastToken: last,
+				Owner: p.s.ingester.NodeID(), OwnerAddr: p.s.ingester.RPCAddr(), Epoch: rep.Epoch, Healthy: true}
+			if rep != want || rep.Epoch == 0 {
+				t.Errorf("getendpoints %s %s: %+v, want %+v", c.table, c.key, rep, want)
+			}
+		}
+		for _, c := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"getendpoints", "a.kv", "seven"}, `"seven" is not a int for column k`},
+			{[]string{"getendpoints", "a.comp", "x"}, "2 components; give them separated by ':'"},
+			{[]string{"getendpoints", "a.nope", "1"}, `no table "a.nope"`},
+			{[]string{"getendpoints", "a.kv"}, "want a table and a partition key"},
+		} {
+			if code, _, errOut := runAdmin(t, n, dataDir, c.args...); code != 1 || !strings.Contains(errOut, c.want) {
+				t.Errorf("admin %v: exit %d, %s; want %q", c.args, code, errOut, c.want)
+			}
+		}
+		code, out, _ := runAdmin(t, n, dataDir, "getendpoints", "a.kv", "7")
+		if code != 0 || !strings.Contains(out, p.s.ingester.NodeID()) || !strings.Contains(out, "healthy") {
+			t.Errorf("text getendpoints (exit %d):\n%s", code, out)
+		}
+	})
+
+	t.Run("removenode", func(t *testing.T) {
+		_, js := openManifest(t, p, dataDir)
+		store, err := objectstore.NewFile(vfs.Default, filepath.Join(dataDir, "objects"), prometheus.NewRegistry())
+		if err != nil {
+			t.Fatal(err)
+		}
+		late, err := manifest.Open(ctx, js, store, "sediment", manifest.Options{Now: func() time.Time { return time.Now().Add(-time.Hour) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := late.Heartbeat(ctx, manifest.Member{ID: "gone", Roles: []string{Ingest}, Addr: closedAddr(t), Shards: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if code, _, errOut := runAdmin(t, n, dataDir, "removenode", p.s.ingester.NodeID()); code != 1 || !strings.Contains(errOut, "is live") {
+			t.Errorf("removenode of a live node: exit %d, %s", code, errOut)
+		}
+		var rep RemoveNodeReport
+		adminJSON(t, n, dataDir, &rep, "removenode", "gone")
+		if rep.ID != "gone" || len(rep.Ranges) != 0 {
+			t.Errorf("removenode: %+v", rep)
+		}
+		var st StatusReport
+		adminJSON(t, n, dataDir, &st, "status")
+		if slices.ContainsFunc(st.Members, func(m MemberStatus) bool { return m.ID == "gone" }) || len(st.Members) == 0 {
+			t.Errorf("members after removenode: %+v", st.Members)
+		}
+		if code, _, errOut := runAdmin(t, n, dataDir, "removenode", "gone"); code != 1 || !strings.Contains(errOut, `no member "gone"`) {
+			t.Errorf("removenode twice: exit %d, %s", code, errOut)
+		}
+	})
+
+	t.Run("info", func(t *testing.T) {
+		var rep InfoReport
+		adminJSON(t, n, dataDir, &rep, "info")
+		i := slices.IndexFunc(rep.Nodes, func(ni NodeInfo) bool { return ni.ID == p.s.ingester.NodeID() })
+		if i < 0 {
+			t.Fatalf("node %s not in %+v", p.s.ingester.NodeID(), rep.Nodes)
+		}
+		// The only node owns both ranges, and so every live SSTable.
+		var bytes int64
+		for _, s := range ssts {
+			bytes += s.Size
+		}
+		if ni := rep.Nodes[i]; !slices.Equal(ni.Ranges, []int{0, 1}) || ni.Load != bytes || ni.SSTables != len(ssts) || !ni.Healthy {
+			t.Errorf("info of the node: %+v, want ranges [0 1], %d bytes in %d SSTables", ni, bytes, len(ssts))
+		}
+		code, out, _ := runAdmin(t, n, dataDir, "info")
+		if code != 0 || !strings.Contains(out, "LOAD") || !strings.Contains(out, p.s.ingester.NodeID()) {
+			t.Errorf("text info (exit %d):\n%s", code, out)
+		}
+	})
+
 	t.Run("sstables", func(t *testing.T) {
 		var rep SSTablesReport
 		adminJSON(t, n, dataDir, &rep, "sstables", "-table", "a.kv")
@@ -240,7 +390,7 @@ func TestAdmin(t *testing.T) {
 		}
 		var out, errOut bytes.Buffer
 		args := []string{"verify", fmt.Sprintf("-manifest.embedded-port=%d", n), "-data.dir=" + dataDir}
-		if code := adminMain(ctx, args, &out, &errOut, true); code != 0 {
+		if code := adminMain(ctx, args, noEnv, &out, &errOut, true); code != 0 {
 			t.Fatalf("verify: exit %d\n%s%s", code, &out, &errOut)
 		}
 		if want := fmt.Sprintf("\rverify: %d/%d SSTables", len(ssts), len(ssts)); !strings.Contains(errOut.String(), want) {
@@ -348,7 +498,7 @@ func TestAdminUsage(t *testing.T) {
 		{[]string{"status", "-manifest.nats-url=nats://127.0.0.1:1", "-manifest.connect-timeout=1s"}, 1, "nats://127.0.0.1:1"},
 	} {
 		var out, errOut bytes.Buffer
-		code := adminMain(context.Background(), c.args, &out, &errOut, false)
+		code := adminMain(context.Background(), c.args, noEnv, &out, &errOut, false)
 		if code != c.code || !strings.Contains(errOut.String(), c.want) {
 			t.Errorf("admin %q: exit %d, stderr %q; want exit %d and %q", c.args, code, errOut.String(), c.code, c.want)
 		}
@@ -481,7 +631,7 @@ func TestAdminFlushCompact(t *testing.T) {
 	write(1)
 	var out, errOut bytes.Buffer
 	args := []string{"flush", "-json", "-timeout=10s", fmt.Sprintf("-manifest.embedded-port=%d", n), "-data.dir=" + dataDir}
-	if code := adminMain(ctx, args, &out, &errOut, true); code != 1 {
+	if code := adminMain(ctx, args, noEnv, &out, &errOut, true); code != 1 {
 		t.Fatalf("flush with a dead member: exit %d\n%s%s", code, &out, &errOut)
 	}
 	rep = FlushReport{}
@@ -536,10 +686,53 @@ func TestAdminFlushCompact(t *testing.T) {
 	if len(ssts) != 6 {
 		t.Fatalf("%d SSTables before the major compaction, want 6", len(ssts))
 	}
+	// Three flushes of the same 40 rows: each SSTable's properties count
+	// its own, 120 in all, until compaction merges them.
+	var stats TableStatsReport
+	adminJSON(t, n, dataDir, &stats, "tablestats", "-table", "f.kv")
+	if len(stats.Tables) != 1 {
+		t.Fatalf("tablestats %+v", stats)
+	}
+	if ts := stats.Tables[0]; ts.ID != kv.ID || ts.SSTables != 6 || ts.Bytes != beforeBytes || !slices.Equal(ts.Levels, []int{6}) ||
+		ts.Rows != 3*rows || ts.Partitions != 3*rows || ts.Cells < 3*rows || ts.Backlog.L0Tables != 6 {
+		t.Errorf("tablestats of f.kv: %+v", ts)
+	}
+	var tp TPStatsReport
+	adminJSON(t, n, dataDir, &tp, "tpstats", fmt.Sprintf("-from=127.0.0.1:%d", p.httpPort))
+	if len(tp.Processes) != 1 || tp.Processes[0].Error != "" {
+		t.Fatalf("tpstats %+v", tp)
+	}
+	stages := map[string]Stage{}
+	for _, st := range tp.Processes[0].Stages {
+		stages[st.Name] = st
+	}
+	if st := stages["cql-requests"]; st.Completed < 3*rows || st.P99ms <= 0 {
+		t.Errorf("cql-requests %+v, want at least the %d INSERTs", st, 3*rows)
+	}
+	if st := stages["ingest-flush"]; st.Completed < 3 || st.Blocked != 0 {
+		t.Errorf("ingest-flush %+v, want three flushes at least", st)
+	}
+	for _, name := range []string{"ingest-commit", "compaction", "object-store"} {
+		if _, ok := stages[name]; !ok {
+			t.Errorf("no stage %s in %+v", name, stages)
+		}
+	}
+	if code, out, _ := runAdmin(t, n, dataDir, "tpstats", "-from="+closedAddr(t)); code != 1 || !strings.Contains(out, "FAILED") {
+		t.Errorf("tpstats of an address nobody serves: exit %d\n%s", code, out)
+	}
+	var cstats CompactionStatsReport
+	adminJSON(t, n, dataDir, &cstats, "compactionstats", "-table", "f.kv")
+	if cstats.Queue == nil || len(cstats.Tables) != 1 || cstats.Tables[0].Backlog.L0Tables != 6 || cstats.Tables[0].Backlog.Bytes != beforeBytes {
+		t.Errorf("compactionstats before the major compaction: %+v", cstats)
+	}
+	code, text, _ = runAdmin(t, n, dataDir, "tablestats", "-table", "f.kv")
+	if code != 0 || !strings.Contains(text, "SSTable count: 6") || !strings.Contains(text, "Rows (estimate): 120") {
+		t.Errorf("text tablestats (exit %d):\n%s", code, text)
+	}
 	out.Reset()
 	errOut.Reset()
 	args = []string{"compact", "-table", "f.kv", "-json", "-timeout=60s", fmt.Sprintf("-manifest.embedded-port=%d", n), "-data.dir=" + dataDir}
-	if code := adminMain(ctx, args, &out, &errOut, true); code != 0 {
+	if code := adminMain(ctx, args, noEnv, &out, &errOut, true); code != 0 {
 		t.Fatalf("compact: exit %d\n%s%s\n%s", code, &out, &errOut, p.log)
 	}
 	var crep CompactReport
@@ -589,6 +782,16 @@ func TestAdminFlushCompact(t *testing.T) {
 	if got := s.Query("SELECT k FROM f.kv").Iter().NumRows(); got != rows {
 		t.Fatalf("%d rows, want %d", got, rows)
 	}
+	stats = TableStatsReport{}
+	adminJSON(t, n, dataDir, &stats, "tablestats", "-table", "f.kv")
+	if ts := stats.Tables[0]; ts.Rows != rows || ts.SSTables != 2 || ts.Backlog.L0Tables != 0 {
+		t.Errorf("tablestats after the major compaction: %+v", ts)
+	}
+	cstats = CompactionStatsReport{}
+	adminJSON(t, n, dataDir, &cstats, "compactionstats")
+	if cstats.Queue == nil || len(cstats.Tables) != 1 || cstats.Tables[0].Request == nil || !cstats.Tables[0].Request.Done() {
+		t.Errorf("compactionstats after the major compaction: %+v", cstats)
+	}
 
 	// Every table, without waiting: the requests are written, and the
 	// planner finishes them.
@@ -625,4 +828,44 @@ func closedAddr(t *testing.T) string {
 	addr := ln.Addr().String()
 	ln.Close()
 	return addr
+}
+
+// TestAdminCompactDoneBeforePlannerPass: a table whose every range meets the
+// planner's rule is done as soon as the admin sees it, without waiting for
+// a planner pass to mark the request; here no planner runs at all.
+func TestAdminCompactDoneBeforePlannerPass(t *testing.T) {
+	dataDir := t.TempDir()
+	ctx := context.Background()
+	p := startProcess(t, dataDir,
+		"-target=frontend,ingest",
+		"-node.heartbeat-interval=50ms",
+		"-ingest.shards=1", "-ingest.ranges=2",
+		"-ingest.flush-age=1h",
+	)
+	p.waitReady(t)
+	s := cqlSession(t, p, "")
+	execCQL(t, s,
+		"CREATE KEYSPACE c WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+		"CREATE TABLE c.kv (k int PRIMARY KEY, v text)",
+		"CREATE TABLE c.empty (k int PRIMARY KEY)",
+		"INSERT INTO c.kv (k, v) VALUES (1, 'a')",
+	)
+	n := p.natsPort
+	var flushed FlushReport
+	adminJSON(t, n, dataDir, &flushed, "flush")
+
+	// An L0 flush needs a compactor: the wait gives up and says so.
+	if code, _, errOut := runAdmin(t, n, dataDir, "compact", "-table", "c.kv", "-timeout=1s"); code != 1 || !strings.Contains(errOut, "role compactor") {
+		t.Fatalf("compact without a compactor: exit %d, %s", code, errOut)
+	}
+	var rep CompactReport
+	adminJSON(t, n, dataDir, &rep, "compact", "-table", "c.empty", "-timeout=30s")
+	if len(rep.Tables) != 1 || rep.Tables[0].DoneAt.IsZero() || rep.Tables[0].After == nil {
+		t.Fatalf("compact of an empty table: %+v", rep)
+	}
+	m, _ := openManifest(t, p, dataDir)
+	req, err := m.CompactionRequest(ctx, rep.Tables[0].ID)
+	if err != nil || req.ID != rep.Tables[0].Request || !req.DoneAt.Equal(rep.Tables[0].DoneAt) {
+		t.Fatalf("request %+v, %v; want %s done at %s", req, err, rep.Tables[0].Request, rep.Tables[0].DoneAt)
+	}
 }

@@ -87,7 +87,7 @@ func TestBenchUnreachable(t *testing.T) {
 
 // benchRounds is how many times BenchmarkCQL measures each side of a ratio,
 // taking turns, keeping the best: sides that alternate share the machine's
-// disturbances.
+// disturbances. -short measures once.
 const benchRounds = 3
 
 // BenchmarkCQL measures the all-in-one server, run in this process as
@@ -97,6 +97,10 @@ const benchRounds = 3
 // flight on 2 connections, 100-byte rows) over 10,000 partitions, filled
 // first so that reads find their rows.
 func BenchmarkCQL(b *testing.B) {
+	nRounds, halfRate := benchRounds, 3*time.Second
+	if testing.Short() {
+		nRounds, halfRate = 1, time.Second
+	}
 	addr := startAllInOne(b)
 	base := loadgen.DefaultConfig()
 	base.Hosts = []string{addr}
@@ -112,7 +116,7 @@ func BenchmarkCQL(b *testing.B) {
 	// returns the throughput of each round of each.
 	rounds := func(names []string, cfgs ...loadgen.Config) [][]float64 {
 		out := make([][]float64, len(cfgs))
-		for round := range benchRounds {
+		for round := range nRounds {
 			for i, c := range cfgs {
 				// The last run of a sub-benchmark is its largest: short
 				// trial runs say little about throughput.
@@ -164,7 +168,8 @@ func BenchmarkCQL(b *testing.B) {
 	benchfig.Report("cql.read_ops_s", ops[4], "ops/s")
 	benchfig.Report("cql.read.vs_ceiling", ratio(ops[4], ops[5]), "x")
 
-	// Latency at half of the throughput measured above, for 3 s each.
+	// Latency at half of the throughput measured above, for 3 s each
+	// (1 s under -short).
 	for _, c := range []struct {
 		name string
 		cfg  loadgen.Config
@@ -176,7 +181,7 @@ func BenchmarkCQL(b *testing.B) {
 		var p99 float64
 		b.Run(c.name+"/half-rate", func(b *testing.B) {
 			cfg := c.cfg
-			cfg.Count, cfg.Duration, cfg.Rate = 0, 3*time.Second, c.max/2
+			cfg.Count, cfg.Duration, cfg.Rate = 0, halfRate, c.max/2
 			for range b.N {
 				rep := benchRun(b, cfg)
 				p99 = rep.Latency.P99
@@ -194,12 +199,12 @@ func BenchmarkCQL(b *testing.B) {
 	one, eight := write, write
 	one.Connections, eight.Connections = 1, 8
 	conns := rounds([]string{"write/conns=1", "write/conns=8"}, one, eight)
-	ratios := make([]float64, benchRounds)
+	ratios := make([]float64, nRounds)
 	for i := range ratios {
 		ratios[i] = ratio(conns[0][i], conns[1][i])
 	}
 	slices.Sort(ratios)
-	benchfig.Report("cql.single_conn.vs_many", ratios[benchRounds/2], "x")
+	benchfig.Report("cql.single_conn.vs_many", ratios[nRounds/2], "x")
 }
 
 // ratio returns a/b, or 0 when either side did not run.

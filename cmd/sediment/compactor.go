@@ -1,7 +1,9 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"slices"
 
 	"github.com/grafana/dskit/services"
 
@@ -15,6 +17,13 @@ func (s *Sediment) initCompactor(ctx context.Context) (services.Service, error) 
 	if err != nil {
 		return nil, err
 	}
+	// Without the ingest role, whose member lists every role of the
+	// process, the compactor is a member of its own, at -node.address or
+	// the HTTP address.
+	var addr string
+	if roles, _ := s.cfg.Roles(); !slices.Contains(roles, Ingest) {
+		addr = cmp.Or(s.cfg.Node.Address, s.httpAddr)
+	}
 	return compactor.New(ctx, s.cfg.Compactor, s.cfg.GC, compactor.Deps{
 		JetStream:         s.js,
 		Manifest:          s.manifest,
@@ -22,6 +31,7 @@ func (s *Sediment) initCompactor(ctx context.Context) (services.Service, error) 
 		Store:             s.store,
 		NodeID:            id,
 		HeartbeatInterval: s.cfg.Node.HeartbeatInterval,
+		Address:           addr,
 		Registerer:        s.reg,
 		Logger:            s.logger,
 	})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -87,12 +88,26 @@ func TestCompactorCollectsGarbage(t *testing.T) {
 	if log := p.log.String(); !strings.Contains(log, "deleted garbage object") || !strings.Contains(log, "object="+key) {
 		t.Fatalf("the deletion is not logged:\n%s", log)
 	}
+	// A compactor alone is a member, with its role and HTTP address.
+	mems, err := m.Members(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(mems) != 1 || mems[0].ID != l.Holder || !slices.Equal(mems[0].Roles, []string{Compactor}) || mems[0].Addr != p.s.httpAddr {
+		t.Fatalf("members of a compactor-only process: %+v, want one compactor at %s", mems, p.s.httpAddr)
+	}
 	p.stop(t)
 
-	// The stopped collector gave its lease up.
+	// The stopped collector gave its lease up, and left the members.
 	p2 := startProcess(t, dataDir, "-target=ingest")
 	p2.waitReady(t)
 	m2, _ := openManifest(t, p2, dataDir)
+	mems, err = m2.Members(ctx)
+	if err != nil || slices.ContainsFunc(mems, func(mem manifest.Member) bool {
+		return slices.Contains(mem.Roles, Compactor) && !slices.Contains(mem.Roles, Ingest)
+	}) {
+		t.Fatalf("members after the compactor stopped: %+v, %v", mems, err)
+	}
 	if l, err := m2.Lease(ctx, gc.LeaseName); !errors.Is(err, manifest.ErrNotFound) {
 		t.Fatalf("lease after stop: %+v, %v", l, err)
 	}

@@ -171,25 +171,45 @@ const configFileFlag = "config.file"
 func (c *Config) Load(args []string, getenv func(string) string) error {
 	f := flag.NewFlagSet("sediment", flag.ContinueOnError)
 	f.SetOutput(io.Discard)
+	pos, err := c.LoadFlags(f, args, getenv)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return fmt.Errorf("config: unexpected argument %q", pos[0])
+	}
+	return nil
+}
+
+// LoadFlags is Load on a flag set that may hold flags of its own, such as
+// the admin's: they are parsed with the node's, but neither YAML nor the
+// environment sets them. Positional arguments may come between the flags;
+// they are returned in order.
+func (c *Config) LoadFlags(f *flag.FlagSet, args []string, getenv func(string) string) ([]string, error) {
+	own := map[string]bool{}
+	f.VisitAll(func(fl *flag.Flag) { own[fl.Name] = true })
 	c.RegisterFlags(f)
 	var file string
 	f.StringVar(&file, configFileFlag, "", "YAML configuration file; flags and environment variables override it.")
 
 	if err := checkRenamed(args, getenv); err != nil {
-		return err
+		return nil, err
 	}
 	// A first pass over the command line finds the file without applying
 	// the other flags, which must win over it.
-	if err := f.Parse(args); err != nil {
-		return fmt.Errorf("config: %w", err)
+	if _, err := parseInterleaved(f, args); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
 	}
 	if file != "" {
 		if err := c.loadYAML(file); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	var errs []error
 	f.VisitAll(func(fl *flag.Flag) {
+		if own[fl.Name] {
+			return
+		}
 		if v := getenv(EnvName(fl.Name)); v != "" {
 			if err := f.Set(fl.Name, v); err != nil {
 				errs = append(errs, fmt.Errorf("config: $%s: %w", EnvName(fl.Name), err))
@@ -197,13 +217,11 @@ func (c *Config) Load(args []string, getenv func(string) string) error {
 		}
 	})
 	if err := errors.Join(errs...); err != nil {
-		return err
+		return nil, err
 	}
-	if err := f.Parse(args); err != nil {
-		return fmt.Errorf("config: %w", err)
-	}
-	if f.NArg() > 0 {
-		return fmt.Errorf("config: unexpected argument %q", f.Arg(0))
+	pos, err := parseInterleaved(f, args)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
 	}
 	// Local state defaults to places under the data directory.
 	if c.ObjectStore.Dir == "" {
@@ -215,7 +233,23 @@ func (c *Config) Load(args []string, getenv func(string) string) error {
 	if c.Ingest.Commitlog.Dir == "" {
 		c.Ingest.Commitlog.Dir = filepath.Join(c.DataDir, "commitlog")
 	}
-	return nil
+	return pos, nil
+}
+
+// parseInterleaved parses args with f, letting positional arguments stand
+// between flags, and returns the positional ones.
+func parseInterleaved(f *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := f.Parse(args); err != nil {
+			return nil, err
+		}
+		if f.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, f.Arg(0))
+		args = f.Args()[1:]
+	}
 }
 
 func (c *Config) loadYAML(file string) error {

@@ -17,8 +17,6 @@ import (
 	"github.com/sedimentdb/sediment/manifest"
 )
 
-func noEnv(string) string { return "" }
-
 // TestLoadUnloadCommands runs `sediment load` and `sediment unload` against
 // an all-in-one process, as a user would.
 func TestLoadUnloadCommands(t *testing.T) {

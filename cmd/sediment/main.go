@@ -109,7 +109,16 @@ func (s *Sediment) run(ctx context.Context) error {
 		}
 		s.httpAddr = ln.Addr().String()
 		mux := httpHandler(reg, mods)
-		mux.Handle("GET /status", s.statusHandler(mods))
+		// The status page's charts: the last hour of this process's
+		// metrics, in memory.
+		hist := status.NewHistory(reg, 0, 0)
+		histCtx, stopHist := context.WithCancel(ctx)
+		defer stopHist()
+		go hist.Run(histCtx)
+		mux.Handle("GET /status", s.statusHandler(mods, hist))
+		if err := status.RegisterClusterMetrics(reg, s.catalog(mods)); err != nil {
+			return err
+		}
 		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		served := make(chan error, 1)
 		go func() { served <- srv.Serve(ln) }()
@@ -183,18 +192,25 @@ func httpHandler(reg *prometheus.Registry, mods *moduleManager) *http.ServeMux {
 // statusHandler serves the status page (package status, docs/status.md).
 // The catalog appears once the manifest module has started: the module
 // manager's lock orders its setup of s before the reads here.
-func (s *Sediment) statusHandler(mods *moduleManager) http.Handler {
+func (s *Sediment) statusHandler(mods *moduleManager, hist *status.History) http.Handler {
 	roles, _ := s.cfg.Roles()
 	return status.Handler(status.Source{
-		Process: s.httpAddr, Roles: roles, Started: time.Now(), Gatherer: s.reg, Logger: s.logger,
-		Catalog: func() status.Catalog {
-			mods.mu.Lock()
-			started := slices.ContainsFunc(mods.started, func(m startedModule) bool { return m.name == Manifest })
-			mods.mu.Unlock()
-			if !started {
-				return status.Catalog{}
-			}
-			return status.Catalog{View: s.view, Store: s.store, Cluster: s.manifest.Cluster()}
-		},
+		Process: s.httpAddr, Roles: roles, Started: time.Now(), Gatherer: s.reg, History: hist, Logger: s.logger,
+		Catalog: s.catalog(mods),
 	})
+}
+
+// catalog returns what the status page and the cluster metrics read the
+// catalog with: nothing until the manifest module has started, whose
+// lock orders its setup of s before the reads.
+func (s *Sediment) catalog(mods *moduleManager) func() status.Catalog {
+	return func() status.Catalog {
+		mods.mu.Lock()
+		started := slices.ContainsFunc(mods.started, func(m startedModule) bool { return m.name == Manifest })
+		mods.mu.Unlock()
+		if !started {
+			return status.Catalog{}
+		}
+		return status.Catalog{View: s.view, Store: s.store, Cluster: s.manifest.Cluster()}
+	}
 }

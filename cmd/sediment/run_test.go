@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -154,7 +155,7 @@ func (p *process) stop(t *testing.T) {
 			t.Fatalf("port %d still in use after stop", port)
 		}
 	}
-	if p.s.ingester.RPCAddr() != "" {
+	if p.s.ingester != nil { // a frontend-only process has none
 		if ln, err := net.Listen("tcp", p.s.ingester.RPCAddr()); err != nil {
 			t.Fatalf("rpc address %s still in use after stop: %v", p.s.ingester.RPCAddr(), err)
 		} else {
@@ -217,6 +218,30 @@ func TestRunAllInOne(t *testing.T) {
 		if !strings.Contains(log, where) {
 			t.Errorf("the start log does not say %s:\n%s", where, log)
 		}
+	}
+	// The disk cache is on by default, under the data directory.
+	if st, err := os.Stat(filepath.Join(dataDir, "cache")); err != nil || !st.IsDir() {
+		t.Errorf("no disk cache directory under the data directory: %v", err)
+	}
+	mfs, err := p.s.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tiers []string
+	for _, mf := range mfs {
+		if mf.GetName() != "sediment_cache_bytes" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "tier" {
+					tiers = append(tiers, l.GetValue())
+				}
+			}
+		}
+	}
+	if !slices.Contains(tiers, "disk") {
+		t.Errorf("cache tiers %v, want a disk tier by default", tiers)
 	}
 	p.stop(t)
 

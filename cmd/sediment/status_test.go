@@ -2,20 +2,16 @@ package main
 
 import (
 	"fmt"
-	"html"
 	"io"
 	"net/http"
-	"regexp"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-)
 
-// statusFigureRE matches an element of the status page that carries a
-// figure (package status) and its text.
-var statusFigureRE = regexp.MustCompile(`<[a-z]+[^>]*\bdata-figure="([^"]*)"[^>]*>([^<]*)<`)
+	"github.com/sedimentdb/sediment/internal/status"
+)
 
 // statusPage fetches /status from p and returns its figures.
 func statusPage(t *testing.T, p *process) map[string]string {
@@ -29,9 +25,9 @@ func statusPage(t *testing.T, p *process) map[string]string {
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET /status: %s %v\n%s", resp.Status, err, body)
 	}
-	out := map[string]string{}
-	for _, m := range statusFigureRE.FindAllStringSubmatch(string(body), -1) {
-		out[html.UnescapeString(m[1])] = html.UnescapeString(m[2])
+	out, err := status.Figures(string(body))
+	if err != nil {
+		t.Error(err)
 	}
 	return out
 }
@@ -153,8 +149,8 @@ func TestStatusPage(t *testing.T) {
 		if err != nil || puts < putsBefore || puts > putsAfter {
 			t.Errorf("requests/put = %q, want between %d and %d", got["requests/put"], putsBefore, putsAfter)
 		}
-		if got["cost/monthly"] == "" {
-			t.Error("no monthly cost")
+		if got["cost/total"] == "" || got["tables/c.kv/unflushed"] == "" || got["ranges/0/owner"] != p.s.ingester.NodeID() {
+			t.Error("no cost, unflushed writes or range owner")
 		}
 		t.Logf("figures: %v", got)
 		return

@@ -171,6 +171,7 @@ type Stats struct {
 	Bytes   int64 // their size, as the manifest recorded it
 	Failed  int   // deletions that failed, left for the next pass
 	Waiting int   // garbage still within its grace period
+	Pinned  int   // garbage a snapshot names, kept until it is dropped
 
 	// Of the orphan sweep, if the pass ran one:
 	Swept        bool
@@ -198,9 +199,10 @@ type Collector struct {
 	nextSweep time.Time
 	suspects  map[string]bool
 
-	deleted, bytes, failed             prometheus.Counter
-	orphans, orphanBytes, sweeps       prometheus.Counter
-	waiting, holding, young, suspected prometheus.Gauge
+	deleted, bytes, failed       prometheus.Counter
+	orphans, orphanBytes, sweeps prometheus.Counter
+	waiting, pinned, holding     prometheus.Gauge
+	young, suspected             prometheus.Gauge
 }
 
 // New returns a Collector of m's garbage, which lives in store.
@@ -237,6 +239,7 @@ func New(m *manifest.Manifest, store objectstore.Store, cfg Config, opts Options
 		bytes:   counter("deleted_bytes_total", "Bytes of the garbage objects deleted, as the manifest recorded them."),
 		failed:  counter("delete_failures_total", "Deletions of garbage or orphan objects that failed and are retried at the next pass or sweep."),
 		waiting: gauge("waiting_objects", "Garbage objects still within their grace period at the last pass."),
+		pinned:  gauge("pinned_objects", "Garbage objects kept past their grace period because a snapshot names them, at the last pass."),
 		holding: gauge("lease_held", "1 while this collector holds the collection lease, else 0."),
 
 		orphans:     counter("orphans_deleted_total", "Orphan objects (under the orphan prefixes, referenced by no live set or garbage list, older than the orphan age) deleted from the bucket."),
@@ -278,16 +281,26 @@ func (c *Collector) collect(ctx context.Context) (Stats, error) {
 	if err != nil {
 		return st, err
 	}
+	// Read after the garbage list: a snapshot taken since pins only
+	// SSTables that were live a moment ago, still within their grace.
+	pinned, err := c.m.PinnedKeys(ctx)
+	if err != nil {
+		return st, err
+	}
 	now := c.opts.Now()
 	var due []manifest.TableGarbage
 	for _, g := range gs {
-		if now.Sub(g.Since) >= c.cfg.GracePeriod {
+		switch {
+		case pinned[g.Key]:
+			st.Pinned++
+		case now.Sub(g.Since) >= c.cfg.GracePeriod:
 			due = append(due, g)
-		} else {
+		default:
 			st.Waiting++
 		}
 	}
 	c.waiting.Set(float64(st.Waiting))
+	c.pinned.Set(float64(st.Pinned))
 	for len(due) > 0 {
 		if time.Since(acquired) > c.opts.LeaseTTL/2 {
 			// A long pass keeps the lease, or stops if it lost it.

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/sedimentdb/sediment/internal/testwait"
 	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/manifest/manifesttest"
@@ -243,7 +244,7 @@ func TestOneCollectorHoldsTheLease(t *testing.T) {
 	for i, c := range []*Collector{c1, c2} {
 		wg.Go(func() { stats[i], errs[i] = c.Collect(e.ctx) })
 	}
-	wg.Wait()
+	testwait.Wait(t, "both collectors", &wg)
 	held := 0
 	for i, err := range errs {
 		switch {

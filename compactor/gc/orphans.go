@@ -110,12 +110,16 @@ func (c *Collector) list(ctx context.Context) ([]objectstore.Attrs, error) {
 // references returns the keys the catalog names: every live SSTable and
 // every garbage entry of every sstables document, those of tables no
 // longer in the schema included (a DROP that stopped before listing its
-// SSTables as garbage). An object only ever moves within its document
-// (live, then garbage, then gone), and each document is read in one get,
-// so an object that moves while the documents are read is still found.
+// SSTables as garbage), and every SSTable a snapshot pins. An object only
+// ever moves within its document (live, then garbage, then gone), and each
+// document is read in one get, so an object that moves while the documents
+// are read is still found.
 func (c *Collector) references(ctx context.Context) (map[string]bool, error) {
-	refs := map[string]bool{}
-	err := c.m.EachSSTablesDocument(ctx, func(ts *manifest.TableSSTables) error {
+	refs, err := c.m.PinnedKeys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	err = c.m.EachSSTablesDocument(ctx, func(ts *manifest.TableSSTables) error {
 		for _, s := range ts.SSTables {
 			refs[s.Key] = true
 		}

@@ -15,11 +15,19 @@ type Config struct {
 	DiskDir     string `yaml:"disk_dir"`
 }
 
+// DefaultDiskBytes is the default bound of the disk cache: 2 GiB, room for
+// the hot blocks of a laptop's data set, and well inside any disk a server
+// has; Terraform sizes it from the frontends' volume.
+const DefaultDiskBytes = 2 << 30
+
 // RegisterFlags registers the cache flags in f, with their defaults.
 func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	f.Int64Var(&c.MemoryBytes, "cache.memory-bytes", 256<<20, "Bytes of SSTable blocks to keep in memory; 0 disables the memory cache.")
-	f.Int64Var(&c.DiskBytes, "cache.disk-bytes", 0, "Bytes of SSTable blocks to keep on local disk; 0 disables the disk cache.")
-	f.StringVar(&c.DiskDir, "cache.disk-dir", "", "Directory of the disk cache, used by one process at a time.")
+	// The disk cache is on by default: a frontend that restarts, or a
+	// working set larger than memory, would otherwise read every block
+	// from the bucket again, each a billed GET of tens of milliseconds.
+	f.Int64Var(&c.DiskBytes, "cache.disk-bytes", DefaultDiskBytes, "Bytes of SSTable blocks to keep on local disk, at most; the oldest blocks go first. 0 disables the disk cache.")
+	f.StringVar(&c.DiskDir, "cache.disk-dir", "", "Directory of the disk cache, used by one process at a time; empty: <data.dir>/cache.")
 }
 
 // Validate reports a configuration that cannot work.
@@ -30,9 +38,6 @@ func (c *Config) Validate() error {
 	}
 	if c.DiskBytes < 0 {
 		errs = append(errs, fmt.Errorf("cache: -cache.disk-bytes must not be negative, got %d", c.DiskBytes))
-	}
-	if c.DiskBytes > 0 && c.DiskDir == "" {
-		errs = append(errs, errors.New("cache: -cache.disk-bytes needs -cache.disk-dir"))
 	}
 	if c.DiskBytes == 0 && c.DiskDir != "" {
 		errs = append(errs, errors.New("cache: -cache.disk-dir is set but -cache.disk-bytes is 0"))
@@ -51,6 +56,10 @@ func New(cfg Config, fsys vfs.FS, o Options) (Tier, error) {
 		tiers = append(tiers, NewMemory(cfg.MemoryBytes, o))
 	}
 	if cfg.DiskBytes > 0 {
+		if cfg.DiskDir == "" {
+			// The frontend defaults it to <data.dir>/cache.
+			return nil, errors.New("cache: the disk cache needs a directory")
+		}
 		d, err := OpenDisk(fsys, cfg.DiskDir, cfg.DiskBytes, o)
 		if err != nil {
 			return nil, err

@@ -15,7 +15,7 @@ func TestConfigFlagsAndYAML(t *testing.T) {
 	var c Config
 	f := flag.NewFlagSet("test", flag.ContinueOnError)
 	c.RegisterFlags(f)
-	if c.MemoryBytes != 256<<20 || c.DiskBytes != 0 || c.DiskDir != "" {
+	if c.MemoryBytes != 256<<20 || c.DiskBytes != DefaultDiskBytes || c.DiskDir != "" {
 		t.Fatalf("defaults %+v", c)
 	}
 	if err := c.Validate(); err != nil {
@@ -52,7 +52,7 @@ func TestConfigValidate(t *testing.T) {
 		{Config{MemoryBytes: 1, DiskBytes: 1, DiskDir: "d"}, ""},
 		{Config{MemoryBytes: -1}, "memory-bytes must not be negative"},
 		{Config{DiskBytes: -1, DiskDir: "d"}, "disk-bytes must not be negative"},
-		{Config{DiskBytes: 1}, "needs -cache.disk-dir"},
+		{Config{DiskBytes: 1}, ""}, // the directory defaults to <data.dir>/cache
 		{Config{DiskDir: "d"}, "disk-bytes is 0"},
 	} {
 		err := tc.c.Validate()
@@ -65,6 +65,9 @@ func TestConfigValidate(t *testing.T) {
 func TestNewBuildsTiers(t *testing.T) {
 	if _, err := New(Config{MemoryBytes: -1}, vfs.Default, Options{}); err == nil {
 		t.Fatal("New accepted an invalid config")
+	}
+	if _, err := New(Config{DiskBytes: 1}, vfs.Default, Options{}); err == nil || !strings.Contains(err.Error(), "needs a directory") {
+		t.Fatalf("New of a disk cache without a directory: %v", err)
 	}
 	tier, err := New(Config{MemoryBytes: 1 << 20, DiskBytes: 1 << 20, DiskDir: t.TempDir()}, vfs.Default, Options{})
 	if err != nil {

@@ -10,13 +10,13 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/sedimentdb/sediment/internal/testwait"
 	"github.com/sedimentdb/sediment/internal/vfs"
 )
 
@@ -371,11 +371,9 @@ func TestDiskSingleFlight(t *testing.T) {
 			checkValue(t, k, v, err)
 		})
 	}
-	for d.Stats().Misses < n {
-		runtime.Gosched()
-	}
+	testwait.For(t, "every reader to miss", func() bool { return d.Stats().Misses >= n })
 	close(release)
-	wg.Wait()
+	testwait.Wait(t, "the readers", &wg)
 	if loads.Load() != 1 {
 		t.Fatalf("%d loads, want 1", loads.Load())
 	}

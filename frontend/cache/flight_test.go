@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/sedimentdb/sediment/internal/testwait"
 )
 
 // waitWaiters waits until n callers wait on key's call.
@@ -51,7 +53,7 @@ func TestFlightSharesOneLoad(t *testing.T) {
 	}
 	waitWaiters(t, &g, "k", n)
 	close(release)
-	wg.Wait()
+	testwait.Wait(t, "the callers", &wg)
 	if got := loads.Load(); got != 1 {
 		t.Fatalf("%d loads, want 1", got)
 	}

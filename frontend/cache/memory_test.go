@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/sedimentdb/sediment/internal/testwait"
 	"github.com/sedimentdb/sediment/internal/vfs"
 )
 
@@ -121,11 +121,9 @@ func TestMemorySingleFlight(t *testing.T) {
 		})
 	}
 	// Release the load once every goroutine has missed.
-	for m.Stats().Misses < n {
-		runtime.Gosched()
-	}
+	testwait.For(t, "every reader to miss", func() bool { return m.Stats().Misses >= n })
 	close(release)
-	wg.Wait()
+	testwait.Wait(t, "the readers", &wg)
 	if loads.Load() != 1 {
 		t.Fatalf("%d loads, want 1", loads.Load())
 	}

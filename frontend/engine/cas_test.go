@@ -10,6 +10,7 @@ import (
 
 	"github.com/sedimentdb/sediment/ingest/rpc"
 	"github.com/sedimentdb/sediment/internal/storage"
+	"github.com/sedimentdb/sediment/internal/testwait"
 )
 
 // notExists is the condition of INSERT ... IF NOT EXISTS on row ck.
@@ -123,7 +124,7 @@ func TestRemoteApplyIfCounter(t *testing.T) {
 			}
 		})
 	}
-	wg.Wait()
+	testwait.Wait(t, "the conditional writers", &wg)
 	close(errs)
 	for err := range errs {
 		t.Fatal(err)

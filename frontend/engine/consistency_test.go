@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/sedimentdb/sediment/internal/testwait"
 )
 
 // TestReadSeesAcknowledgedWrites reads while writes go on and memtables are
@@ -62,8 +64,8 @@ func TestReadSeesAcknowledgedWrites(t *testing.T) {
 			reads.Add(1)
 		}
 	}()
-	wg.Wait()
-	<-done
+	testwait.Wait(t, "the writers", &wg)
+	testwait.Recv(t, "the reader", done)
 	select {
 	case err := <-errs:
 		t.Fatal(err)

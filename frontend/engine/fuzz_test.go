@@ -132,7 +132,12 @@ func TestScanIter(t *testing.T) {
 		var got []string
 		var after, resumed, lastPK []byte
 		lower := []byte{}
-		for {
+		for pages := 1; ; pages++ {
+			// Every page holds at least one entry, so a scan that needs
+			// more pages than there are entries does not advance.
+			if pages > len(es) {
+				t.Fatalf("limit %d: %d pages for %d entries", limit, pages, len(es))
+			}
 			page, err := scan(&sliceIter{es: es}, lower, resumed, after, limit, 100)
 			if err != nil {
 				t.Fatal(err)
@@ -151,6 +156,9 @@ func TestScanIter(t *testing.T) {
 			}
 			if page.Next == nil {
 				break
+			}
+			if after != nil && bytes.Compare(page.Next, after) <= 0 {
+				t.Fatalf("limit %d: page %d ends at %x, not after the previous page's end %x", limit, pages, page.Next, after)
 			}
 			after = page.Next
 			if resumed, err = resumePrefix(after, math.MinInt64, math.MaxInt64); err != nil {

@@ -111,6 +111,13 @@ func TestSlicesReverseLimit(t *testing.T) {
 		{bound("p", 15, keys.Before), nil, false, 0, []int64{15, 16, 17, 18, 19}},
 		{nil, bound("p", 2, keys.Before), true, 0, []int64{1, 0}},
 		{bound("p", 8, keys.Before), bound("p", 5, keys.After), false, 0, nil},
+		// Bounds that are stored keys, which CQL's bounds never are: Start
+		// is inclusive and End exclusive in either direction.
+		{rowKey("p", 5), rowKey("p", 8), false, 0, []int64{5, 6, 7}},
+		{rowKey("p", 5), rowKey("p", 8), true, 0, []int64{7, 6, 5}},
+		{rowKey("p", 5), nil, true, 0, []int64{19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5}},
+		{nil, rowKey("p", 2), true, 0, []int64{1, 0}},
+		{rowKey("p", 5), rowKey("p", 6), true, 0, []int64{5}},
 	} {
 		p, err := te.e.Read(te.ctx, Slice{Table: te.table, Key: []byte("p"), Start: tc.start, End: tc.end, Reverse: tc.reverse, Limit: tc.limit, Now: now})
 		if err != nil {

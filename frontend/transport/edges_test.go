@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sedimentdb/sediment/frontend/wire"
+	"github.com/sedimentdb/sediment/internal/testwait"
 )
 
 // The protocol's edges, answered as Cassandra 4 answers them
@@ -266,7 +267,7 @@ func TestThrowOnOverload(t *testing.T) {
 	throw.startup(map[string]string{"THROW_ON_OVERLOAD": "1"})
 	wait.startup(map[string]string{"THROW_ON_OVERLOAD": "0"})
 	busy.send(1, query("WAIT x"))
-	<-h.started
+	testwait.Recv(t, "the handler to start", h.started)
 	// The server's one slot is taken: the client that asked is told so at
 	// once, on its stream, and its connection goes on.
 	h2, _, m := throw.recv2(7, query("ECHO"))
@@ -319,7 +320,7 @@ func TestRepliesBoundWhenClientDoesNotRead(t *testing.T) {
 	go func() { done <- s.Serve(ln) }()
 	defer func() {
 		s.Close()
-		<-done
+		testwait.Recv(t, "Serve to return", done)
 	}()
 	c := dial(t, ln.Addr().String())
 	c.nc.(*net.TCPConn).SetReadBuffer(4 << 10)

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/gocql/gocql"
+
+	"github.com/sedimentdb/sediment/internal/testwait"
 )
 
 // gocqlSession connects the gocql driver to addr.
@@ -93,7 +95,7 @@ func TestGocql(t *testing.T) {
 			}
 		}()
 	}
-	wg.Wait()
+	testwait.Wait(t, "the clients", &wg)
 	close(errs)
 	for err := range errs {
 		t.Fatalf("concurrent ECHO: %v", err)

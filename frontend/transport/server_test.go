@@ -21,6 +21,7 @@ import (
 
 	"github.com/sedimentdb/sediment/frontend/wire"
 	"github.com/sedimentdb/sediment/internal/cqltype"
+	"github.com/sedimentdb/sediment/internal/testwait"
 )
 
 // testHandler answers a few made-up statements, enough to drive the
@@ -591,7 +592,7 @@ func TestConcurrentStreams(t *testing.T) {
 		c.send(int16(i), query("WAIT "+strconv.Itoa(i)))
 	}
 	for range n {
-		<-h.started
+		testwait.Recv(t, "the handlers to start", h.started)
 	}
 	if got := h.running.Load(); got != n {
 		t.Fatalf("%d statements running, want %d", got, n)
@@ -720,15 +721,11 @@ func TestMaxConnections(t *testing.T) {
 	c2.expectClosed()
 	c1.nc.Close()
 	// Once the server has let go of the first, a new one is served.
-	for {
+	testwait.For(t, "the server to let go of the closed connection", func() bool {
 		s.mu.Lock()
-		n := len(s.conns)
-		s.mu.Unlock()
-		if n == 0 {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+		defer s.mu.Unlock()
+		return len(s.conns) == 0
+	})
 	dial(t, addr).startup(nil)
 }
 
@@ -742,7 +739,7 @@ func TestIdleTimeout(t *testing.T) {
 	busy := dial(t, addr)
 	busy.startup(nil)
 	busy.send(1, query("WAIT long"))
-	<-h.started
+	testwait.Recv(t, "the handler to start", h.started)
 	idle.expectClosed()
 	// The connection waiting for an answer is not idle.
 	time.Sleep(3 * cfg.IdleTimeout)
@@ -892,7 +889,7 @@ func TestCloseCancelsRequests(t *testing.T) {
 	c := dial(t, ln.Addr().String())
 	c.startup(nil)
 	c.send(1, query("WAIT forever"))
-	<-h.started
+	testwait.Recv(t, "the handler to start", h.started)
 	s.Close() // returns only once the statement gave up
 	if h.running.Load() != 0 {
 		t.Fatal("a statement still runs after Close")

@@ -492,6 +492,23 @@ func TestReadFrame(t *testing.T) {
 	if hex.EncodeToString(resp) != "8300ffff0200000000" {
 		t.Errorf("READY frame %x", resp)
 	}
+	// v3 frames have v4's 9-byte header: both read back.
+	for _, v := range []Version{V3, V4} {
+		q, err := AppendFrame(nil, Header{Version: v, Stream: 300}, nil, &Query{Query: "x", Params: QueryParams{Consistency: One}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := ReadFrame(bytes.NewReader(q), 1<<20)
+		if err != nil {
+			t.Fatalf("%v: %v", v, err)
+		}
+		if f.Version != v || f.Stream != 300 || f.Opcode != OpQuery || !bytes.Equal(f.Body, q[HeaderSize:]) {
+			t.Errorf("%v query read back as %+v, body %x", v, f.Header, f.Body)
+		}
+	}
+	if f, err := ReadFrame(bytes.NewReader(resp), 1<<20); err != nil || f.Version != V3 || !f.Response || f.Stream != -1 || f.Opcode != OpReady || len(f.Body) != 0 {
+		t.Errorf("v3 READY read back as %+v, %v", f, err)
+	}
 	// Too large: refused before the body is read.
 	_, err = ReadFrame(bytes.NewReader(frame), 3)
 	var tooLarge *FrameTooLargeError

@@ -15,6 +15,7 @@ import (
 	"github.com/sedimentdb/sediment/ingest/rpc"
 	"github.com/sedimentdb/sediment/internal/kv"
 	"github.com/sedimentdb/sediment/internal/storage"
+	"github.com/sedimentdb/sediment/internal/testwait"
 	"github.com/sedimentdb/sediment/internal/vfs"
 )
 
@@ -106,7 +107,7 @@ func testConcurrentApplies(t *testing.T, conns int) {
 			}
 		})
 	}
-	wg.Wait()
+	testwait.Wait(t, "the clients", &wg)
 	close(errs)
 	for err := range errs {
 		t.Fatal(err)
@@ -142,7 +143,7 @@ func TestOutOfOrder(t *testing.T) {
 	c := dial(t, addr, rpc.Options{Conns: 1})
 	first := make(chan error, 1)
 	go func() { first <- c.Apply(context.Background(), rowMutation(7, "held", 0, 1, "v")) }()
-	<-g.arrived
+	testwait.Recv(t, "the held request to reach the server", g.arrived)
 	if err := c.Apply(context.Background(), rowMutation(1, "later", 0, 1, "v")); err != nil {
 		t.Fatalf("a request behind a held one: %v", err)
 	}
@@ -152,7 +153,7 @@ func TestOutOfOrder(t *testing.T) {
 	default:
 	}
 	close(g.release)
-	if err := <-first; err != nil {
+	if err := testwait.Recv(t, "the held request's answer", first); err != nil {
 		t.Fatal(err)
 	}
 	if count(t, n.NewIter(7, nil, nil)) != 1 || count(t, n.NewIter(1, nil, nil)) != 1 {
@@ -291,7 +292,7 @@ func TestServerKilled(t *testing.T) {
 
 	inFlight := make(chan error, 1)
 	go func() { inFlight <- c.Apply(ctx, rowMutation(7, "held", 0, 1, "v")) }()
-	<-g.arrived
+	testwait.Recv(t, "the held request to reach the server", g.arrived)
 	s.Close()
 	err := <-inFlight
 	if !errors.Is(err, rpc.ErrConnLost) || !errors.Is(err, storage.ErrTimeout) || !storage.Retriable(err) {
@@ -326,9 +327,9 @@ func TestContextCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- c.Apply(ctx, rowMutation(7, "held", 0, 1, "v")) }()
-	<-g.arrived
+	testwait.Recv(t, "the held request to reach the server", g.arrived)
 	cancel()
-	if err := <-done; !errors.Is(err, context.Canceled) {
+	if err := testwait.Recv(t, "the cancelled request to end", done); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled request: %v", err)
 	}
 	// The connection is still good.
@@ -340,12 +341,12 @@ func TestContextCancel(t *testing.T) {
 	dctx, dcancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer dcancel()
 	go func() { done <- c.Apply(dctx, rowMutation(7, "held", 1, 1, "v")) }()
-	sctx := <-g.arrived
+	sctx := testwait.Recv(t, "the request to reach the server", g.arrived)
 	if _, ok := sctx.Deadline(); !ok {
 		t.Fatal("the server's request has no deadline")
 	}
-	<-sctx.Done()
-	if err := <-done; !errors.Is(err, context.DeadlineExceeded) {
+	testwait.Recv(t, "the server to give up at the deadline", sctx.Done())
+	if err := testwait.Recv(t, "the request past its deadline to end", done); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("request past its deadline: %v", err)
 	}
 
@@ -369,8 +370,8 @@ func TestMaxInFlight(t *testing.T) {
 			}
 		})
 	}
-	<-g.arrived
-	<-g.arrived
+	testwait.Recv(t, "the held request to reach the server", g.arrived)
+	testwait.Recv(t, "the held request to reach the server", g.arrived)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	if err := c.Apply(ctx, rowMutation(1, "p", 0, 1, "v")); !errors.Is(err, context.DeadlineExceeded) {
@@ -380,7 +381,7 @@ func TestMaxInFlight(t *testing.T) {
 		t.Fatal("the waiting request was sent")
 	}
 	close(g.release)
-	wg.Wait()
+	testwait.Wait(t, "the held requests", &wg)
 	if err := c.Apply(context.Background(), rowMutation(1, "p", 0, 1, "v")); err != nil {
 		t.Fatal(err)
 	}
@@ -423,7 +424,7 @@ func TestServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	ln.Close()
-	if err := <-served; !errors.Is(err, net.ErrClosed) {
+	if err := testwait.Recv(t, "Serve to return", served); !errors.Is(err, net.ErrClosed) {
 		t.Fatalf("Serve returned %v after its listener closed", err)
 	}
 }

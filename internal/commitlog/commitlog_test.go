@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sedimentdb/sediment/internal/testwait"
 	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/internal/vfs/errorfs"
 )
@@ -203,7 +204,7 @@ func TestConcurrentAppendsReplayInPositionOrder(t *testing.T) {
 			}
 		})
 	}
-	wg.Wait()
+	testwait.Wait(t, "the writers' appends", &wg)
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -595,7 +596,7 @@ func TestFailedSyncAcknowledgesNothing(t *testing.T) {
 					}
 				})
 			}
-			wg.Wait()
+			testwait.Wait(t, "the appends to fail", &wg)
 			if ok.Load() != 0 {
 				t.Fatalf("%d appends acknowledged after a failed %v", ok.Load(), op)
 			}
@@ -639,22 +640,18 @@ func TestGroupCommit(t *testing.T) {
 	l := mustOpen(t, Options{FS: efs, Dir: "/wal"})
 	var wg sync.WaitGroup
 	wg.Go(func() { mustAppend(t, l, []byte("first")) })
-	<-blocked
+	testwait.Recv(t, "the first sync", blocked)
 	const n = 63
 	for i := range n {
 		wg.Go(func() { mustAppend(t, l, makeRecord(uint64(i), 100)) })
 	}
-	for {
+	testwait.For(t, "the appends to queue behind the first sync", func() bool {
 		l.mu.Lock()
-		waiting := l.cur.n
-		l.mu.Unlock()
-		if waiting == n {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+		defer l.mu.Unlock()
+		return l.cur.n == n
+	})
 	close(release)
-	wg.Wait()
+	testwait.Wait(t, "the appends to be acknowledged", &wg)
 	if s := l.Stats(); s.Appends != n+1 || s.Batches != 2 || s.Syncs != 2 {
 		t.Fatalf("stats %+v, want %d appends in 2 batches with 2 syncs", s, n+1)
 	}
@@ -756,7 +753,7 @@ func TestCrashCloneKeepsAcknowledged(t *testing.T) {
 			snaps = append(snaps, snap)
 		}
 		close(stop)
-		wg.Wait()
+		testwait.Wait(t, "the writers to stop", &wg)
 		l.Close()
 		if round%2 == 1 {
 			// Continue from a crash instead of a clean close.
@@ -827,7 +824,7 @@ func TestEnqueue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	<-blocked
+	testwait.Recv(t, "the first sync", blocked)
 	var commits []*batch
 	var want [][]byte
 	prev := pos0
@@ -857,7 +854,7 @@ func TestEnqueue(t *testing.T) {
 	default:
 	}
 	close(release)
-	if err := waitErr(commits[0]); err != nil {
+	if err := waitErr(t, commits[0]); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -891,14 +888,14 @@ func TestEnqueueFailureFailsLaterBatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	<-blocked
+	testwait.Recv(t, "the first sync", blocked)
 	_, second, err := l.enqueue([]byte("b"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	close(release)
 	for _, c := range []*batch{first, second} {
-		if err := waitErr(c); !errors.Is(err, ErrFailed) {
+		if err := waitErr(t, c); !errors.Is(err, ErrFailed) {
 			t.Fatalf("commit: %v, want ErrFailed", err)
 		}
 	}
@@ -908,8 +905,9 @@ func TestEnqueueFailureFailsLaterBatches(t *testing.T) {
 }
 
 // waitErr waits for b to be committed and returns how it went.
-func waitErr(b *batch) error {
-	<-b.done
+func waitErr(t *testing.T, b *batch) error {
+	t.Helper()
+	testwait.Recv(t, "the batch's commit", b.done)
 	return b.err
 }
 

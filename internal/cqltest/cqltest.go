@@ -208,16 +208,22 @@ func (s *Server) Cluster() *gocql.ClusterConfig {
 // uses it.
 func (s *Server) Session(t testing.TB, keyspace string) *gocql.Session {
 	t.Helper()
-	if keyspace != "" {
+	c := s.Cluster()
+	c.Keyspace = keyspace
+	return s.connectTo(t, c)
+}
+
+// connectTo connects with c, creating its keyspace first as Session does.
+func (s *Server) connectTo(t testing.TB, c *gocql.ClusterConfig) *gocql.Session {
+	t.Helper()
+	if c.Keyspace != "" {
 		admin := s.connect(t, s.Cluster())
-		stmt := fmt.Sprintf("CREATE KEYSPACE IF NOT EXISTS %s WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}", keyspace)
+		stmt := fmt.Sprintf("CREATE KEYSPACE IF NOT EXISTS %s WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}", c.Keyspace)
 		if err := admin.Query(stmt).Exec(); err != nil {
 			t.Fatalf("%s: %v", stmt, err)
 		}
 		admin.Close()
 	}
-	c := s.Cluster()
-	c.Keyspace = keyspace
 	return s.connect(t, c)
 }
 
@@ -299,4 +305,52 @@ func (s *Server) Startups(t testing.TB, v string) int {
 		}
 	}
 	return 0
+}
+
+// MaxPages bounds the pages a PagedIter reads: far more than any test's
+// data needs at any page size.
+const MaxPages = 1000
+
+// PagedIter is a gocql iterator that fails its test instead of hanging it
+// when paging stops advancing: gocql fetches the next page by itself, so a
+// server whose next page starts again at the last row (or sends a paging
+// state it sent before) would be read forever.
+type PagedIter struct {
+	*gocql.Iter
+	t    testing.TB
+	seen map[string]bool
+}
+
+// Paged guards it; use its Scan, MapScan and Close as gocql's.
+func Paged(t testing.TB, it *gocql.Iter) *PagedIter {
+	return &PagedIter{Iter: it, t: t, seen: map[string]bool{}}
+}
+
+// Scan is gocql's Iter.Scan, after checking the next page's state.
+func (p *PagedIter) Scan(dest ...any) bool {
+	p.t.Helper()
+	p.check()
+	return p.Iter.Scan(dest...)
+}
+
+// MapScan is gocql's Iter.MapScan, after checking the next page's state.
+func (p *PagedIter) MapScan(m map[string]any) bool {
+	p.t.Helper()
+	p.check()
+	return p.Iter.MapScan(m)
+}
+
+func (p *PagedIter) check() {
+	p.t.Helper()
+	if !p.Iter.WillSwitchPage() {
+		return
+	}
+	st := string(p.Iter.PageState())
+	switch {
+	case p.seen[st]:
+		p.t.Fatalf("the server sent paging state %x a second time: the pages do not advance", st)
+	case len(p.seen) >= MaxPages:
+		p.t.Fatalf("more than %d pages: the pages do not advance", MaxPages)
+	}
+	p.seen[st] = true
 }

@@ -1,6 +1,10 @@
 package cqltest
 
 import (
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gocql/gocql"
@@ -94,5 +98,57 @@ func TestTracingRequested(t *testing.T) {
 	}
 	if len(tr.ids) != 0 {
 		t.Fatalf("gocql was given tracing sessions %x", tr.ids)
+	}
+}
+
+// fatalTB records a Fatalf and stops the goroutine, as testing.T does.
+type fatalTB struct {
+	testing.TB
+	msg string
+}
+
+func (f *fatalTB) Helper() {}
+
+func (f *fatalTB) Fatalf(format string, args ...any) {
+	f.msg = fmt.Sprintf(format, args...)
+	runtime.Goexit()
+}
+
+// TestPaged reads rows one page each through Paged, then again with the
+// first page's state marked as seen, as a server that sends it twice
+// would make it: that read must fail at the page switch.
+func TestPaged(t *testing.T) {
+	srv := Start(t, Options{})
+	s := srv.Session(t, "ks")
+	Exec(t, s, "CREATE TABLE p (k int, c int, PRIMARY KEY (k, c))")
+	for c := range 5 {
+		Exec(t, s, fmt.Sprintf("INSERT INTO p (k, c) VALUES (1, %d)", c))
+	}
+	const q = "SELECT c FROM p WHERE k = 1"
+	it := Paged(t, s.Query(q).PageSize(1).Iter())
+	var got []int
+	for c := 0; it.Scan(&c); {
+		got = append(got, c)
+	}
+	if err := it.Close(); err != nil || !slices.Equal(got, []int{0, 1, 2, 3, 4}) {
+		t.Fatalf("paged read: %v, %v", got, err)
+	}
+	if len(it.seen) < 4 { // one at least between each two pages
+		t.Fatalf("%d page states seen, want 4 or more", len(it.seen))
+	}
+
+	tb := &fatalTB{}
+	it = Paged(tb, s.Query(q).PageSize(1).Iter())
+	defer it.Close()
+	it.seen[string(it.PageState())] = true
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for c := 0; it.Scan(&c); {
+		}
+	}()
+	<-done // the first page switch fails
+	if !strings.Contains(tb.msg, "a second time: the pages do not advance") {
+		t.Fatalf("a repeated paging state: failure %q", tb.msg)
 	}
 }

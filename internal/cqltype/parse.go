@@ -49,6 +49,7 @@ const (
 	tokEOF tokKind = iota
 	tokIdent
 	tokQuoted
+	tokString // a '...' literal: a type written as its Java class
 	tokPunct
 	tokBad
 )
@@ -105,6 +106,27 @@ func (p *parser) next() {
 		}
 		p.pos = i
 		p.tok, p.text = tokQuoted, b.String()
+	case c == '\'':
+		var b strings.Builder
+		i := p.pos + 1
+		for {
+			j := strings.IndexByte(p.src[i:], '\'')
+			if j < 0 {
+				p.tok, p.text = tokBad, "unterminated string"
+				p.pos = len(p.src)
+				return
+			}
+			b.WriteString(p.src[i : i+j])
+			i += j + 1
+			if i < len(p.src) && p.src[i] == '\'' {
+				b.WriteByte('\'')
+				i++
+				continue
+			}
+			break
+		}
+		p.pos = i
+		p.tok, p.text = tokString, b.String()
 	case identByte(c):
 		i := p.pos
 		for i < len(p.src) && identByte(p.src[i]) {
@@ -145,6 +167,10 @@ func (p *parser) parseType(inFrozen bool) (*Type, error) {
 	case tokIdent:
 	case tokQuoted:
 		return p.parseUDT(inFrozen)
+	case tokString:
+		class := p.text
+		p.next()
+		return classType(class)
 	case tokEOF:
 		return nil, p.errorf("expected a type, found end of input")
 	default:

@@ -146,7 +146,7 @@ func TestComposePartitionKey(t *testing.T) {
 			t.Errorf("component %d = %x, want %x", i, got[i], comps[i])
 		}
 	}
-	for _, bad := range [][]byte{pk[:len(pk)-1], append(slices.Clone(pk), 0), {0, 5, 'a', 0}, {0, 1, 'a', 1}} {
+	for _, bad := range [][]byte{pk[:len(pk)-1], append(slices.Clone(pk), 0), {0, 5, 'a', 0}, {0, 1, 'a', 1}, {0, 3, 'a', 'b', 'c', 1}} {
 		if _, err := DecomposePartitionKey(bad, 3); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("DecomposePartitionKey(%x) = %v, want ErrCorrupt", bad, err)
 		}
@@ -156,6 +156,13 @@ func TestComposePartitionKey(t *testing.T) {
 	}
 	if _, err := ComposePartitionKey([][]byte{make([]byte, 1<<16)}); err == nil {
 		t.Error("ComposePartitionKey accepted a 64 KiB component")
+	}
+	// The largest component there is, 65535 bytes, round-trips.
+	big := bytes.Repeat([]byte{7}, 1<<16-1)
+	if pk, err := ComposePartitionKey([][]byte{big}); err != nil {
+		t.Errorf("ComposePartitionKey of a %d-byte component: %v", len(big), err)
+	} else if got, err := DecomposePartitionKey(pk, 1); err != nil || !bytes.Equal(got[0], big) {
+		t.Errorf("DecomposePartitionKey of a %d-byte component: %v", len(big), err)
 	}
 }
 
@@ -421,9 +428,23 @@ func TestDecodeRejectsMalformed(t *testing.T) {
 		append(slices.Clone(good[:n]), byte(KindRow), descValue, 0, 0, 0, 0, endOfRow),
 		append(slices.Clone(good[:n]), byte(KindRow), ascEmpty, ascEmpty, endOfRow),
 		append(AppendToken(nil, 0), 'a', 0, 7, byte(KindRow), endOfRow),
+		good[:n], // a partition prefix without a kind
+		append(slices.Clone(good[:len(good)-1]), ascValue, 0, 0, 0, 2, endOfRow), // two values, one type
 	} {
 		if _, err := DecodeClustering(bad, types, []bool{false}); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("DecodeClustering(%x) = %v, want ErrCorrupt", bad, err)
+		}
+	}
+	if _, err := EntryKind(good[:n]); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("EntryKind of a partition prefix without a kind: %v, want ErrCorrupt", err)
+	}
+	// A string cut inside its terminator: the escape byte after the 00 is
+	// missing.
+	text := []*cqltype.Type{cqltype.TextType}
+	for _, desc := range []bool{false, true} {
+		k := rowKey(t, [][]byte{[]byte("ab")}, text, []bool{desc})
+		if _, err := DecodeClustering(k[:len(k)-2], text, []bool{desc}); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("DecodeClustering(%x), desc=%v = %v, want ErrCorrupt", k[:len(k)-2], desc, err)
 		}
 	}
 }

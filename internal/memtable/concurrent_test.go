@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/sedimentdb/sediment/internal/testwait"
 )
 
 // TestConcurrentSnapshots runs the writer against readers that check every
@@ -106,7 +108,7 @@ func TestConcurrentSnapshots(t *testing.T) {
 			}
 		})
 	}
-	wg.Wait()
+	testwait.Wait(t, "the readers", &wg)
 	t.Logf("%d snapshot checks", checked.Load())
 }
 

@@ -44,8 +44,8 @@
 // merged deletions shadow. Each part is a maximum in a total order, and
 // shadowing removes exactly what is below a deletion, so merging is
 // associative and commutative and the result is one normal form (see Row and
-// Header). Merge never looks at the clock; Resolve (reads) and Purge
-// (compaction) do.
+// Header). Merge never looks at the clock; Resolve (reads) and the
+// compactor's purge do.
 //
 // # Encoding
 //

@@ -282,6 +282,22 @@ func TestExtremeTimes(t *testing.T) {
 	}
 }
 
+// TestExtremeColumnIDs round-trips column deletions of the first and last
+// column IDs, as TestExtremeTimes does cells.
+func TestExtremeColumnIDs(t *testing.T) {
+	r := Row{ColumnDeletions: []ColumnDeletion{
+		{Column: 0, Deletion: Deletion{MarkedForDeleteAt: 1, LocalDeletionTime: 1}},
+		{Column: math.MaxUint32, Deletion: Deletion{MarkedForDeleteAt: 2, LocalDeletionTime: 2}},
+	}}
+	var got Row
+	if err := DecodeRow(AppendRow(nil, &r), &got); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(r) {
+		t.Fatalf("got %+v, want %+v", got, r)
+	}
+}
+
 func TestDecodeWrongKind(t *testing.T) {
 	var r Row
 	if err := DecodeRow(AppendHeader(nil, &Header{}), &r); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "header where a row was expected") {

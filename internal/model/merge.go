@@ -194,7 +194,7 @@ func shadowRow(r *Row, outer Deletion) {
 
 // Normalize puts r in normal form in place: it sorts cells and column
 // deletions, reconciles duplicates and removes what r's own deletions
-// shadow. Rows built by hand need it before Resolve, Shadow or Purge;
+// shadow. Rows built by hand need it before Resolve or Shadow;
 // AppendRow normalizes a copy by itself.
 func (r *Row) Normalize() {
 	slices.SortStableFunc(r.Cells, func(a, b Cell) int { return compareCellKeys(&a, &b) })

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sedimentdb/sediment/internal/testwait"
 )
 
 type entry struct{ key, value []byte }
@@ -563,7 +565,7 @@ func TestConcurrentReads(t *testing.T) {
 			}
 		})
 	}
-	wg.Wait()
+	testwait.Wait(t, "the concurrent readers", &wg)
 	close(errs)
 	for err := range errs {
 		t.Fatal(err)

@@ -18,9 +18,11 @@ const archivePrefix = "manifest/"
 // Version is one archived version of one catalog key.
 type Version struct {
 	Object, Bucket, Key string
-	Version             uint64
-	Size                int64
-	Archived            time.Time
+	// What names what the key holds, with the schema's names.
+	What     string
+	Version  uint64
+	Size     int64
+	Archived time.Time
 }
 
 // parseVersion splits an archive object's key; it is outside bytes, so a

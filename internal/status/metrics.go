@@ -17,7 +17,7 @@ const (
 	PricesAsOf      = "2026-11-30"
 )
 
-// month is the period the cost estimate extrapolates to.
+// month is the period a cost rate is shown for as well as per hour.
 const month = 30 * 24 * time.Hour
 
 // Request classes, as S3 bills them.
@@ -37,6 +37,17 @@ func requestClass(op string) string {
 	default: // get, get_range, head, and anything new
 		return classGet
 	}
+}
+
+// price is what one request of operation op costs, in dollars.
+func price(op string) float64 {
+	switch requestClass(op) {
+	case classPut:
+		return PricePutPer1000 / 1000
+	case classGet:
+		return PriceGetPer1000 / 1000
+	}
+	return 0
 }
 
 // Cache is one cache tier's lookups.
@@ -59,13 +70,12 @@ func (c Cache) HitRatio() string {
 // what they cost.
 type Requests struct {
 	Ops []Op
-	// Uptime is how long the counts took; Total is their cost, Monthly the
-	// cost of a month at the same rate.
-	Uptime         string
-	Total, Monthly float64
-	PutPrice       float64
-	GetPrice       float64
-	AsOf           string
+	// Uptime is how long the counts took; Total is their cost.
+	Uptime   string
+	Total    float64
+	PutPrice float64
+	GetPrice float64
+	AsOf     string
 }
 
 // count returns the requests of operation op.
@@ -183,24 +193,30 @@ func requests(mfs []*dto.MetricFamily, uptime time.Duration) Requests {
 		}
 	}
 	for op, n := range byOp {
-		o := Op{Name: op, Class: requestClass(op), Count: n}
-		switch o.Class {
-		case classPut:
-			o.Cost = float64(n) * PricePutPer1000 / 1000
-		case classGet:
-			o.Cost = float64(n) * PriceGetPer1000 / 1000
-		}
+		o := Op{Name: op, Class: requestClass(op), Count: n, Cost: float64(n) * price(op)}
 		r.Total += o.Cost
 		r.Ops = append(r.Ops, o)
 	}
 	slices.SortFunc(r.Ops, func(a, b Op) int { return strings.Compare(a.Name, b.Name) })
-	if uptime > 0 {
-		r.Monthly = r.Total * float64(month) / float64(uptime)
-	}
 	return r
 }
 
 // formatSeconds formats d in seconds with one decimal.
 func formatSeconds(d time.Duration) string {
 	return fmt.Sprintf("%.1f", d.Seconds())
+}
+
+// memtableBytes is the sum of the process's memtable gauges, -1 if it has
+// none (no ingest role).
+func memtableBytes(mfs []*dto.MetricFamily) int64 {
+	for _, mf := range mfs {
+		if mf.GetName() == "sediment_ingest_memtable_bytes" {
+			var n float64
+			for _, m := range mf.GetMetric() {
+				n += m.GetGauge().GetValue()
+			}
+			return int64(n)
+		}
+	}
+	return -1
 }

@@ -73,6 +73,10 @@ func TestCost(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	reqs := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sediment_objectstore_requests_total", Help: "h"}, []string{"backend", "operation"})
 	reg.MustRegister(reqs)
+	now := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+	// The cost rate is over the window the samples cover: a day here.
+	hist := NewHistory(reg, 0, 48*time.Hour)
+	hist.Sample(now.Add(-24 * time.Hour))
 	// Two backends' counts add up per operation.
 	reqs.WithLabelValues("s3", "put").Add(600_000)
 	reqs.WithLabelValues("file", "put").Add(400_000)              // 1e6 PUT: $5
@@ -81,12 +85,13 @@ func TestCost(t *testing.T) {
 	reqs.WithLabelValues("s3", "head").Add(5000)                  // $0.002
 	reqs.WithLabelValues("s3", "delete").Add(99_999)              // free
 	reqs.WithLabelValues("s3", "multipart_abort").Add(3)          // free
-	now := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
-	got := figures(t, render(t, Source{Gatherer: reg, Started: now.Add(-24 * time.Hour), Now: func() time.Time { return now }}))
+	hist.Sample(now)
+	got := figures(t, render(t, Source{Gatherer: reg, History: hist, Started: now.Add(-24 * time.Hour), Now: func() time.Time { return now }}))
 	for name, want := range map[string]string{
 		"requests/put": "1000000", "requests/get_range": "10000000", "requests/delete": "99999",
-		"cost/total":   "$9.007000",
-		"cost/monthly": "$270.210000", // one day's cost × 30
+		"cost/total":  "$9.007000",
+		"cost/window": "24h0m0s",
+		"cost/hourly": "$0.375292", // $9.007 in a day
 	} {
 		if got[name] != want {
 			t.Errorf("%s = %q, want %q", name, got[name], want)

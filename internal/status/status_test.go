@@ -3,11 +3,9 @@ package status
 import (
 	"context"
 	"fmt"
-	"html"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,31 +15,20 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sedimentdb/sediment/frontend/cache"
+	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/internal/cqltest"
+	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/objectstore"
 )
 
-// figureRE matches an element that carries a figure and its text. Both
-// html/template's output and Chromium's serialized DOM quote attributes
-// with double quotes.
-var figureRE = regexp.MustCompile(`<[a-z]+[^>]*\bdata-figure="([^"]*)"[^>]*>([^<]*)<`)
-
-// figures returns the page's figures by name; a name shown twice fails t.
+// figures returns the page's figures by name (Figures); an error fails t.
 func figures(t *testing.T, page string) map[string]string {
 	t.Helper()
-	out := map[string]string{}
-	for _, m := range figureRE.FindAllStringSubmatch(page, -1) {
-		name, val := html.UnescapeString(m[1]), html.UnescapeString(m[2])
-		if name == "error" {
-			t.Errorf("page shows an error: %s", val)
-			continue
-		}
-		if _, dup := out[name]; dup {
-			t.Errorf("figure %q shown twice", name)
-		}
-		out[name] = val
+	out, err := Figures(page)
+	if err != nil {
+		t.Error(err)
 	}
 	return out
 }
@@ -70,8 +57,11 @@ func newFixture(t *testing.T) *fixture {
 	}
 	srv.Flush(t, "ks", "t")
 
-	// A member whose heartbeat the test sets, so its age is exact.
-	if err := srv.Manifest.Heartbeat(ctx, manifest.Member{ID: "node-a", Roles: []string{"ingest"}, Addr: "127.0.0.1:1"}); err != nil {
+	// A member whose heartbeat the test sets, so its age is exact; it
+	// reports unflushed writes of ks.t.
+	tbl := srv.View.Table("ks", "t")
+	unflushed := map[string]int64{ingest.UnflushedKey(storage.TableIDOf(tbl.ID)): time.Now().UnixMicro()}
+	if err := srv.Manifest.Heartbeat(ctx, manifest.Member{ID: "node-a", Roles: []string{"ingest"}, Addr: "127.0.0.1:1", Unflushed: unflushed}); err != nil {
 		t.Fatal(err)
 	}
 	var beat time.Time
@@ -118,12 +108,27 @@ func newFixture(t *testing.T) *fixture {
 		}
 	}
 
+	// Two samples ten minutes apart, with ten PUTs and two lookups (a hit
+	// and a miss) between them.
 	now := beat.Add(90 * time.Second)
+	hist := NewHistory(reg, 0, 0)
+	hist.Sample(now.Add(-10 * time.Minute))
+	for i := range 10 {
+		if _, err := st.Put(ctx, fmt.Sprintf("p%d", i), []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, k := range []string{"a", "c"} {
+		if _, err := mem.Get(ctx, cache.Key{Object: k, Length: 5}, load); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hist.Sample(now)
 	f := &fixture{srv: srv, src: Source{
 		Process: "test", Roles: []string{"all"}, Started: now.Add(-time.Hour),
-		Gatherer: reg,
-		Catalog:  func() Catalog { return Catalog{View: srv.View, Store: srv.Store, Cluster: srv.Manifest.Cluster()} },
-		Now:      func() time.Time { return now }, ArchiveLimit: 5,
+		Gatherer: reg, History: hist,
+		Catalog: func() Catalog { return Catalog{View: srv.View, Store: srv.Store, Cluster: srv.Manifest.Cluster()} },
+		Now:     func() time.Time { return now }, ArchiveLimit: 5,
 	}}
 
 	// The figures, worked out from the catalog by hand rather than by the
@@ -131,20 +136,37 @@ func newFixture(t *testing.T) *fixture {
 	w := map[string]string{
 		"members/node-a/heartbeat-age":  "90.0",
 		"members/node-a/health":         "stale", // DefaultMaxAge is 30s
-		"requests/put":                  "3",
+		"tables/ks.t/unflushed":         "yes",
+		"requests/put":                  "13",
 		"requests/get":                  "2",
 		"requests/list":                 "1",
 		"requests/delete":               "1",
-		"cache/memory/blocks/hits":      "2",
-		"cache/memory/blocks/misses":    "2",
+		"cache/memory/blocks/hits":      "3",
+		"cache/memory/blocks/misses":    "3",
 		"cache/memory/blocks/hit-ratio": "50.0",
-		"cost/total":                    "$0.000021", // 4 PUT/LIST × $0.005/1000 + 2 GET × $0.0004/1000 = $0.0000208
-		"cost/monthly":                  "$0.014976", // × 720 hours
+		"cost/total":                    "$0.000071", // 14 PUT/LIST × $0.005/1000 + 2 GET × $0.0004/1000 = $0.0000708
+		"cost/window":                   "10m0s",
+		"cost/hourly":                   "$0.000300", // 10 PUTs × $0.005/1000 in 10 minutes, × 6
+		"chart/requests/requests":       "0.0166667", // 10 requests in 600 s
+		"chart/cost/cost":               "0.0003",
+		"chart/cache/memory":            "50",
+		"chart/ops/requests":            "0", // no CQL server in this registry
+		"chart/latency/p99":             "",  // no requests: no value
 		"revision/schema":               srv.View.SchemaVersion().String(),
 		"revision/sstables":             strconv.FormatUint(srv.View.SSTablesRevision(), 10),
 		"revision/roles":                strconv.FormatUint(srv.View.RolesRevision(), 10),
 	}
-	tbl := srv.View.Table("ks", "t")
+	n, err := srv.Manifest.RangeCount(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r := range n {
+		o, err := srv.Manifest.Ownership(ctx, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w[fmt.Sprintf("ranges/%d/owner", r)] = o.Owner
+	}
 	ssts := srv.View.SSTables(tbl.ID)
 	if len(ssts) < 2 {
 		t.Fatalf("%d SSTables after two flushes", len(ssts))

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"sync"
 	"testing"
+
+	"github.com/sedimentdb/sediment/internal/testwait"
 )
 
 func writeFile(t *testing.T, fsys FS, name, data string, sync bool) {
@@ -239,7 +241,7 @@ func TestMemConcurrent(t *testing.T) {
 			f.Close()
 		})
 	}
-	wg.Wait()
+	testwait.Wait(t, "the writers", &wg)
 	for i := range 8 {
 		got, err := readFile(t, m, fmt.Sprintf("/f%d", i))
 		if err != nil || len(got) != 100 || !bytes.Equal([]byte(got[:3]), []byte{0, 1, 2}) {

@@ -74,8 +74,8 @@ type Relation struct {
 }
 
 // Condition is one IF condition of a conditional UPDATE or DELETE:
-// c op t, c[elem] op t or c.field op t. For OpIn, Value is a *Tuple of
-// the alternatives or a *Bind.
+// c op t, c[elem] op t, c.field op t, or c CONTAINS [KEY] t. For OpIn,
+// Value is a *Tuple of the alternatives or a *Bind.
 type Condition struct {
 	Column string
 	Elem   Term   // non-nil for c[elem]: a list index or a map key

@@ -44,7 +44,7 @@ func (e *Executor) planBatch(s *Session, st *ast.Batch) (*batchPlan, error) {
 		if err != nil {
 			return nil, err
 		}
-		for i, r := range p.receivers {
+		for i, r := range p.specs {
 			if r.Type != nil {
 				bp.receivers[i] = r
 			}

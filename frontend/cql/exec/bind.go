@@ -207,6 +207,10 @@ func resultFits(r, t *cqltype.Type) bool {
 
 // funcCallError maps an error of cql/funcs.
 func funcCallError(err error) error {
+	var fail *funcs.FailureError
+	if errors.As(err, &fail) {
+		return functionFailure(fail)
+	}
 	var fe *funcs.Error
 	if errors.As(err, &fe) {
 		return &Error{Code: wire.CodeInvalid, Message: fe.Msg, Cause: err}

@@ -140,6 +140,20 @@ func (p *modPlan) condition(ac *ast.Condition) (*condition, error) {
 	case ast.OpEq, ast.OpNe, ast.OpLt, ast.OpLte, ast.OpGt, ast.OpGte:
 		c.values = []ast.Term{ac.Value}
 		p.recv(ac.Value, name, c.valueType)
+	case ast.OpContains:
+		if !t.IsCollection() {
+			return nil, invalidf("Cannot use CONTAINS on non-collection column %s", col.name)
+		}
+		c.valueType = t.Elems[len(t.Elems)-1]
+		c.values = []ast.Term{ac.Value}
+		p.recv(ac.Value, "value("+col.name+")", c.valueType)
+	case ast.OpContainsKey:
+		if t.Kind != cqltype.Map {
+			return nil, invalidf("Cannot use CONTAINS KEY on non-map column %s", col.name)
+		}
+		c.valueType = t.Elems[0]
+		c.values = []ast.Term{ac.Value}
+		p.recv(ac.Value, "key("+col.name+")", c.valueType)
 	case ast.OpIn:
 		if tup, ok := ac.Value.(*ast.Tuple); ok {
 			c.values = tup.Elems
@@ -326,6 +340,9 @@ func (b *boundCondition) holds(r *model.Row) (bool, error) {
 	if cur == nil {
 		return false, nil
 	}
+	if b.op == ast.OpContains || b.op == ast.OpContainsKey {
+		return b.contains(cur)
+	}
 	c := cqltype.Compare(t, cur, b.values[0])
 	switch b.op {
 	case ast.OpLt:
@@ -336,6 +353,27 @@ func (b *boundCondition) holds(r *model.Row) (bool, error) {
 		return c > 0, nil
 	}
 	return c >= 0, nil
+}
+
+// contains evaluates CONTAINS (an element of a list or set, a value of a
+// map) and CONTAINS KEY on the column's current collection.
+func (b *boundCondition) contains(cur []byte) (bool, error) {
+	isMap := b.col.typ.Kind == cqltype.Map
+	elems, err := splitCollection(cur, isMap)
+	if err != nil {
+		return false, err
+	}
+	for i, e := range elems {
+		switch {
+		case !isMap:
+		case b.op == ast.OpContainsKey && i%2 != 0, b.op == ast.OpContains && i%2 == 0:
+			continue
+		}
+		if cqltype.Compare(b.valueType, e, b.values[0]) == 0 {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // liveValue returns the value of column col in the live row r, nil for

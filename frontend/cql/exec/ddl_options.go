@@ -431,6 +431,9 @@ func validCompaction(m map[string]string) (map[string]string, error) {
 // validate (the latter for the size-tiered, leveled and time-window
 // strategies), with their messages.
 func compactionValues(class string, m map[string]string) error {
+	if err := commonCompactionValues(m); err != nil {
+		return err
+	}
 	if class == "LeveledCompactionStrategy" {
 		size, ok := m["sstable_size_in_mb"]
 		if !ok {
@@ -487,6 +490,41 @@ func compactionValues(class string, m map[string]string) error {
 	}
 	if high <= low {
 		return configf("bucket_high value (%s) is less than or equal to the bucket_low value (%s)", javaDouble(high), javaDouble(low))
+	}
+	return nil
+}
+
+// commonCompactionValues checks the sub-options every strategy takes as
+// Cassandra's AbstractCompactionStrategy.validateOptions does, first of
+// all, with its messages (Java's %f for the threshold).
+func commonCompactionValues(m map[string]string) error {
+	if v, ok := m["tombstone_threshold"]; ok {
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 32)
+		if err != nil {
+			return configf("%s is not a parsable int (base10) for tombstone_threshold", v)
+		}
+		if f < 0 {
+			return configf("tombstone_threshold must be greater than 0, but was %f", float32(f))
+		}
+	}
+	if v, ok := m["tombstone_compaction_interval"]; ok {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return configf("%s is not a parsable int (base10) for tombstone_compaction_interval", v)
+		}
+		if n < 0 {
+			return configf("tombstone_compaction_interval must be greater than 0, but was %d", n)
+		}
+	}
+	isBool := func(v string) bool { return strings.EqualFold(v, "true") || strings.EqualFold(v, "false") }
+	if v, ok := m["unchecked_tombstone_compaction"]; ok && !isBool(v) {
+		return configf("'unchecked_tombstone_compaction' should be either 'true' or 'false', not '%s'", v)
+	}
+	if v, ok := m["log_all"]; ok && !isBool(v) {
+		return configf("'log_all' should either be 'true' or 'false', not %s", v)
+	}
+	if v, ok := m["enabled"]; ok && !isBool(v) {
+		return configf("enabled should either be 'true' or 'false', not %s", v)
 	}
 	return nil
 }

@@ -102,19 +102,20 @@ var (
 // (create_statement included when the form has it).
 func describeRows(t *testing.T, s *gocql.Session, stmt string) [][]string {
 	t.Helper()
-	rows, err := describe(s, stmt, 0)
+	rows, err := describe(t, s, stmt, 0)
 	if err != nil {
 		t.Fatalf("%s: %v", stmt, err)
 	}
 	return rows
 }
 
-func describe(s *gocql.Session, stmt string, pageSize int) ([][]string, error) {
+func describe(t *testing.T, s *gocql.Session, stmt string, pageSize int) ([][]string, error) {
+	t.Helper()
 	q := s.Query(stmt)
 	if pageSize > 0 {
 		q = q.PageSize(pageSize)
 	}
-	iter := q.Iter()
+	iter := cqltest.Paged(t, q.Iter())
 	var out [][]string
 	for {
 		m := map[string]any{}
@@ -423,7 +424,7 @@ func TestDescribePaging(t *testing.T) {
 		t.Fatalf("only %d rows", len(all))
 	}
 	for _, size := range []int{1, 3, len(all) - 1, len(all), len(all) + 1} {
-		got, err := describe(s, "DESCRIBE FULL SCHEMA", size)
+		got, err := describe(t, s, "DESCRIBE FULL SCHEMA", size)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -433,7 +434,7 @@ func TestDescribePaging(t *testing.T) {
 	}
 
 	// A schema change between pages invalidates the paging state.
-	iter := s.Query("DESCRIBE KEYSPACES").PageSize(1).Iter()
+	iter := cqltest.Paged(t, s.Query("DESCRIBE KEYSPACES").PageSize(1).Iter())
 	var ks, typ, name string
 	if !iter.Scan(&ks, &typ, &name) {
 		t.Fatal(iter.Close())

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sedimentdb/sediment/internal/cqltype"
 	"github.com/sedimentdb/sediment/internal/keys"
+	"github.com/sedimentdb/sediment/internal/model"
 	"github.com/sedimentdb/sediment/internal/token"
 	"github.com/sedimentdb/sediment/manifest"
 )
@@ -162,6 +163,22 @@ func (l *tableLayout) name() string { return l.table.Name }
 // column returns the column called name, or nil.
 func (l *tableLayout) column(name string) *column { return l.byName[name] }
 
+// rowLive reports whether a row the engine returned lives for the table as
+// it is now: by its liveness, or by a live cell of a column it still has.
+// A row whose only cells are of dropped columns is gone, as in Cassandra,
+// whose reads fetch no column the schema no longer has.
+func (l *tableLayout) rowLive(r *model.Row, now int64) bool {
+	if r.Liveness.IsLive(now) {
+		return true
+	}
+	for i := range r.Cells {
+		if l.byID[r.Cells[i].Column] != nil && r.Cells[i].IsLive(now) {
+			return true
+		}
+	}
+	return false
+}
+
 // isCounter reports whether the table is a counter table: every column that
 // is not part of the primary key is a counter.
 func (l *tableLayout) isCounter() bool {
@@ -183,8 +200,17 @@ func (l *tableLayout) partitionKey(values [][]byte) ([]byte, int64, error) {
 	if len(values) != len(l.partition) {
 		return nil, 0, fmt.Errorf("exec: %d partition key values for %d columns", len(values), len(l.partition))
 	}
-	return partitionKeyOf(values)
+	pk, tok, err := partitionKeyOf(values)
+	if err == nil && len(pk) > maxKeyLength {
+		return nil, 0, invalidf("Key length of %d is longer than maximum of %d", len(pk), maxKeyLength)
+	}
+	return pk, tok, err
 }
+
+// maxKeyLength is the longest partition key, and the longest clustering
+// value, Cassandra accepts (Validation.validateKey, ClusteringPrefix
+// validate): its SSTables write them with an unsigned short length.
+const maxKeyLength = 65535
 
 // keyColumns are the partition key columns, as token relations see them.
 func (l *tableLayout) keyColumns() []keyColumn {

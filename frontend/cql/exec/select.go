@@ -4,15 +4,14 @@ import (
 	"slices"
 
 	"github.com/sedimentdb/sediment/frontend/cql/ast"
-	"github.com/sedimentdb/sediment/internal/cqltype"
 )
 
 // selectPlan is a SELECT planned against one table: which partitions and
 // rows it reads (the key restrictions), which rows it keeps (filters), and
 // what it returns of them (the selection).
 type selectPlan struct {
-	t     *tableLayout
-	specs []ColumnSpec // bind receivers
+	t *tableLayout
+	receivers
 
 	// Partitions: keys (one restriction per partition key column, each an
 	// = or IN), or a token range, or every partition.
@@ -74,7 +73,7 @@ func (e *Executor) planSelect(s *Session, st *ast.Select) (plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &selectPlan{t: t, specs: make([]ColumnSpec, len(st.Binds)), distinct: st.Distinct}
+	p := &selectPlan{t: t, receivers: newReceivers(t.keyspace, t.name(), len(st.Binds)), distinct: st.Distinct}
 	if err := p.planWhere(st); err != nil {
 		return nil, err
 	}
@@ -114,55 +113,6 @@ func (e *Executor) planSelect(s *Session, st *ast.Select) (plan, error) {
 		}
 	}
 	return p, nil
-}
-
-// spec returns the receiver of a value of column c.
-func (p *selectPlan) spec(name string, typ *cqltype.Type) ColumnSpec {
-	return ColumnSpec{Keyspace: p.t.keyspace, Table: p.t.name(), Name: name, Type: typ}
-}
-
-// receive records the receivers of the bind markers in term, which is
-// assigned to a receiver of type typ called name.
-func (p *selectPlan) receive(term ast.Term, name string, typ *cqltype.Type) {
-	switch term := term.(type) {
-	case *ast.Bind:
-		if term.Index >= 0 && term.Index < len(p.specs) {
-			recv := name
-			if term.Name != "" {
-				recv = term.Name
-			}
-			p.specs[term.Index] = p.spec(recv, typ)
-		}
-	case *ast.Tuple:
-		for i, e := range term.Elems {
-			if typ.Kind == cqltype.Tuple && i < len(typ.Elems) {
-				p.receive(e, name, typ.Elems[i])
-			}
-		}
-	case *ast.List:
-		if len(typ.Elems) > 0 {
-			for _, e := range term.Elems {
-				p.receive(e, "value("+name+")", typ.Elems[len(typ.Elems)-1])
-			}
-		}
-	case *ast.Set:
-		if len(typ.Elems) > 0 {
-			for _, e := range term.Elems {
-				p.receive(e, "value("+name+")", typ.Elems[0])
-			}
-		}
-	case *ast.Map:
-		if typ.Kind == cqltype.Map {
-			for i := range term.Keys {
-				p.receive(term.Keys[i], "key("+name+")", typ.Elems[0])
-				p.receive(term.Values[i], "value("+name+")", typ.Elems[1])
-			}
-		}
-	case *ast.Hint:
-		if ht, err := cqltype.Parse(term.Type, nil); err == nil {
-			p.receive(term.Term, name, ht)
-		}
-	}
 }
 
 // restrictsRows reports whether the WHERE clause restricts a clustering or

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/sedimentdb/sediment/frontend/cql/ast"
+	"github.com/sedimentdb/sediment/frontend/cql/restrictions"
 	"github.com/sedimentdb/sediment/frontend/engine"
 	"github.com/sedimentdb/sediment/internal/cqltype"
 	"github.com/sedimentdb/sediment/internal/keys"
@@ -65,8 +66,8 @@ func (p *selectPlan) planOrder(st *ast.Select) error {
 // planLimits records the receivers of LIMIT and PER PARTITION LIMIT.
 func (p *selectPlan) planLimits(st *ast.Select) error {
 	p.limit, p.perPartLim = st.Limit, st.PerPartitionLimit
-	p.receive(st.Limit, "[limit]", cqltype.IntType)
-	p.receive(st.PerPartitionLimit, "[per_partition_limit]", cqltype.IntType)
+	p.recv(st.Limit, "[limit]", cqltype.IntType)
+	p.recv(st.PerPartitionLimit, "[per_partition_limit]", cqltype.IntType)
 	return nil
 }
 
@@ -389,8 +390,19 @@ func (rd *reader) partitionKeys() ([]partKey, error) {
 		}
 		out = append(out, partKey{pk: pk, token: tok, prefix: rd.p.t.prefix(tok, pk), values: vals})
 	}
-	slices.SortFunc(out, func(a, b partKey) int { return bytes.Compare(a.prefix, b.prefix) })
-	return slices.CompactFunc(out, func(a, b partKey) bool { return bytes.Equal(a.prefix, b.prefix) }), nil
+	// Partitions come in the order of their key values, component by
+	// component, as Cassandra builds them (a sorted set of keys), not in
+	// token order.
+	byValue := func(a, b partKey) int {
+		for i, c := range rd.p.t.partition {
+			if n := cqltype.Compare(c.typ, a.values[i], b.values[i]); n != 0 {
+				return n
+			}
+		}
+		return 0
+	}
+	slices.SortFunc(out, byValue)
+	return slices.CompactFunc(out, func(a, b partKey) bool { return byValue(a, b) == 0 }), nil
 }
 
 type partKey struct {
@@ -493,13 +505,11 @@ func (rd *reader) clusteringRanges(prefix []byte) ([][2][]byte, error) {
 				comps = append(comps, v)
 			}
 		}
-		rg, empty, err := rd.sliceRange(prefix, comps)
+		rgs, err := rd.sliceRanges(prefix, comps)
 		if err != nil {
 			return nil, err
 		}
-		if !empty {
-			out = append(out, rg)
-		}
+		out = append(out, rgs...)
 	}
 	if len(out) == 0 {
 		return [][2][]byte{}, nil
@@ -510,49 +520,42 @@ func (rd *reader) clusteringRanges(prefix []byte) ([][2][]byte, error) {
 	return out, nil
 }
 
-// sliceRange returns the key range of the rows with the clustering prefix
-// comps, narrowed by the slice. empty reports a range that holds nothing.
-func (rd *reader) sliceRange(prefix []byte, comps [][]byte) (rg [2][]byte, empty bool, err error) {
+// sliceRanges returns the key ranges of the rows with the clustering
+// prefix comps, narrowed by the slice; none when they hold nothing.
+func (rd *reader) sliceRanges(prefix []byte, comps [][]byte) ([][2][]byte, error) {
 	l := rd.p.t
-	if rg[0], err = l.bound(prefix, comps, keys.Before); err != nil {
-		return rg, false, serverError(err)
-	}
-	if rg[1], err = l.bound(prefix, comps, keys.After); err != nil {
-		return rg, false, serverError(err)
-	}
-	s := rd.p.slice
-	if s == nil {
-		return rg, false, nil
-	}
-	for _, r := range []*restriction{s.lower, s.upper} {
-		if r == nil {
-			continue
+	var s restrictions.Slice
+	if sl := rd.p.slice; sl != nil {
+		for _, side := range []struct {
+			r   *restriction
+			dst **restrictions.Bound
+		}{{sl.lower, &s.Lower}, {sl.upper, &s.Upper}} {
+			if side.r == nil {
+				continue
+			}
+			vals, err := rd.sliceValues(side.r)
+			if err != nil {
+				return nil, err
+			}
+			*side.dst = &restrictions.Bound{Values: vals, Inclusive: side.r.op == ast.OpGte || side.r.op == ast.OpLte}
 		}
-		vals, err := rd.sliceValues(r)
+	}
+	key := func(ck [][]byte, kind keys.BoundKind) ([]byte, error) {
+		b, err := l.bound(prefix, ck, kind)
 		if err != nil {
-			return rg, false, err
+			return nil, serverError(err)
 		}
-		lower := r.op == ast.OpGt || r.op == ast.OpGte
-		incl := r.op == ast.OpGte || r.op == ast.OpLte
-		// In storage order a descending first column flips the side.
-		if rd.p.t.clustering[len(comps)].desc {
-			lower = !lower
-		}
-		kind := keys.Before
-		if incl != lower {
-			kind = keys.After
-		}
-		b, err := l.bound(prefix, append(slices.Clone(comps), vals...), kind)
-		if err != nil {
-			return rg, false, serverError(err)
-		}
-		if lower {
-			rg[0] = maxKey(rg[0], b)
-		} else {
-			rg[1] = minKey(rg[1], b)
-		}
+		return b, nil
 	}
-	return rg, bytes.Compare(rg[0], rg[1]) >= 0, nil
+	rgs, err := s.Ranges(key, comps, l.clusteringDesc[len(comps):])
+	if err != nil {
+		return nil, err
+	}
+	out := make([][2][]byte, len(rgs))
+	for i, r := range rgs {
+		out[i] = [2][]byte{r.Start, r.End}
+	}
+	return out, nil
 }
 
 // sliceValues evaluates a slice bound into its column values: one, or a
@@ -697,6 +700,9 @@ func (rd *reader) readPartition(ctx context.Context, k partKey, resume []byte) e
 			static, staticLive = &part.Header.Static, true
 		}
 		for i := range part.Rows {
+			if !rd.p.t.rowLive(&part.Rows[i].Row, rd.x.nowSec) {
+				continue
+			}
 			ck, err := rd.p.t.clusteringValues(part.Rows[i].Key)
 			if err != nil {
 				return serverError(err)
@@ -784,7 +790,7 @@ func (rd *reader) scanPartition(part *engine.Partition, cache map[string][][2][]
 	}
 	for i := range part.Rows {
 		row := &part.Rows[i]
-		if ranges != nil && !inRanges(ranges, row.Key) {
+		if ranges != nil && !inRanges(ranges, row.Key) || !rd.p.t.rowLive(&row.Row, rd.x.nowSec) {
 			continue
 		}
 		ck, err := rd.p.t.clusteringValues(row.Key)

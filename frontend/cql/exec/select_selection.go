@@ -240,7 +240,7 @@ func (p *selectPlan) selector(s ast.Selectable) (selector, string, error) {
 		if err != nil {
 			return nil, "", err
 		}
-		p.receive(s.Term, "[selection]", t)
+		p.recv(s.Term, "[selection]", t)
 		return &termSelector{term: s.Term, t: t}, values.TermText(s.Term), nil
 	case *ast.FieldSel:
 		arg, argName, err := p.selector(s.Arg)
@@ -265,7 +265,7 @@ func (p *selectPlan) selector(s ast.Selectable) (selector, string, error) {
 		t := arg.typ()
 		switch t.Kind {
 		case cqltype.Map, cqltype.Set:
-			p.receive(s.Key, "key("+argName+")", t.Elems[0])
+			p.recv(s.Key, "key("+argName+")", t.Elems[0])
 			et := t.Elems[len(t.Elems)-1]
 			return &partSelector{arg: arg, key: s.Key, keyType: t.Elems[0], t: et}, argName + "[" + values.TermText(s.Key) + "]", nil
 		}
@@ -324,7 +324,7 @@ func (p *selectPlan) funcSelector(s *ast.FuncSel) (selector, string, error) {
 		if args[i] == nil {
 			term := a.(*ast.TermSel).Term
 			// Cassandra names every marker of a selection [selection].
-			p.receive(term, "[selection]", f.Args[i])
+			p.recv(term, "[selection]", f.Args[i])
 			args[i] = &termSelector{term: term, t: f.Args[i]}
 		}
 	}
@@ -376,7 +376,7 @@ func (p *selectPlan) opSelector(s *ast.OpSel) (selector, string, error) {
 	for i, o := range operands {
 		if args[i] == nil {
 			term := o.(*ast.TermSel).Term
-			p.receive(term, "[selection]", f.Args[i])
+			p.recv(term, "[selection]", f.Args[i])
 			args[i] = &termSelector{term: term, t: f.Args[i]}
 		}
 	}
@@ -450,14 +450,20 @@ func collectionWord(t *cqltype.Type) string {
 // funcError maps an error of cql/funcs for the client.
 func funcError(err error) error {
 	if fe, ok := err.(*funcs.FailureError); ok {
-		// Cassandra's OperationExecutionException: a FUNCTION_FAILURE.
-		return &wire.Error{Code: wire.CodeFunctionFailure, Message: fe.Msg,
-			Keyspace: "system", Function: fe.Function, ArgTypes: fe.ArgTypes}
+		return functionFailure(fe)
 	}
 	if fe, ok := err.(*funcs.Error); ok {
 		return &Error{Code: wire.CodeInvalid, Message: fe.Msg, Cause: err}
 	}
 	return invalidf("%v", err)
+}
+
+// functionFailure is a native function's failure for the client:
+// Cassandra's FunctionExecutionException (and OperationExecutionException
+// of arithmetic), a FUNCTION_FAILURE naming the function.
+func functionFailure(fe *funcs.FailureError) error {
+	return &wire.Error{Code: wire.CodeFunctionFailure, Message: fe.Msg,
+		Keyspace: "system", Function: fe.Function, ArgTypes: fe.ArgTypes}
 }
 
 // termType is the type of a term selected by itself: its hint's. Cassandra
@@ -778,7 +784,7 @@ func (p *selectPlan) tokenCall(s *ast.FuncSel) (selector, string, error) {
 			if !values.Assignable(key.typ, ts.Term) {
 				return nil, "", invalidf("%s is not of the expected type: %s", values.TermText(ts.Term), key.typ)
 			}
-			p.receive(ts.Term, "[selection]", key.typ)
+			p.recv(ts.Term, "[selection]", key.typ)
 			args[i], names[i], ownKey = &termSelector{term: ts.Term, t: key.typ}, values.TermText(ts.Term), false
 			continue
 		}

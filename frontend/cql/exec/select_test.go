@@ -15,7 +15,7 @@ import (
 // through the driver with the session's page size.
 func rowsOf(t *testing.T, s *gocql.Session, pageSize int, q string, args ...any) []string {
 	t.Helper()
-	it := s.Query(q, args...).PageSize(pageSize).Iter()
+	it := cqltest.Paged(t, s.Query(q, args...).PageSize(pageSize).Iter())
 	var out []string
 	for {
 		row, err := it.RowData()
@@ -163,7 +163,7 @@ func distinct(rows []string) []string {
 func TestSelectTokenRanges(t *testing.T) {
 	_, s := selectEnv(t)
 	var toks []int64
-	it := s.Query(`SELECT token(pk) FROM t PER PARTITION LIMIT 1`).Iter()
+	it := cqltest.Paged(t, s.Query(`SELECT token(pk) FROM t PER PARTITION LIMIT 1`).Iter())
 	var tok int64
 	for it.Scan(&tok) {
 		toks = append(toks, tok)
@@ -261,26 +261,6 @@ func TestSelectCompoundKeysAndCollections(t *testing.T) {
 	if want := []string{"a", "b", "c1", "c2", "l", "mp", "st"}; !slices.Equal(names, want) {
 		t.Fatalf("SELECT * columns %q, want %q", names, want)
 	}
-}
-
-func TestSelectErrors(t *testing.T) {
-	_, s := selectEnv(t)
-	for q, msg := range map[string]string{
-		`SELECT * FROM t WHERE v = 'a1'`:                       "use ALLOW FILTERING",
-		`SELECT * FROM t WHERE pk > 'a'`:                       "use ALLOW FILTERING",
-		`SELECT * FROM t ORDER BY ck DESC`:                     "ORDER BY is only supported when the partition key is restricted by an EQ or an IN.",
-		`SELECT * FROM t WHERE pk = 'a' ORDER BY v`:            "Order by is currently only supported on the clustered columns of the PRIMARY KEY, got v",
-		`SELECT nope FROM t`:                                   "Undefined column name nope",
-		`SELECT * FROM t WHERE nope = 1`:                       "Undefined column name nope",
-		`SELECT * FROM t LIMIT 0`:                              "LIMIT must be strictly positive",
-		`SELECT DISTINCT ck FROM t`:                            "SELECT DISTINCT queries must only request partition key columns and/or static columns (not ck)",
-		`SELECT * FROM t WHERE pk = 'a' AND ck = 1 AND ck > 0`: "ck cannot be restricted by more than one relation if it includes an Equal",
-		`SELECT * FROM t WHERE pk = 'a' GROUP BY v`:            "Group by is currently only supported on the columns of the PRIMARY KEY, got v",
-	} {
-		wantError(t, s, q, msg)
-	}
-	// The server keeps serving after the errors.
-	wantRows(t, rowsOf(t, s, 0, `SELECT ck FROM t WHERE pk = 'a' AND ck = 0`), "0")
 }
 
 // TestPreparedSelectAfterAlter: a prepared SELECT * whose columns an ALTER

@@ -32,9 +32,9 @@ func (b *tokenBounds) restricted() bool { return b.lower != nil || b.upper != ni
 
 // add takes the relation token(k...) op value over a table whose partition
 // key is key, with Cassandra's rules and messages: the whole partition key
-// in order, compared with a bigint or with token(values). receive types
+// in order, compared with a bigint or with token(values). recv types
 // the relation's bind markers.
-func (b *tokenBounds) add(rel *ast.Relation, key []keyColumn, receive func(term ast.Term, name string, typ *cqltype.Type)) error {
+func (b *tokenBounds) add(rel *ast.Relation, key []keyColumn, recv func(term ast.Term, name string, typ *cqltype.Type)) error {
 	if len(rel.Columns) != len(key) {
 		return invalidf("The token() function must be applied to all partition key components or none of them")
 	}
@@ -51,10 +51,10 @@ func (b *tokenBounds) add(rel *ast.Relation, key []keyColumn, receive func(term 
 		}
 		bound.key = c.Args
 		for i, a := range c.Args {
-			receive(a, key[i].name, key[i].typ)
+			recv(a, key[i].name, key[i].typ)
 		}
 	} else {
-		receive(rel.Value, "partition key token", cqltype.BigintType)
+		recv(rel.Value, "partition key token", cqltype.BigintType)
 	}
 	switch rel.Op {
 	case ast.OpGt, ast.OpGte:

@@ -28,7 +28,7 @@ func (p *selectPlan) planWhere(st *ast.Select) error {
 			return invalidf("Unsupported \"!=\" relation: %s", relationText(rel))
 		}
 		if rel.Token {
-			if err := p.token.add(rel, p.t.keyColumns(), p.receive); err != nil {
+			if err := p.token.add(rel, p.t.keyColumns(), p.recv); err != nil {
 				return err
 			}
 			continue
@@ -192,8 +192,6 @@ func (p *selectPlan) bindRelation(rel *ast.Relation) (*restriction, error) {
 	}
 	typ, name := c.typ, c.name
 	if rel.Multi {
-		types := make([]*cqltype.Type, len(r.cols))
-		names := make([]string, len(r.cols))
 		for i, c := range r.cols {
 			if c.kind != kindClustering {
 				return nil, invalidf("Multi-column relations can only be applied to clustering columns but was applied to: %s", c.name)
@@ -201,9 +199,16 @@ func (p *selectPlan) bindRelation(rel *ast.Relation) (*restriction, error) {
 			if i > 0 && c.pos != r.cols[i-1].pos+1 {
 				return nil, invalidf("Clustering columns must appear in the PRIMARY KEY order in multi-column relations: (%s)", strings.Join(rel.Columns, ", "))
 			}
-			types[i], names[i] = c.typ, c.name
 		}
-		typ, name = cqltype.TupleOf(types...), "("+strings.Join(names, ",")+")"
+		typ, name = tupleOf(r.cols), tupleName(r.cols)
+	}
+	// recvValue records the receivers of one value of the relation.
+	recvValue := func(term ast.Term) {
+		if rel.Multi {
+			p.recvColumns(term, r.cols)
+		} else {
+			p.recv(term, name, typ)
+		}
 	}
 	switch rel.Op {
 	case ast.OpContains:
@@ -223,7 +228,7 @@ func (p *selectPlan) bindRelation(rel *ast.Relation) (*restriction, error) {
 		if c.typ.Kind != cqltype.Map {
 			return nil, invalidf("Column %s cannot be used as a map", c.name)
 		}
-		p.receive(rel.MapKey, "key("+c.name+")", c.typ.Elems[0])
+		p.recv(rel.MapKey, "key("+c.name+")", c.typ.Elems[0])
 		typ, name = c.typ.Elems[1], "value("+c.name+")"
 	}
 	if rel.Op == ast.OpIn {
@@ -232,18 +237,18 @@ func (p *selectPlan) bindRelation(rel *ast.Relation) (*restriction, error) {
 			// Non-nil even for IN (): nil marks IN ?.
 			r.in = append([]ast.Term{}, v.Elems...)
 			for _, e := range v.Elems {
-				p.receive(e, name, typ)
+				recvValue(e)
 			}
 		case *ast.Bind:
 			r.value = v
-			p.receive(v, "in("+name+")", cqltype.ListOf(typ, false))
+			p.recv(v, "in("+name+")", cqltype.ListOf(typ, false))
 		default:
 			return nil, invalidf("Invalid IN relation on %s", name)
 		}
 		return r, nil
 	}
 	r.value = rel.Value
-	p.receive(rel.Value, name, typ)
+	recvValue(rel.Value)
 	return r, nil
 }
 
@@ -379,11 +384,6 @@ func (p *selectPlan) planSlice(rs []*restriction) (*slice, error) {
 				return nil, invalidf("More than one restriction was found for the end bound on %s", r.cols[0].name)
 			}
 			s.upper = r
-		}
-		for _, c := range r.cols[1:] {
-			if c.desc != r.cols[0].desc {
-				return nil, invalidf("Multi-column slices over clustering columns of mixed orders are not supported by Sediment: (%s)", columnNames(r.cols))
-			}
 		}
 	}
 	return s, nil

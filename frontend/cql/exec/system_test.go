@@ -86,7 +86,8 @@ func TestSystemPeers(t *testing.T) {
 	}
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := srv.View.WaitFor(wctx, func(v *manifest.View) bool { return len(v.Members()) == 3 }); err != nil {
+	// The server's own ingest node and frontend are members too.
+	if err := srv.View.WaitFor(wctx, func(v *manifest.View) bool { return len(v.Members()) == 5 }); err != nil {
 		t.Fatal(err)
 	}
 	s := srv.Session(t, "")

@@ -1,14 +1,13 @@
 package exec
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
-	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/sedimentdb/sediment/frontend/cql/ast"
+	"github.com/sedimentdb/sediment/frontend/cql/restrictions"
 	"github.com/sedimentdb/sediment/frontend/engine"
 	"github.com/sedimentdb/sediment/internal/cqltype"
 	"github.com/sedimentdb/sediment/internal/keys"
@@ -73,24 +72,6 @@ type multiRestriction struct {
 	in ast.Term
 }
 
-// tupleType is the type of one alternative.
-func (m *multiRestriction) tupleType() *cqltype.Type {
-	ts := make([]*cqltype.Type, len(m.cols))
-	for i, c := range m.cols {
-		ts[i] = c.typ
-	}
-	return cqltype.TupleOf(ts...)
-}
-
-// names is the columns' names as the relation writes them.
-func (m *multiRestriction) names() string {
-	ns := make([]string, len(m.cols))
-	for i, c := range m.cols {
-		ns[i] = c.name
-	}
-	return "(" + strings.Join(ns, ",") + ")"
-}
-
 // multiRelation plans a multi-column relation: = and IN into byCol, slices
 // (DELETE only) into slices, keyed by their first column.
 func (p *modPlan) multiRelation(r *ast.Relation, byCol map[*column]*keyRestriction, ranges map[*column]*clusteringSlice) error {
@@ -114,7 +95,7 @@ func (p *modPlan) multiRelation(r *ast.Relation, byCol map[*column]*keyRestricti
 		}
 		m.cols = append(m.cols, c)
 	}
-	tt := m.tupleType()
+	tt := tupleOf(m.cols)
 	switch r.Op {
 	case ast.OpEq:
 		m.alts = []ast.Term{r.Value}
@@ -123,7 +104,7 @@ func (p *modPlan) multiRelation(r *ast.Relation, byCol map[*column]*keyRestricti
 			m.alts = tup.Elems
 		} else {
 			m.in = r.Value
-			p.recv(r.Value, "in("+m.names()+")", cqltype.ListOf(tt, false))
+			p.recv(r.Value, "in("+tupleName(m.cols)+")", cqltype.ListOf(tt, false))
 		}
 	case ast.OpGt, ast.OpGte, ast.OpLt, ast.OpLte:
 		if p.kind != writeDelete {
@@ -141,13 +122,13 @@ func (p *modPlan) multiRelation(r *ast.Relation, byCol map[*column]*keyRestricti
 		if err := addSliceBound(ranges, b, r.Op); err != nil {
 			return err
 		}
-		p.recvTuple(r.Value, m)
+		p.recvColumns(r.Value, m.cols)
 		return nil
 	default:
-		return invalidf("Unsupported \"%s\" relation on clustering columns %s in %s statements", r.Op, m.names(), p.kind)
+		return invalidf("Unsupported \"%s\" relation on clustering columns %s in %s statements", r.Op, tupleName(m.cols), p.kind)
 	}
 	for _, a := range m.alts {
-		p.recvTuple(a, m)
+		p.recvColumns(a, m.cols)
 	}
 	for _, c := range m.cols {
 		byCol[c] = &keyRestriction{col: c, inRel: r.Op == ast.OpIn, multi: m}
@@ -155,24 +136,13 @@ func (p *modPlan) multiRelation(r *ast.Relation, byCol map[*column]*keyRestricti
 	return nil
 }
 
-// recvTuple records the receivers of one alternative of m.
-func (p *modPlan) recvTuple(a ast.Term, m *multiRestriction) {
-	if tup, ok := a.(*ast.Tuple); ok && len(tup.Elems) == len(m.cols) {
-		for i, el := range tup.Elems {
-			p.recv(el, m.cols[i].name, m.cols[i].typ)
-		}
-		return
-	}
-	p.recv(a, m.names(), m.tupleType())
-}
-
 // tuples evaluates m's alternatives: one value per column each.
 func (m *multiRestriction) tuples(eval termEval) ([][][]byte, error) {
-	tt := m.tupleType()
+	tt := tupleOf(m.cols)
 	var out [][][]byte
 	add := func(v []byte) error {
 		if v == nil {
-			return invalidf("Invalid null value in condition for columns %s", m.names())
+			return invalidf("Invalid null value in condition for columns %s", tupleName(m.cols))
 		}
 		parts, err := splitTuple(v, len(m.cols))
 		if err != nil {
@@ -182,12 +152,12 @@ func (m *multiRestriction) tuples(eval termEval) ([][][]byte, error) {
 		return nil
 	}
 	if m.in != nil {
-		v, unset, err := eval(m.in, cqltype.ListOf(tt, false), "in("+m.names()+")")
+		v, unset, err := eval(m.in, cqltype.ListOf(tt, false), "in("+tupleName(m.cols)+")")
 		if err != nil {
 			return nil, err
 		}
 		if unset || v == nil {
-			return nil, invalidf("Invalid null or unset value for columns %s", m.names())
+			return nil, invalidf("Invalid null or unset value for columns %s", tupleName(m.cols))
 		}
 		elems, err := splitCollection(v, false)
 		if err != nil {
@@ -219,12 +189,12 @@ func (m *multiRestriction) tuples(eval termEval) ([][][]byte, error) {
 			out = append(out, vals)
 			continue
 		}
-		v, unset, err := eval(a, tt, m.names())
+		v, unset, err := eval(a, tt, tupleName(m.cols))
 		if err != nil {
 			return nil, err
 		}
 		if unset {
-			return nil, invalidf("Invalid unset value for columns %s", m.names())
+			return nil, invalidf("Invalid unset value for columns %s", tupleName(m.cols))
 		}
 		if err := add(v); err != nil {
 			return nil, err
@@ -256,14 +226,14 @@ type modPlan struct {
 	// static: the statement writes only static columns and names no row.
 	static bool
 	// json is INSERT JSON's term and whether absent columns are unset.
-	json         ast.Term
-	jsonUnset    bool
-	ttl, ts      ast.Term
-	counter      bool
-	ifExists     bool
-	ifNotExists  bool
-	conds        []*condition
-	receivers    []ColumnSpec
+	json        ast.Term
+	jsonUnset   bool
+	ttl, ts     ast.Term
+	counter     bool
+	ifExists    bool
+	ifNotExists bool
+	conds       []*condition
+	receivers
 	readsCurrent bool
 }
 
@@ -276,7 +246,7 @@ func (e *Executor) planWrite(s *Session, st ast.Statement) (plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkReceivers(p.receivers); err != nil {
+	if err := checkReceivers(p.specs); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -297,80 +267,7 @@ func (e *Executor) planModification(s *Session, st ast.Statement, nbinds int) (*
 }
 
 func newModPlan(kind writeKind, l *tableLayout, binds int) *modPlan {
-	return &modPlan{kind: kind, layout: l, counter: l.isCounter(), receivers: make([]ColumnSpec, binds)}
-}
-
-// spec is the receiver of a value assigned to or compared with name.
-func (p *modPlan) spec(name string, t *cqltype.Type) ColumnSpec {
-	return ColumnSpec{Keyspace: p.layout.keyspace, Table: p.layout.name(), Name: name, Type: t}
-}
-
-// recv records the receivers of the markers in term, assigned to a value
-// of type t named name: the whole term's, or those of the elements of a
-// collection, tuple or user-type literal.
-func (p *modPlan) recv(term ast.Term, name string, t *cqltype.Type) {
-	switch x := term.(type) {
-	case *ast.Bind:
-		if x.Index >= 0 && x.Index < len(p.receivers) {
-			if x.Name != "" {
-				name = x.Name
-			}
-			p.receivers[x.Index] = p.spec(name, t)
-		}
-	case *ast.List:
-		if t.Kind == cqltype.List || t.Kind == cqltype.Set {
-			for _, el := range x.Elems {
-				p.recv(el, "value("+name+")", t.Elems[0])
-			}
-		}
-	case *ast.Set:
-		if t.Kind == cqltype.Set || t.Kind == cqltype.List {
-			for _, el := range x.Elems {
-				p.recv(el, "value("+name+")", t.Elems[0])
-			}
-		}
-	case *ast.Map:
-		switch t.Kind {
-		case cqltype.Map:
-			for i := range x.Keys {
-				p.recv(x.Keys[i], "key("+name+")", t.Elems[0])
-				p.recv(x.Values[i], "value("+name+")", t.Elems[1])
-			}
-		case cqltype.UDT:
-			for i, k := range x.Keys {
-				id, ok := k.(*ast.Ident)
-				if !ok {
-					continue
-				}
-				for j, f := range t.Fields {
-					if f == id.Name {
-						p.recv(x.Values[i], name+"."+f, t.Elems[j])
-					}
-				}
-			}
-		}
-	case *ast.Tuple:
-		if t.Kind == cqltype.Tuple {
-			for i, el := range x.Elems {
-				if i < len(t.Elems) {
-					p.recv(el, fmt.Sprintf("%s[%d]", name, i), t.Elems[i])
-				}
-			}
-		}
-	case *ast.Hint:
-		if ht := hintType(x); ht != nil {
-			t = ht
-		}
-		p.recv(x.Term, name, t)
-	case *ast.Call:
-		f, err := lookupCall(x, t)
-		if err != nil {
-			return // executing the call reports it
-		}
-		for i, a := range x.Args {
-			p.recv(a, fmt.Sprintf("arg%d(system.%s)", i, f.Name), f.Args[i]) // Cassandra names the function in full
-		}
-	}
+	return &modPlan{kind: kind, layout: l, counter: l.isCounter(), receivers: newReceivers(l.keyspace, l.name(), binds)}
 }
 
 // checkReceivers fails for a marker whose type the statement does not say.
@@ -811,6 +708,14 @@ func (p *modPlan) clusterings(eval termEval) ([][][]byte, error) {
 		out = next
 	}
 	for _, ck := range out {
+		size, long := 0, false
+		for _, v := range ck {
+			size += len(v)
+			long = long || len(v) > maxKeyLength
+		}
+		if long {
+			return nil, invalidf("Key length of %d is longer than maximum of %d", size, maxKeyLength)
+		}
 		for j, v := range ck {
 			t := p.layout.clustering[j].typ
 			if err := cqltype.Validate(t, v); err != nil {
@@ -942,95 +847,45 @@ func (p *modPlan) deleteRows(eval termEval, w writeTimes, part *partitionWrite, 
 // rangeTombstones returns the range tombstones deleting the rows under
 // the clustering prefix ck within the DELETE's range on the next columns:
 // none for a range that holds no row, several when a multi-column bound
-// spans columns of both clustering orders.
-//
-// A bound (c1, ..., cm) > (v1, ..., vm) holds the rows with c1 > v1, or
-// c1 = v1 and c2 > v2, ..., or c1..cm-1 = v1..vm-1 and cm > vm (and, for
-// >=, c1..cm = v1..vm): pieces that are each one interval of row keys,
-// whatever each column's order. The range is the union of the
-// intersections of a lower piece with an upper piece.
+// spans columns of both clustering orders (see package restrictions).
 func (p *modPlan) rangeTombstones(eval termEval, prefix []byte, ck [][]byte, w writeTimes) ([]model.RangeTombstone, error) {
-	all, err := p.interval(prefix, ck, ck, keys.Before, keys.After)
+	var s restrictions.Slice
+	for _, side := range []struct {
+		b   *sliceBound
+		dst **restrictions.Bound
+	}{{p.lower, &s.Lower}, {p.upper, &s.Upper}} {
+		if side.b == nil {
+			continue
+		}
+		vals, err := p.boundValues(eval, side.b)
+		if err != nil {
+			return nil, err
+		}
+		*side.dst = &restrictions.Bound{Values: vals, Inclusive: side.b.inclusive}
+	}
+	key := func(c [][]byte, kind keys.BoundKind) ([]byte, error) {
+		b, err := p.layout.bound(prefix, c, kind)
+		if err != nil {
+			return nil, toError(err)
+		}
+		return b, nil
+	}
+	ranges, err := s.Ranges(key, ck, p.layout.clusteringDesc[len(ck):])
 	if err != nil {
 		return nil, err
 	}
-	lows, highs := [][2][]byte{all}, [][2][]byte{all}
-	if p.lower != nil {
-		if lows, err = p.boundPieces(eval, prefix, ck, p.lower, true); err != nil {
+	rts := make([]model.RangeTombstone, 0, len(ranges))
+	for _, r := range ranges {
+		rt := model.RangeTombstone{Deletion: w.deletion()}
+		if rt.Start, err = engine.ClusteringOf(r.Start); err != nil {
 			return nil, err
 		}
-	}
-	if p.upper != nil {
-		if highs, err = p.boundPieces(eval, prefix, ck, p.upper, false); err != nil {
+		if rt.End, err = engine.ClusteringOf(r.End); err != nil {
 			return nil, err
 		}
-	}
-	var rts []model.RangeTombstone
-	for _, lo := range lows {
-		for _, hi := range highs {
-			start, end := maxKey(lo[0], hi[0]), minKey(lo[1], hi[1])
-			if bytes.Compare(start, end) >= 0 {
-				continue
-			}
-			rt := model.RangeTombstone{Deletion: w.deletion()}
-			if rt.Start, err = engine.ClusteringOf(start); err != nil {
-				return nil, err
-			}
-			if rt.End, err = engine.ClusteringOf(end); err != nil {
-				return nil, err
-			}
-			rts = append(rts, rt)
-		}
+		rts = append(rts, rt)
 	}
 	return rts, nil
-}
-
-// interval returns the row keys from the bound of clustering a to that of b.
-func (p *modPlan) interval(prefix []byte, a, b [][]byte, ka, kb keys.BoundKind) ([2][]byte, error) {
-	var iv [2][]byte
-	var err error
-	if iv[0], err = p.layout.bound(prefix, a, ka); err != nil {
-		return iv, toError(err)
-	}
-	if iv[1], err = p.layout.bound(prefix, b, kb); err != nil {
-		return iv, toError(err)
-	}
-	return iv, nil
-}
-
-// boundPieces returns the key intervals of the rows under ck that satisfy
-// bound b (lower: > or >=, else < or <=).
-func (p *modPlan) boundPieces(eval termEval, prefix []byte, ck [][]byte, b *sliceBound, lower bool) ([][2][]byte, error) {
-	vals, err := p.boundValues(eval, b)
-	if err != nil {
-		return nil, err
-	}
-	var pieces [][2][]byte
-	for i := range vals {
-		// The columns before i equal, column i strictly beyond v_i.
-		eq := append(ck[:len(ck):len(ck)], vals[:i]...)
-		at := append(eq[:len(eq):len(eq)], vals[i])
-		var iv [2][]byte
-		if lower != b.cols[i].desc {
-			// Later in key order: after v_i, to the end of the prefix.
-			iv, err = p.interval(prefix, at, eq, keys.After, keys.After)
-		} else {
-			iv, err = p.interval(prefix, eq, at, keys.Before, keys.Before)
-		}
-		if err != nil {
-			return nil, err
-		}
-		pieces = append(pieces, iv)
-	}
-	if b.inclusive {
-		full := append(ck[:len(ck):len(ck)], vals...)
-		iv, err := p.interval(prefix, full, full, keys.Before, keys.After)
-		if err != nil {
-			return nil, err
-		}
-		pieces = append(pieces, iv)
-	}
-	return pieces, nil
 }
 
 // boundValues evaluates a bound into one value per column, normalized as

@@ -285,7 +285,7 @@ func (p *modPlan) deletion(d ast.DeleteTarget) error {
 	return nil
 }
 
-func (p *modPlan) binds() []ColumnSpec { return p.receivers }
+func (p *modPlan) binds() []ColumnSpec { return p.specs }
 
 // result is nil even for a conditional statement, whose answer's columns
 // depend on whether it applied: PREPARED metadata without columns keeps

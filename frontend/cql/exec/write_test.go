@@ -67,6 +67,7 @@ func TestWrite(t *testing.T) {
 		{"ConditionElements", testWriteConditionElements},
 		{"AcrossFlush", testWriteAcrossFlush},
 		{"MultiColumn", testWriteMultiColumn},
+		{"ConditionOrder", testWriteConditionOrder},
 		{"TTL", testWriteTTL}, // last: it moves the shared clock on
 	} {
 		t.Run(tc.name, func(t *testing.T) {

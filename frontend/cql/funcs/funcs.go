@@ -420,7 +420,19 @@ func FromJSON(receiver *cqltype.Type) *Function {
 			if a[0] == nil {
 				return nil, nil
 			}
-			return values.FromJSON(receiver, a[0])
+			v, err := values.FromJSON(receiver, a[0])
+			var ve *values.Error
+			if errors.As(err, &ve) {
+				// Cassandra's FromJsonFct fails the function: its own
+				// message for text that is not JSON, the MarshalException
+				// as Java prints it for JSON that does not fit.
+				msg := ve.Message("")
+				if !ve.JSONSyntax() {
+					msg = "org.apache.cassandra.serializers.MarshalException: " + msg
+				}
+				return nil, &FailureError{Function: "fromjson", ArgTypes: []string{"text"}, Msg: msg}
+			}
+			return v, err
 		}}
 }
 

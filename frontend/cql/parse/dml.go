@@ -610,10 +610,19 @@ func (p *parser) conditions() (exists bool, conds []ast.Condition) {
 			p.next()
 			c.Field = p.ident()
 		}
-		if p.acceptKw("in") {
+		switch {
+		case p.acceptKw("in"):
 			c.Op = ast.OpIn
 			c.Value = p.inValues()
-		} else {
+		case c.Elem == nil && c.Field == "" && p.acceptKw("contains"):
+			// Cassandra 5.0: IF c CONTAINS v, IF m CONTAINS KEY k, on a
+			// whole column only.
+			c.Op = ast.OpContains
+			if p.acceptKw("key") {
+				c.Op = ast.OpContainsKey
+			}
+			c.Value = p.term()
+		default:
 			c.Op = p.compareOp()
 			c.Value = p.term()
 		}

@@ -297,6 +297,11 @@ var deleteCases = []parseCase{
 		Where: []ast.Relation{eq("k", num("1")), {Columns: cols("a", "b"), Multi: true, Op: ast.OpGte, Value: tuple(num("1"), num("2"))}},
 		If:    []ast.Condition{{Column: "v", Op: ast.OpEq, Value: num("3")}, {Column: "w", Op: ast.OpIn, Value: tuple(num("1"))}},
 	}},
+	{"DELETE FROM t WHERE k = 1 IF l CONTAINS 2 AND m CONTAINS KEY 'a'", &ast.Delete{
+		Table: tn("t"),
+		Where: []ast.Relation{eq("k", num("1"))},
+		If:    []ast.Condition{{Column: "l", Op: ast.OpContains, Value: num("2")}, {Column: "m", Op: ast.OpContainsKey, Value: str("a")}},
+	}},
 }
 
 var batchCases = []parseCase{

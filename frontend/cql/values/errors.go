@@ -13,7 +13,13 @@ type Error struct {
 	// the message names the receiver at all, quote whether in quotes.
 	before, after string
 	named, quote  bool
+	// syntax: the text is not JSON at all (FromJSON), rather than JSON
+	// that does not fit the type.
+	syntax bool
 }
+
+// JSONSyntax reports an error of FromJSON on text that is not JSON.
+func (e *Error) JSONSyntax() bool { return e.syntax }
 
 // errorf returns an error that does not name its receiver, such as
 // Cassandra's MarshalException messages.

@@ -174,7 +174,9 @@ func appendJSON(dst []byte, t *cqltype.Type, v []byte) []byte {
 func FromJSON(t *cqltype.Type, data []byte) ([]byte, error) {
 	x, err := decodeJSON(data)
 	if err != nil {
-		return nil, errorf(fmt.Sprintf("Could not decode JSON string '%s': %s", data, jsonReason(err)))
+		e := errorf(fmt.Sprintf("Could not decode JSON string '%s': %s", data, jsonReason(err)))
+		e.syntax = true
+		return nil, e
 	}
 	v, err := fromJSON(t, x)
 	if err != nil || v == nil || t.Kind.Native() {

@@ -17,9 +17,8 @@ data "aws_ssm_parameter" "al2023" {
 }
 
 locals {
-  ami_id    = var.ami_id != null ? var.ami_id : nonsensitive(data.aws_ssm_parameter.al2023[0].value)
-  nats_arch = var.architecture == "arm64" ? "arm64" : "amd64"
-  family    = var.architecture == "arm64" ? "g" : "i"
+  ami_id = var.ami_id != null ? var.ami_id : nonsensitive(data.aws_ssm_parameter.al2023[0].value)
+  family = var.architecture == "arm64" ? "g" : "i"
 
   # Flags every Sediment role shares. The NATS URL comes from the servers'
   # network interfaces, so no instance of an Auto Scaling group starts
@@ -40,6 +39,31 @@ module "bucket" {
   name        = var.bucket_name
   kms_key_arn = var.kms_key_arn
   tags        = var.tags
+}
+
+# The binaries live in the cluster's bucket, under releases/, named by
+# their content: instances copy them with their instance role at boot
+# (nothing expires, nothing comes from the internet), and a new build is
+# a new key, so a new launch template version and an instance refresh.
+locals {
+  release_prefix = "${var.bucket_prefix == "" ? "" : "${var.bucket_prefix}/"}releases/"
+  sediment_sha   = filesha256(var.sediment_binary_path)
+}
+
+resource "aws_s3_object" "sediment" {
+  bucket      = module.bucket.name
+  key         = "${local.release_prefix}sediment-${local.sediment_sha}"
+  source      = var.sediment_binary_path
+  source_hash = local.sediment_sha
+  kms_key_id  = var.kms_key_arn
+}
+
+resource "aws_s3_object" "nats_server" {
+  bucket      = module.bucket.name
+  key         = "${local.release_prefix}nats-server-${filesha256(var.nats_server_archive_path)}.tar.gz"
+  source      = var.nats_server_archive_path
+  source_hash = filesha256(var.nats_server_archive_path)
+  kms_key_id  = var.kms_key_arn
 }
 
 module "network" {
@@ -63,15 +87,16 @@ module "iam" {
 }
 
 module "nats" {
-  source            = "../../modules/nats"
-  name              = var.name
-  subnets           = module.network.private_subnets
-  security_group_id = module.network.security_group_ids["nats"]
-  ami_id            = local.ami_id
-  instance_type     = "m7${local.family}.large"
-  nats_server_url   = "https://github.com/nats-io/nats-server/releases/download/v${var.nats_version}/nats-server-v${var.nats_version}-linux-${local.nats_arch}.tar.gz"
-  kms_key_arn       = var.kms_key_arn
-  tags              = var.tags
+  source                = "../../modules/nats"
+  name                  = var.name
+  subnets               = module.network.private_subnets
+  security_group_id     = module.network.security_group_ids["nats"]
+  ami_id                = local.ami_id
+  instance_type         = "m7${local.family}.large"
+  nats_server_s3_uri    = "s3://${aws_s3_object.nats_server.bucket}/${aws_s3_object.nats_server.key}"
+  instance_profile_name = module.iam.instance_profile_names["nats"]
+  kms_key_arn           = var.kms_key_arn
+  tags                  = var.tags
 }
 
 module "ingest" {
@@ -85,8 +110,8 @@ module "ingest" {
   ami_id                 = local.ami_id
   instance_type          = "m7${local.family}.xlarge"
   kms_key_arn            = var.kms_key_arn
-  sediment_binary_url    = var.sediment_binary_url
-  sediment_binary_sha256 = var.sediment_binary_sha256
+  sediment_binary_s3_uri = "s3://${aws_s3_object.sediment.bucket}/${aws_s3_object.sediment.key}"
+  sediment_binary_sha256 = local.sediment_sha
   flags                  = local.flags
   tags                   = var.tags
 }
@@ -105,14 +130,15 @@ module "frontend" {
   min_size               = var.frontend_min
   max_size               = var.frontend_max
   kms_key_arn            = var.kms_key_arn
-  sediment_binary_url    = var.sediment_binary_url
-  sediment_binary_sha256 = var.sediment_binary_sha256
+  sediment_binary_s3_uri = "s3://${aws_s3_object.sediment.bucket}/${aws_s3_object.sediment.key}"
+  sediment_binary_sha256 = local.sediment_sha
   flags                  = local.flags
   tags                   = var.tags
 }
 
 module "compactor" {
   source                 = "../../modules/compactor"
+  alarm_actions          = var.alarm_actions
   name                   = var.name
   subnets                = module.network.private_subnets
   security_group_id      = module.network.security_group_ids["compactor"]
@@ -123,8 +149,8 @@ module "compactor" {
   min_size               = var.compactor_min
   max_size               = var.compactor_max
   kms_key_arn            = var.kms_key_arn
-  sediment_binary_url    = var.sediment_binary_url
-  sediment_binary_sha256 = var.sediment_binary_sha256
+  sediment_binary_s3_uri = "s3://${aws_s3_object.sediment.bucket}/${aws_s3_object.sediment.key}"
+  sediment_binary_sha256 = local.sediment_sha
   flags                  = local.flags
   tags                   = var.tags
 }

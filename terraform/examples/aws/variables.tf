@@ -110,36 +110,25 @@ variable "architecture" {
   }
 }
 
-variable "sediment_binary_url" {
-  description = "https URL of a static Linux sediment binary for the architecture (for example GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build ./cmd/sediment, uploaded where the instances can fetch it)."
+variable "sediment_binary_path" {
+  description = "Local path of a static Linux sediment binary for the architecture (GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build ./cmd/sediment). Terraform uploads it to the bucket under <bucket_prefix>/releases/sediment-<sha256>; the instances copy it from there with their instance role and check its SHA-256. A new binary is a new key, hence new launch template versions and an instance refresh of every group."
+  type        = string
+}
+
+variable "nats_server_archive_path" {
+  description = "Local path of the nats-server release tarball for the architecture (nats-server-v<version>-linux-arm64.tar.gz, the project's Makefile pins the version the tests use). Uploaded to <bucket_prefix>/releases/; the NATS servers copy it from there, not from the internet."
   type        = string
 
   validation {
-    condition     = can(regex("^https://", var.sediment_binary_url))
-    error_message = "sediment_binary_url must be an https URL."
+    condition     = endswith(var.nats_server_archive_path, ".tar.gz")
+    error_message = "nats_server_archive_path must name a .tar.gz."
   }
 }
 
-variable "sediment_binary_sha256" {
-  description = "SHA-256 of the binary, checked at boot; null skips the check."
-  type        = string
-  default     = null
-
-  validation {
-    condition     = var.sediment_binary_sha256 == null || can(regex("^[0-9a-f]{64}$", var.sediment_binary_sha256))
-    error_message = "sediment_binary_sha256 must be 64 lowercase hex digits."
-  }
-}
-
-variable "nats_version" {
-  description = "nats-server release to install on the NATS servers."
-  type        = string
-  default     = "2.15.2"
-
-  validation {
-    condition     = can(regex("^[0-9]+\\.[0-9]+\\.[0-9]+$", var.nats_version))
-    error_message = "nats_version must be a release number such as 2.15.2."
-  }
+variable "alarm_actions" {
+  description = "ARNs notified when an alarm fires or clears (for example an SNS topic); empty: the alarms only show in CloudWatch."
+  type        = list(string)
+  default     = []
 }
 
 variable "ingest_nodes" {

@@ -49,7 +49,7 @@ module "launch" {
   instance_type          = var.instance_type
   instance_profile_name  = var.instance_profile_name
   security_group_ids     = [var.security_group_id]
-  sediment_binary_url    = var.sediment_binary_url
+  sediment_binary_s3_uri = var.sediment_binary_s3_uri
   sediment_binary_sha256 = var.sediment_binary_sha256
   flags                  = local.flags
   node_port              = 9180
@@ -75,6 +75,16 @@ resource "aws_autoscaling_group" "this" {
   launch_template {
     id      = module.launch.id
     version = module.launch.latest_version
+  }
+
+  # A new launch template version rolls over the compactors, half at a
+  # time: a job cut short is redelivered to another worker.
+  instance_refresh {
+    strategy = "Rolling"
+
+    preferences {
+      min_healthy_percentage = 50
+    }
   }
 
   lifecycle {
@@ -250,4 +260,61 @@ resource "aws_iam_role_policy" "metrics" {
   name   = "publish-backlog-metrics"
   role   = var.iam_role_name
   policy = data.aws_iam_policy_document.metrics.json
+}
+
+# Alarms on the cluster's health, from the compactors' view of the catalog
+# (every compactor publishes the same values: the alarms read the Maximum).
+# Missing data (no compactor running) breaches: nothing would watch the
+# cluster then.
+resource "aws_cloudwatch_metric_alarm" "stale_members" {
+  for_each            = toset(["ingest", "frontend", "compactor"])
+  alarm_name          = "${var.name}-stale-${each.key}-members"
+  alarm_description   = "A ${each.key} member of ${var.name} has not renewed its heartbeat for 5 minutes: crashed, or cut off from NATS. sediment admin status names it."
+  namespace           = var.metric_namespace
+  metric_name         = "sediment_cluster_stale_members"
+  dimensions          = merge(local.dimensions, { role = each.key })
+  statistic           = "Maximum"
+  period              = 60
+  evaluation_periods  = 5
+  comparison_operator = "GreaterThanThreshold"
+  threshold           = 0
+  treat_missing_data  = "breaching"
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
+}
+
+resource "aws_cloudwatch_metric_alarm" "unserved_ranges" {
+  for_each = {
+    unowned     = { metric = "sediment_cluster_unowned_ranges", what = "no ingest node owns" }
+    stale-owner = { metric = "sediment_cluster_stale_owner_ranges", what = "have a stale or departed owner" }
+  }
+  alarm_name          = "${var.name}-${each.key}-ranges"
+  alarm_description   = "Token ranges of ${var.name} ${each.value.what}: their writes fail."
+  namespace           = var.metric_namespace
+  metric_name         = each.value.metric
+  dimensions          = local.dimensions
+  statistic           = "Maximum"
+  period              = 60
+  evaluation_periods  = 2
+  comparison_operator = "GreaterThanThreshold"
+  threshold           = 0
+  treat_missing_data  = "breaching"
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
+}
+
+resource "aws_cloudwatch_metric_alarm" "compaction_lag" {
+  alarm_name          = "${var.name}-compaction-lag"
+  alarm_description   = "The oldest compaction job of ${var.name} has waited more than ${var.compaction_lag_alarm_seconds} s although the group scales on it: compactors are at max_size or failing."
+  namespace           = var.metric_namespace
+  metric_name         = "sediment_compaction_oldest_job_age_seconds"
+  dimensions          = local.dimensions
+  statistic           = "Maximum"
+  period              = 60
+  evaluation_periods  = 5
+  comparison_operator = "GreaterThanThreshold"
+  threshold           = var.compaction_lag_alarm_seconds
+  treat_missing_data  = "notBreaching"
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
 }

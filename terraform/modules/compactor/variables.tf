@@ -69,6 +69,23 @@ variable "max_oldest_job_age_seconds" {
   }
 }
 
+variable "alarm_actions" {
+  description = "ARNs notified when a cluster health alarm fires or clears (stale members, unserved ranges, compaction lag), for example an SNS topic; empty: the alarms only show in CloudWatch."
+  type        = list(string)
+  default     = []
+}
+
+variable "compaction_lag_alarm_seconds" {
+  description = "Age of the oldest compaction job beyond which the compaction lag alarm fires (after scaling on max_oldest_job_age_seconds had its chance)."
+  type        = number
+  default     = 1800
+
+  validation {
+    condition     = var.compaction_lag_alarm_seconds > 0
+    error_message = "compaction_lag_alarm_seconds must be positive."
+  }
+}
+
 variable "metric_namespace" {
   description = "CloudWatch namespace of the published backlog metrics."
   type        = string
@@ -147,13 +164,13 @@ variable "kms_key_arn" {
   }
 }
 
-variable "sediment_binary_url" {
-  description = "URL of the sediment binary, fetched at boot."
+variable "sediment_binary_s3_uri" {
+  description = "Where the sediment binary (a static Linux build for the AMI's architecture) is in S3, as s3://bucket/key: instances copy it at boot with their instance role, which needs s3:GetObject on it (the iam module grants it under <prefix>/releases/). No presigned URL: nothing expires."
   type        = string
 
   validation {
-    condition     = can(regex("^https://", var.sediment_binary_url))
-    error_message = "sediment_binary_url must be an https URL."
+    condition     = can(regex("^s3://[a-z0-9][a-z0-9.-]+/.+", var.sediment_binary_s3_uri))
+    error_message = "sediment_binary_s3_uri must look like s3://bucket/key."
   }
 }
 

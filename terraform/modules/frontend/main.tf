@@ -9,6 +9,9 @@ locals {
     "cql.listen-address"  = "0.0.0.0:9042"
     "http.listen-address" = "0.0.0.0:9180"
     "cache.memory-bytes"  = tostring(var.cache_memory_bytes)
+    # The disk cache lives under -data.dir on the root volume, which is
+    # sized to hold it (root_volume_size_gib below).
+    "cache.disk-bytes" = tostring(var.cache_disk_gib * 1073741824)
   }, var.extra_flags)
 }
 
@@ -20,10 +23,11 @@ module "launch" {
   instance_type          = var.instance_type
   instance_profile_name  = var.instance_profile_name
   security_group_ids     = [var.security_group_id]
-  sediment_binary_url    = var.sediment_binary_url
+  sediment_binary_s3_uri = var.sediment_binary_s3_uri
   sediment_binary_sha256 = var.sediment_binary_sha256
   flags                  = local.flags
   node_port              = 9180
+  root_volume_size_gib   = 20 + var.cache_disk_gib
   kms_key_arn            = var.kms_key_arn
   tags                   = local.tags
 }

@@ -79,6 +79,17 @@ variable "cache_memory_bytes" {
   }
 }
 
+variable "cache_disk_gib" {
+  description = "GiB of SSTable blocks each frontend keeps on its local disk (-cache.disk-bytes), so that a restarted frontend and a working set larger than memory read from disk, not the bucket; the root volume grows by as much. 0 turns the disk cache off."
+  type        = number
+  default     = 50
+
+  validation {
+    condition     = var.cache_disk_gib >= 0 && floor(var.cache_disk_gib) == var.cache_disk_gib
+    error_message = "cache_disk_gib must be a whole number, not negative."
+  }
+}
+
 variable "extra_flags" {
   description = "Further flags of the frontends, for example { \"cql.authenticator\" = \"password\" }."
   type        = map(string)
@@ -130,13 +141,13 @@ variable "kms_key_arn" {
   }
 }
 
-variable "sediment_binary_url" {
-  description = "URL of the sediment binary, fetched at boot."
+variable "sediment_binary_s3_uri" {
+  description = "Where the sediment binary (a static Linux build for the AMI's architecture) is in S3, as s3://bucket/key: instances copy it at boot with their instance role, which needs s3:GetObject on it (the iam module grants it under <prefix>/releases/). No presigned URL: nothing expires."
   type        = string
 
   validation {
-    condition     = can(regex("^https://", var.sediment_binary_url))
-    error_message = "sediment_binary_url must be an https URL."
+    condition     = can(regex("^s3://[a-z0-9][a-z0-9.-]+/.+", var.sediment_binary_s3_uri))
+    error_message = "sediment_binary_s3_uri must look like s3://bucket/key."
   }
 }
 

@@ -6,6 +6,11 @@
 #   ingest       x     x   x                x
 #   compactor    x     x   x                x                     x
 #
+#   nats              Get releases/ only: the nats-server tarball
+#
+# Every Sediment role reads releases/ too (the binaries its instances copy
+# at boot): it lies under the prefix they read.
+#
 # Frontends put only the manifest's archive copies (manifest/...), written
 # when they commit schema and role changes (DDL). Only compactors delete:
 # the garbage collector runs in the compactor role, and nothing else ever
@@ -161,4 +166,48 @@ resource "aws_iam_role_policy" "compactor" {
   name   = "bucket"
   role   = aws_iam_role.this["compactor"].id
   policy = data.aws_iam_policy_document.compactor.json
+}
+
+# The NATS servers' role: they copy the nats-server tarball from the
+# bucket's releases/ at boot, and touch nothing else.
+resource "aws_iam_role" "nats" {
+  name               = "${var.name}-nats"
+  description        = "NATS servers of ${var.name}"
+  assume_role_policy = data.aws_iam_policy_document.assume.json
+  tags               = var.tags
+}
+
+resource "aws_iam_instance_profile" "nats" {
+  name = "${var.name}-nats"
+  role = aws_iam_role.nats.name
+  tags = var.tags
+}
+
+resource "aws_iam_role_policy_attachment" "nats_ssm" {
+  count      = var.ssm_access ? 1 : 0
+  role       = aws_iam_role.nats.name
+  policy_arn = "arn:${data.aws_partition.current.partition}:iam::aws:policy/AmazonSSMManagedInstanceCore"
+}
+
+data "aws_iam_policy_document" "nats" {
+  statement {
+    sid       = "Releases"
+    actions   = ["s3:GetObject"]
+    resources = ["${var.bucket_arn}/${local.key_prefix}releases/*"]
+  }
+
+  dynamic "statement" {
+    for_each = var.kms_key_arn == null ? [] : [var.kms_key_arn]
+    content {
+      sid       = "Decrypt"
+      actions   = ["kms:Decrypt"]
+      resources = [statement.value]
+    }
+  }
+}
+
+resource "aws_iam_role_policy" "nats" {
+  name   = "releases"
+  role   = aws_iam_role.nats.id
+  policy = data.aws_iam_policy_document.nats.json
 }

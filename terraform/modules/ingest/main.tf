@@ -50,7 +50,7 @@ module "launch" {
   instance_type          = var.instance_type
   instance_profile_name  = var.instance_profile_name
   security_group_ids     = [var.security_group_id]
-  sediment_binary_url    = var.sediment_binary_url
+  sediment_binary_s3_uri = var.sediment_binary_s3_uri
   sediment_binary_sha256 = var.sediment_binary_sha256
   flags                  = local.flags
   node_port              = var.rpc_port
@@ -74,6 +74,17 @@ resource "aws_autoscaling_group" "node" {
   launch_template {
     id      = module.launch[each.key].id
     version = module.launch[each.key].latest_version
+  }
+
+  # A new launch template version (a new binary, new flags) replaces the
+  # node's instance: the old one stops (flushing its memtables) before the
+  # new one attaches the volume and replays the rest.
+  instance_refresh {
+    strategy = "Rolling"
+
+    preferences {
+      min_healthy_percentage = 0
+    }
   }
 
   tag {

@@ -108,13 +108,13 @@ variable "kms_key_arn" {
   }
 }
 
-variable "sediment_binary_url" {
-  description = "URL of the sediment binary, fetched at boot."
+variable "sediment_binary_s3_uri" {
+  description = "Where the sediment binary (a static Linux build for the AMI's architecture) is in S3, as s3://bucket/key: instances copy it at boot with their instance role, which needs s3:GetObject on it (the iam module grants it under <prefix>/releases/). No presigned URL: nothing expires."
   type        = string
 
   validation {
-    condition     = can(regex("^https://", var.sediment_binary_url))
-    error_message = "sediment_binary_url must be an https URL."
+    condition     = can(regex("^s3://[a-z0-9][a-z0-9.-]+/.+", var.sediment_binary_s3_uri))
+    error_message = "sediment_binary_s3_uri must look like s3://bucket/key."
   }
 }
 

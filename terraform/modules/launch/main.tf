@@ -1,11 +1,11 @@
-# The launch template of a Sediment role: an instance that fetches the
-# binary, then runs `sediment -target=<role>` under systemd with the given
+# The launch template of a Sediment role: an instance that copies the
+# binary from S3 with its instance role, then runs `sediment -target=<role>` under systemd with the given
 # flags, its private IP announced as -node.address.
 
 locals {
   user_data = templatefile("${path.module}/sediment.sh.tftpl", {
     role        = var.role
-    binary_url  = var.sediment_binary_url
+    binary_uri  = var.sediment_binary_s3_uri
     binary_sha  = var.sediment_binary_sha256 == null ? "" : var.sediment_binary_sha256
     flags       = var.flags
     node_port   = var.node_port

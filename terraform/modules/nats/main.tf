@@ -55,7 +55,7 @@ resource "aws_instance" "server" {
     cluster_name    = var.name
     routes          = local.routes
     volume_id       = aws_ebs_volume.jetstream[count.index].id
-    nats_server_url = var.nats_server_url
+    nats_server_uri = var.nats_server_s3_uri
   })
 
   metadata_options {

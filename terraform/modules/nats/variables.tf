@@ -54,14 +54,13 @@ variable "instance_type" {
   default     = "m7g.large"
 }
 
-variable "nats_server_url" {
-  description = "URL of the nats-server release tarball (.tar.gz with nats-server inside), matching the AMI's architecture."
+variable "nats_server_s3_uri" {
+  description = "Where the nats-server release tarball (.tar.gz with nats-server inside, for the AMI's architecture) is in S3, as s3://bucket/key: the servers copy it at boot with their instance profile (instance_profile_name, which then needs s3:GetObject on it: the iam module's nats profile has it). Nothing is downloaded from the internet."
   type        = string
-  default     = "https://github.com/nats-io/nats-server/releases/download/v2.15.2/nats-server-v2.15.2-linux-arm64.tar.gz"
 
   validation {
-    condition     = can(regex("^https://.+\\.tar\\.gz$", var.nats_server_url))
-    error_message = "nats_server_url must be an https URL of a .tar.gz."
+    condition     = can(regex("^s3://[a-z0-9][a-z0-9.-]+/.+\\.tar\\.gz$", var.nats_server_s3_uri))
+    error_message = "nats_server_s3_uri must look like s3://bucket/key.tar.gz."
   }
 }
 
@@ -99,9 +98,8 @@ variable "kms_key_arn" {
 }
 
 variable "instance_profile_name" {
-  description = "Instance profile of the servers (for example one with Session Manager access); null for none: NATS needs no AWS API."
+  description = "Instance profile of the servers: it must allow s3:GetObject on nats_server_s3_uri (the iam module's instance_profile_names[\"nats\"] does)."
   type        = string
-  default     = null
 }
 
 variable "tags" {
