@@ -309,6 +309,9 @@ func (l *loader) run(ctx context.Context, inputs []Input) error {
 		}
 		srcs = append(srcs, ss...)
 	}
+	if srcs, err = reduce(l.d.FS, tmp, srcs, maxFanIn); err != nil {
+		return err
+	}
 	start := time.Now()
 	defer func() { l.c.writeNanos.Add(int64(time.Since(start))) }()
 	return l.write(ctx, srcs)
