@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -44,7 +43,8 @@ const loadUsage = `Usage: sediment load [flags] -table keyspace.table INPUT...
 
 Loads CSV or JSON lines into a table by writing SSTables straight to the
 bucket, committed in one step. INPUT is a file, a directory, a glob, "-" for
-standard input, or bucket:<prefix> for objects of the object store.
+standard input, or bucket:<prefix> for objects of the object store. The
+node's flags, -config.file and SEDIMENT_* variables apply as for a node.
 
 `
 
@@ -57,9 +57,6 @@ func parseLoadFlags(args []string, getenv func(string) string, output io.Writer)
 		fmt.Fprint(output, loadUsage)
 		f.PrintDefaults()
 	}
-	f.StringVar(&c.DataDir, "data.dir", "./data", "Data directory of an all-in-one node: the file object store defaults to <data.dir>/objects.")
-	c.Manifest.RegisterFlags(f)
-	c.ObjectStore.RegisterFlags(f)
 	f.BoolVar(&c.JSON, "json", false, "Print the summary as JSON.")
 	var table string
 	f.StringVar(&table, "table", "", "The table to load: keyspace.table.")
@@ -81,38 +78,18 @@ func parseLoadFlags(args []string, getenv func(string) string, output io.Writer)
 	f.IntVar(&o.MaxErrors, "max-errors", 100, "Rejected records after which the load stops and commits nothing (cqlsh MAXPARSEERRORS, DSBulk -maxErrors); -1: no limit.")
 	f.IntVar(&o.CSV.MaxRecordBytes, "max-record-bytes", 1<<20, "Longest record or line; longer ones are rejected.")
 	f.StringVar(&c.Rejects, "rejects", "", "File for the rejected records, as JSON lines with source, line and reason (default sediment-load-<load ID>.rejects.json, written only if one is rejected).")
-	f.IntVar(&o.Workers, "workers", 2, "Rows converted in parallel.")
+	f.IntVar(&o.Workers, "workers", 0, "Rows converted in parallel (0: one per CPU).")
 	f.Int64Var(&o.Memory, "memory", 256<<20, "Bytes of rows held for sorting before they spill to -tmp-dir.")
 	f.StringVar(&o.TempDir, "tmp-dir", os.TempDir(), "Directory for spilled sorted runs.")
 	f.StringVar(&o.ObjectPrefix, "object-prefix", "sst/load", "Key prefix of the SSTables written; keep it under one of -gc.orphan-prefixes so that abandoned objects are collected.")
 	f.StringVar(&c.Resume, "resume", "", "Continue the pending load with this ID, with the same input: ranges already written are skipped.")
 	f.StringVar(&c.Abandon, "abandon", "", "Abandon the pending load with this ID: nothing of it shows, and its objects are collected.")
 	f.BoolVar(&c.Progress, "progress", true, "Draw progress on standard error: a bar on a terminal, a line every 10s otherwise.")
-	// As for a node: environment variables, then the command line.
-	var errs []error
-	f.VisitAll(func(fl *flag.Flag) {
-		if v := getenv(EnvName(fl.Name)); v != "" {
-			if err := f.Set(fl.Name, v); err != nil {
-				errs = append(errs, fmt.Errorf("$%s: %w", EnvName(fl.Name), err))
-			}
-		}
-	})
-	if err := errors.Join(errs...); err != nil {
+	// Configured as a node is: its flags, -config.file and SEDIMENT_*
+	// variables (Config.LoadFlags).
+	pos, err := c.LoadFlags(f, args, getenv)
+	if err != nil {
 		return c, nil, err
-	}
-	var pos []string
-	for {
-		if err := f.Parse(args); err != nil {
-			return c, nil, err
-		}
-		if f.NArg() == 0 {
-			break
-		}
-		pos = append(pos, f.Arg(0))
-		args = f.Args()[1:]
-	}
-	if c.ObjectStore.Dir == "" {
-		c.ObjectStore.Dir = filepath.Join(c.DataDir, "objects")
 	}
 	ks, name, ok := strings.Cut(table, ".")
 	if c.Abandon == "" && (!ok || ks == "" || name == "") {
@@ -162,7 +139,7 @@ func parseLoadFlags(args []string, getenv func(string) string, output io.Writer)
 	if c.Abandon == "" && len(pos) == 0 {
 		return c, nil, errors.New("no input")
 	}
-	return c, pos, c.ObjectStore.Validate()
+	return c, pos, c.Config.Validate()
 }
 
 // loadMain runs `sediment load`: 0 when the load committed, 1 when it

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -30,7 +29,8 @@ const unloadUsage = `Usage: sediment unload [flags] -table keyspace.table
 
 Writes every row of a table as CSV or JSON lines, reading its token ranges in
 parallel from the SSTables of one manifest version. Rows still in memtables
-are not read: -flush asks the ingest nodes to flush first.
+are not read: -flush asks the ingest nodes to flush first. The node's
+flags, -config.file and SEDIMENT_* variables apply as for a node.
 
 `
 
@@ -51,9 +51,6 @@ func parseUnloadFlags(args []string, getenv func(string) string, output io.Write
 		fmt.Fprint(output, unloadUsage)
 		f.PrintDefaults()
 	}
-	f.StringVar(&c.DataDir, "data.dir", "./data", "Data directory of an all-in-one node: the file object store defaults to <data.dir>/objects.")
-	c.Manifest.RegisterFlags(f)
-	c.ObjectStore.RegisterFlags(f)
 	f.BoolVar(&c.JSON, "json", false, "Print the summary as JSON.")
 	var table string
 	f.StringVar(&table, "table", "", "The table to unload: keyspace.table.")
@@ -69,27 +66,16 @@ func parseUnloadFlags(args []string, getenv func(string) string, output io.Write
 	f.StringVar(&c.Out, "out", "-", `Output file; "-" is standard output.`)
 	f.BoolVar(&c.Flush, "flush", false, "Ask every live ingest node to flush first, so that the unload holds every write acknowledged before it started.")
 	f.DurationVar(&c.Timeout, "flush-timeout", 5*time.Minute, "How long each node may take to flush.")
-	var errs []error
-	f.VisitAll(func(fl *flag.Flag) {
-		if v := getenv(EnvName(fl.Name)); v != "" {
-			if err := f.Set(fl.Name, v); err != nil {
-				errs = append(errs, fmt.Errorf("$%s: %w", EnvName(fl.Name), err))
-			}
-		}
-	})
-	if err := errors.Join(errs...); err != nil {
+	// Configured as a node is: its flags, -config.file and SEDIMENT_*
+	// variables (Config.LoadFlags).
+	pos, err := c.LoadFlags(f, args, getenv)
+	if err != nil {
 		return c, err
 	}
-	if err := f.Parse(args); err != nil {
-		return c, err
-	}
-	if f.NArg() > 0 {
-		return c, fmt.Errorf("unexpected argument %q", f.Arg(0))
+	if len(pos) > 0 {
+		return c, fmt.Errorf("unexpected argument %q", pos[0])
 	}
 	c.MaxAge = 15 * time.Second
-	if c.ObjectStore.Dir == "" {
-		c.ObjectStore.Dir = filepath.Join(c.DataDir, "objects")
-	}
 	ks, name, ok := strings.Cut(table, ".")
 	if !ok || ks == "" || name == "" {
 		return c, fmt.Errorf("-table %q: want keyspace.table", table)
@@ -108,7 +94,7 @@ func parseUnloadFlags(args []string, getenv func(string) string, output io.Write
 		}
 		*ch.dst, _ = utf8.DecodeRuneInString(ch.s)
 	}
-	return c, c.ObjectStore.Validate()
+	return c, c.Config.Validate()
 }
 
 // unloadMain runs `sediment unload`: 0 on success, 1 on failure, 2 for bad
@@ -158,15 +144,18 @@ func runUnload(ctx context.Context, a *admin, cfg unloadConfig) (bulk.UnloadStat
 		return bulk.UnloadStats{}, err
 	}
 	defer v.Close()
-	out := io.Writer(a.stdout)
-	if cfg.Out != "-" {
-		f, err := os.Create(cfg.Out)
-		if err != nil {
-			return bulk.UnloadStats{}, err
-		}
-		defer f.Close()
-		out = f
-	}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	return bulk.Unload(ctx, bulk.Deps{Manifest: m, View: v, Store: a.store, Logger: logger}, cfg.Opts, out)
+	d := bulk.Deps{Manifest: m, View: v, Store: a.store, Logger: logger}
+	if cfg.Out == "-" {
+		return bulk.Unload(ctx, d, cfg.Opts, a.stdout)
+	}
+	f, err := os.Create(cfg.Out)
+	if err != nil {
+		return bulk.UnloadStats{}, err
+	}
+	st, err := bulk.Unload(ctx, d, cfg.Opts, f)
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("close %s: %w", cfg.Out, cerr)
+	}
+	return st, err
 }

@@ -21,10 +21,13 @@ import (
 
 // benchMB is the size of the benchmark's CSV: the issue asks for 1 GiB,
 // more than a shared 2-core test machine loads in a benchmark's budget;
-// SEDIMENT_LOAD_BENCH_MB sets it.
+// SEDIMENT_LOAD_BENCH_MB sets it; -short makes it 1 MiB.
 func benchMB() int {
 	if n, err := strconv.Atoi(os.Getenv("SEDIMENT_LOAD_BENCH_MB")); err == nil && n > 0 {
 		return n
+	}
+	if testing.Short() {
+		return 1 // make test's one pass of every benchmark
 	}
 	return 16
 }
@@ -148,7 +151,11 @@ func BenchmarkLoadMinIO(b *testing.B) {
 		}
 	}
 	var best benchfig.Best
-	for round := range 2 {
+	rounds := 2
+	if testing.Short() {
+		rounds = 1
+	}
+	for round := range rounds {
 		best.Observe(
 			benchfig.Measure(b, fmt.Sprintf("put/round=%d", round), put),
 			benchfig.Measure(b, fmt.Sprintf("load/round=%d", round), one),

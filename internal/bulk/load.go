@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,7 +54,8 @@ type Options struct {
 	// MaxErrors stops the load, which then commits nothing, once more
 	// records than this are rejected; < 0 never stops.
 	MaxErrors int
-	// Workers convert rows in parallel (default 2).
+	// Workers convert rows in parallel (default GOMAXPROCS: conversion
+	// is CPU-bound).
 	Workers int
 	// Memory bounds the rows held for sorting before they spill to
 	// TempDir (default 256 MiB).
@@ -122,7 +124,7 @@ type counters struct {
 func Load(ctx context.Context, d Deps, o Options, inputs []Input) (Stats, error) {
 	start := time.Now()
 	if o.Workers <= 0 {
-		o.Workers = 2
+		o.Workers = runtime.GOMAXPROCS(0)
 	}
 	if o.Memory <= 0 {
 		o.Memory = 256 << 20
@@ -306,6 +308,9 @@ func (l *loader) run(ctx context.Context, inputs []Input) error {
 			return err
 		}
 		srcs = append(srcs, ss...)
+	}
+	if srcs, err = reduce(l.d.FS, tmp, srcs, maxFanIn); err != nil {
+		return err
 	}
 	start := time.Now()
 	defer func() { l.c.writeNanos.Add(int64(time.Since(start))) }()

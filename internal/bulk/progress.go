@@ -56,22 +56,21 @@ func progressLine(st Stats, bar bool) string {
 	secs := max(st.Seconds, 1e-9)
 	mbs := float64(st.InputBytes) / 1e6 / secs
 	var b strings.Builder
+	frac := -1.0
 	if st.InputTotal > 0 {
-		frac := min(float64(st.InputBytes)/float64(st.InputTotal), 1)
+		frac = min(float64(st.InputBytes)/float64(st.InputTotal), 1)
 		if bar {
 			const width = 30
 			n := int(frac * width)
 			fmt.Fprintf(&b, "[%s%s] ", strings.Repeat("=", n), strings.Repeat(" ", width-n))
 		}
 		fmt.Fprintf(&b, "%3.0f%% ", frac*100)
-		defer func() {
-			if frac > 0 && frac < 1 {
-				eta := time.Duration(secs*(1-frac)/frac) * time.Second
-				fmt.Fprintf(&b, " ETA %s", eta.Round(time.Second))
-			}
-		}()
 	}
 	fmt.Fprintf(&b, "%d rows (%.0f rows/s), %.1f MB/s, %d rejected, %d SSTables",
 		st.Rows, float64(st.Rows)/secs, mbs, st.Rejected, st.SSTables)
+	if frac > 0 && frac < 1 {
+		eta := time.Duration(secs*(1-frac)/frac) * time.Second
+		fmt.Fprintf(&b, " ETA %s", eta.Round(time.Second))
+	}
 	return b.String()
 }

@@ -71,31 +71,86 @@ func (s *sorter) spill() error {
 	}
 	s.sortBuf()
 	name := filepath.Join(s.dir, fmt.Sprintf("%s-%06d.run", s.name, len(s.runs)))
-	f, err := s.fs.Create(name)
-	if err != nil {
-		return fmt.Errorf("bulk: spill: %w", err)
-	}
-	w := bufio.NewWriterSize(f, 256<<10)
-	var hdr [binary.MaxVarintLen64]byte
-	for _, e := range s.buf {
-		for _, b := range [][]byte{e.key, e.value} {
-			n := binary.PutUvarint(hdr[:], uint64(len(b)))
-			w.Write(hdr[:n])
-			w.Write(b)
-			s.spilled += int64(n + len(b))
+	n, err := writeRun(s.fs, name, func(emit func(key, value []byte) error) error {
+		for _, e := range s.buf {
+			if err := emit(e.key, e.value); err != nil {
+				return err
+			}
 		}
-	}
-	err = w.Flush()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+		return nil
+	})
+	s.spilled += n
 	if err != nil {
-		return fmt.Errorf("bulk: spill %s: %w", name, err)
+		return err
 	}
 	s.runs = append(s.runs, name)
 	clear(s.buf)
 	s.buf, s.size = s.buf[:0], 0
 	return nil
+}
+
+// writeRun writes the run file name with the entries fill emits, in key
+// order, and returns its size.
+func writeRun(fs vfs.FS, name string, fill func(emit func(key, value []byte) error) error) (int64, error) {
+	f, err := fs.Create(name)
+	if err != nil {
+		return 0, fmt.Errorf("bulk: spill: %w", err)
+	}
+	w := bufio.NewWriterSize(f, 256<<10)
+	var (
+		hdr [binary.MaxVarintLen64]byte
+		n   int64
+	)
+	err = fill(func(key, value []byte) error {
+		for _, b := range [][]byte{key, value} {
+			k := binary.PutUvarint(hdr[:], uint64(len(b)))
+			w.Write(hdr[:k])
+			w.Write(b)
+			n += int64(k + len(b))
+		}
+		return nil
+	})
+	if ferr := w.Flush(); err == nil {
+		err = ferr
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return n, fmt.Errorf("bulk: spill %s: %w", name, err)
+	}
+	return n, nil
+}
+
+// maxFanIn bounds the sources one merge reads at once, each an open file
+// with a read buffer.
+const maxFanIn = 64
+
+// reduce merges sources into run files under dir, fanIn at a time, until
+// at most fanIn remain, so that a load with many runs keeps few files open.
+func reduce(fs vfs.FS, dir string, srcs []source, fanIn int) ([]source, error) {
+	for pass := 0; len(srcs) > fanIn; pass++ {
+		name := filepath.Join(dir, fmt.Sprintf("merged-%06d.run", pass))
+		group := srcs[:fanIn]
+		_, err := writeRun(fs, name, func(emit func(key, value []byte) error) error {
+			return merge(group, emit)
+		})
+		if err != nil {
+			for _, s := range srcs[fanIn:] {
+				s.close()
+			}
+			return nil, err
+		}
+		f, err := fs.Open(name)
+		if err != nil {
+			for _, s := range srcs[fanIn:] {
+				s.close()
+			}
+			return nil, fmt.Errorf("bulk: open run: %w", err)
+		}
+		srcs = append(srcs[fanIn:], &runSource{f: f, r: bufio.NewReaderSize(f, 64<<10), name: name})
+	}
+	return srcs, nil
 }
 
 // remove deletes the run files.

@@ -51,9 +51,20 @@ func TestSorterSpillsAndMerges(t *testing.T) {
 		}
 		srcs = append(srcs, ss...)
 	}
+	// More runs than one merge may read: reduce merges them first.
+	if len(srcs) <= 4 {
+		t.Fatalf("%d sources, want more than the fan-in", len(srcs))
+	}
+	srcs, err := reduce(fs, "tmp", srcs, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(srcs) > 4 {
+		t.Fatalf("%d sources after reduce", len(srcs))
+	}
 	var last []byte
 	n := 0
-	err := merge(srcs, func(k, v []byte) error {
+	err = merge(srcs, func(k, v []byte) error {
 		if last != nil && bytes.Compare(last, k) >= 0 {
 			t.Fatalf("key %q after %q", k, last)
 		}

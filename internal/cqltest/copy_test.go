@@ -121,8 +121,12 @@ func TestPythonCopyUnderOverload(t *testing.T) {
 // Python driver's CQL path (SEDIMENT_COPY_ROWS changes the count), as two
 // loaders at once into a node with the test server's limits; it fails if a
 // row is lost. (TestPythonCopyUnderOverload drives a node past its limits.)
+// Under -short it loads 20k rows.
 func BenchmarkPythonCopy1M(b *testing.B) {
 	rows := 1_000_000
+	if testing.Short() {
+		rows = 20_000 // make test's one pass of every benchmark
+	}
 	if n, err := strconv.Atoi(os.Getenv("SEDIMENT_COPY_ROWS")); err == nil && n > 0 {
 		rows = n
 	}
