@@ -147,6 +147,30 @@ func TestTracing(t *testing.T) {
 	if !strings.Contains(out.String(), "coordinator: 127.0.0.1") || !strings.Contains(out.String(), "Executing the prepared statement SELECT v FROM t WHERE k = ?") || !strings.Contains(out.String(), "Read 1 rows") {
 		t.Errorf("gocql's trace:\n%s", out.String())
 	}
+	// From SSTables: the trace names them and the block reads (the test
+	// server's block cache keeps nothing, so each is a GET; hits are
+	// frontend/cache's TestReaderAtTraced).
+	srv.Flush(t, "ks", "t")
+	tr.ids = nil
+	if err := s.Query("SELECT v FROM t WHERE k = ?", 1).Trace(tr).Scan(&v); err != nil || v != "a" {
+		t.Fatalf("traced SELECT from SSTables: %q, %v", v, err)
+	}
+	var fromTables []string
+	for _, id := range tr.ids {
+		it := s.Query("SELECT activity FROM system_traces.events WHERE session_id = ?", gocql.UUID(id)).Iter()
+		var a string
+		for it.Scan(&a) {
+			fromTables = append(fromTables, a)
+		}
+		if err := it.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, want := range []string{"Reading SSTable ", "Merging the memtable slice with 1 SSTables", "Block cache miss: GET from the bucket: "} {
+		if !slices.ContainsFunc(fromTables, func(a string) bool { return strings.HasPrefix(a, want) }) {
+			t.Errorf("no event starting %q in %q", want, fromTables)
+		}
+	}
 	traced := sessions()
 	if err := s.Query("SELECT v FROM t WHERE k = ?", 2).Scan(&v); err != nil {
 		t.Fatal(err)
