@@ -34,6 +34,7 @@ import (
 	"github.com/sedimentdb/sediment/frontend/cache"
 	"github.com/sedimentdb/sediment/frontend/cql/exec"
 	"github.com/sedimentdb/sediment/frontend/engine"
+	"github.com/sedimentdb/sediment/frontend/tracing"
 	"github.com/sedimentdb/sediment/frontend/transport"
 	"github.com/sedimentdb/sediment/ingest"
 	"github.com/sedimentdb/sediment/internal/clustertls"
@@ -171,7 +172,10 @@ func New(cfg Config, deps Deps) (f *Frontend, err error) {
 		return nil, err
 	}
 
-	topts := transport.Options{Registerer: deps.Registerer, Logger: deps.Logger}
+	// Traced requests are kept for system_traces by the frontend that ran
+	// them (package tracing).
+	traces := tracing.NewStore(tracing.DefaultTTL, nil)
+	topts := transport.Options{Registerer: deps.Registerer, Logger: deps.Logger, Traces: traces}
 	if cfg.CQL.Authenticator == "password" {
 		ao := exec.AuthOptions{Config: cfg.Auth, Logger: logger, Registerer: deps.Registerer}
 		if deps.Auth != nil {
@@ -182,7 +186,8 @@ func New(cfg Config, deps Deps) (f *Frontend, err error) {
 	}
 	xc := exec.Config{
 		Auth:     f.auth,
-		Engine:   f.engine,
+		Engine:   engine.Traced(f.engine),
+		Traces:   traces,
 		Manifest: deps.Manifest,
 		View:     deps.View,
 		Local: exec.Node{

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync/atomic"
+
+	"github.com/sedimentdb/sediment/frontend/tracing"
 )
 
 // ReaderAt reads an object at random offsets, as the SSTable reader does.
@@ -38,7 +41,9 @@ func (r *cachedObject) ReadAt(ctx context.Context, p []byte, off int64) (int, er
 		return 0, nil
 	}
 	key := Key{Object: r.object, Offset: off, Length: int64(len(p))}
+	var fetched atomic.Bool
 	v, err := r.tier.Get(ctx, key, func(ctx context.Context) ([]byte, error) {
+		fetched.Store(true)
 		buf := make([]byte, len(p))
 		n, err := r.src.ReadAt(ctx, buf, off)
 		switch {
@@ -51,6 +56,15 @@ func (r *cachedObject) ReadAt(ctx context.Context, p []byte, off int64) (int, er
 		}
 		return nil, err
 	})
+	if tr := tracing.From(ctx); tr != nil {
+		// A read joined while another request fetches the range counts
+		// as a hit: this request made no GET.
+		what := "Block cache hit"
+		if fetched.Load() {
+			what = "Block cache miss: GET from the bucket"
+		}
+		tr.Eventf("cache", "%s: %s bytes %d-%d", what, r.object, off, off+int64(len(p)))
+	}
 	if err != nil {
 		return 0, err
 	}

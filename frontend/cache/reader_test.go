@@ -5,9 +5,13 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/netip"
+	"slices"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/sedimentdb/sediment/frontend/tracing"
 	"github.com/sedimentdb/sediment/internal/vfs"
 )
 
@@ -133,5 +137,31 @@ func TestStackOfNothingLoads(t *testing.T) {
 	}
 	if src.loads.Load() != 2 {
 		t.Fatalf("%d loads, want 2", src.loads.Load())
+	}
+}
+
+// TestReaderAtTraced: a traced read records whether each range came from
+// the tier or was fetched (a GET).
+func TestReaderAtTraced(t *testing.T) {
+	src := &object{data: bytes.Repeat([]byte{7}, 1000)}
+	r := NewReaderAt(NewMemory(1<<20, Options{}), "sst", src)
+	store := tracing.NewStore(time.Hour, nil)
+	addr := netip.MustParseAddr("127.0.0.1")
+	s := store.Start(addr, addr, "QUERY")
+	ctx := tracing.With(context.Background(), s)
+	buf := make([]byte, 100)
+	for range 2 {
+		if _, err := r.ReadAt(ctx, buf, 200); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, _, events, _, _ := s.Snapshot()
+	var got []string
+	for _, e := range events {
+		got = append(got, e.Activity)
+	}
+	want := []string{"Block cache miss: GET from the bucket: sst bytes 200-300", "Block cache hit: sst bytes 200-300"}
+	if !slices.Equal(got, want) || src.reads.Load() != 1 {
+		t.Fatalf("events %q after %d reads of the source, want %q after 1", got, src.reads.Load(), want)
 	}
 }

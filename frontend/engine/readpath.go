@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/sedimentdb/sediment/frontend/cache"
+	"github.com/sedimentdb/sediment/frontend/tracing"
 	"github.com/sedimentdb/sediment/internal/keys"
 	"github.com/sedimentdb/sediment/internal/kv"
 	"github.com/sedimentdb/sediment/internal/model"
@@ -144,13 +145,16 @@ func (rp *readPath) newIter(ctx context.Context, table uuid.UUID, first, last in
 		}
 		return nil, err
 	}
+	tr := tracing.From(ctx)
 	list := rp.lister()
 	n := max(list.RangeCount(), 1)
+	skipped, filtered := 0, 0
 	for r := manifest.RangeOf(first, n); r <= manifest.RangeOf(last, n); r++ {
 		for _, t := range list.SSTablesInRange(table, r) {
 			if t.MaxToken < first || t.MinToken > last ||
 				(upper != nil && bytes.Compare(t.FirstKey, upper) >= 0) ||
 				(lower != nil && bytes.Compare(t.LastKey, lower) < 0) {
+				skipped++
 				continue
 			}
 			rd, err := rp.readers.Open(ctx, t.Key)
@@ -158,10 +162,17 @@ func (rp *readPath) newIter(ctx context.Context, table uuid.UUID, first, last in
 				return fail(err)
 			}
 			if partition != nil && !rd.MayContain(partition) {
+				filtered++
 				continue
+			}
+			if tr != nil {
+				tr.Eventf("engine", "Reading SSTable %s", t.Key)
 			}
 			its = append(its, rd.NewIter(ctx, lower, upper))
 		}
+	}
+	if tr != nil {
+		tr.Eventf("engine", "Merging the memtable slice with %d SSTables (%d outside the key range, %d excluded by their bloom filter)", len(its)-1, skipped, filtered)
 	}
 	return kv.Merging(model.Merge, its...), nil
 }

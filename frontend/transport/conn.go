@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"regexp"
 	"runtime"
 	"runtime/debug"
@@ -18,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sedimentdb/sediment/frontend/tracing"
 	"github.com/sedimentdb/sediment/frontend/wire"
 )
 
@@ -641,6 +643,11 @@ func (c *conn) execute(h wire.Header, m wire.Message, held int64) {
 		c.reqs.Done()
 	}()
 	ctx, w := withWarnings(c.ctx)
+	var tr *tracing.Session
+	if h.Flags&wire.FlagTracing != 0 && c.s.traces != nil {
+		tr = c.s.traces.Start(addrOf(c.nc.RemoteAddr()), addrOf(c.nc.LocalAddr()), h.Opcode.String())
+		ctx = tracing.With(ctx, tr)
+	}
 	res, err := c.call(ctx, m)
 	if c.mem.full() {
 		// Answers the client has not read fill the connection's bound:
@@ -654,6 +661,11 @@ func (c *conn) execute(h wire.Header, m wire.Message, held int64) {
 		}
 		defer func() { <-c.turn }()
 	}
+	var env wire.Envelope
+	if tr != nil {
+		c.s.traces.Finish(tr)
+		env.TracingID = tr.ID[:]
+	}
 	if err != nil {
 		var we *wire.Error
 		if x, ok := m.(*wire.Execute); ok && errors.As(err, &we) && we.Code == wire.CodeUnprepared && we.ID == nil {
@@ -662,7 +674,7 @@ func (c *conn) execute(h wire.Header, m wire.Message, held int64) {
 			e.ID = x.ID
 			err = &e
 		}
-		c.replyError(h, err)
+		c.replyErrorEnv(h, env, err)
 	} else {
 		switch r := res.(type) {
 		case *wire.SetKeyspace:
@@ -672,7 +684,8 @@ func (c *conn) execute(h wire.Header, m wire.Message, held int64) {
 				res = executeRows(h.Version, x, r)
 			}
 		}
-		c.answered(int64(c.reply(h.Version, h.Stream, w.take(), res, c.compressor)))
+		env.Warnings = w.take()
+		c.answered(int64(c.replyEnv(h.Version, h.Stream, env, res, c.compressor)))
 	}
 	c.s.m.duration.WithLabelValues(h.Opcode.String()).Observe(time.Since(start).Seconds())
 }
@@ -749,11 +762,16 @@ func (c *conn) call(ctx context.Context, m wire.Message) (res wire.Message, err 
 // Once STARTUP has fixed the connection's version, errors are framed in
 // it, as Cassandra frames them, even for a frame in another version.
 func (c *conn) replyError(h wire.Header, err error) {
+	c.replyErrorEnv(h, wire.Envelope{}, err)
+}
+
+// replyErrorEnv is replyError with a traced request's tracing ID.
+func (c *conn) replyErrorEnv(h wire.Header, env wire.Envelope, err error) {
 	v := h.Version
 	if c.version != 0 {
 		v = c.version
 	}
-	c.reply(v, h.Stream, nil, c.wireError(h, err), c.compressor)
+	c.replyEnv(v, h.Stream, env, c.wireError(h, err), c.compressor)
 }
 
 // wireError maps err to the ERROR sent: a *wire.Error as it is (in terms
@@ -796,6 +814,20 @@ var framePool = sync.Pool{New: func() any { return new([]byte) }}
 
 // reply queues the answer m on stream in version v, and returns its size.
 func (c *conn) reply(v wire.Version, stream int16, warnings []string, m wire.Message, comp wire.Compressor) int {
+	return c.replyEnv(v, stream, wire.Envelope{Warnings: warnings}, m, comp)
+}
+
+// addrOf is the IP address of a connection's end, invalid when it has none.
+func addrOf(a net.Addr) netip.Addr {
+	if ap, err := netip.ParseAddrPort(a.String()); err == nil {
+		return ap.Addr().Unmap()
+	}
+	return netip.Addr{}
+}
+
+// replyEnv is reply with the envelope's tracing ID and warnings (v4 and
+// later know warnings).
+func (c *conn) replyEnv(v wire.Version, stream int16, env wire.Envelope, m wire.Message, comp wire.Compressor) int {
 	bp := framePool.Get().(*[]byte)
 	defer func() {
 		if cap(*bp) <= maxKeptBuffer {
@@ -803,15 +835,18 @@ func (c *conn) reply(v wire.Version, stream int16, warnings []string, m wire.Mes
 		}
 	}()
 	h := wire.Header{Version: v, Response: true, Stream: stream}
-	var env *wire.Envelope
-	if len(warnings) > 0 && v >= wire.V4 {
-		env = &wire.Envelope{Warnings: warnings}
+	if v < wire.V4 {
+		env.Warnings = nil
+	}
+	var envp *wire.Envelope
+	if len(env.Warnings) > 0 || env.TracingID != nil {
+		envp = &env
 	}
 	if v < wire.V3 || v >= wire.V5 {
 		// v5 compresses segments, not envelopes.
 		comp = nil
 	}
-	out, err := wire.AppendFrame((*bp)[:0], h, env, m, comp)
+	out, err := wire.AppendFrame((*bp)[:0], h, envp, m, comp)
 	if err != nil {
 		m = c.wireError(h, err)
 		out, err = wire.AppendFrame((*bp)[:0], h, nil, m, comp)

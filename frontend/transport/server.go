@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sedimentdb/sediment/frontend/tracing"
 	"github.com/sedimentdb/sediment/frontend/wire"
 	"github.com/sedimentdb/sediment/internal/logsample"
 )
@@ -26,6 +27,9 @@ type Options struct {
 	Registerer prometheus.Registerer
 	// Logger logs; nil is slog.Default().
 	Logger *slog.Logger
+	// Traces keeps the sessions of traced requests; nil ignores the
+	// tracing flag.
+	Traces *tracing.Store
 }
 
 // Server serves the CQL native protocol on the connections of listeners.
@@ -33,6 +37,7 @@ type Server struct {
 	cfg     Config
 	h       Handler
 	auth    Authenticator
+	traces  *tracing.Store
 	tls     *tls.Config
 	log     *slog.Logger
 	m       *metrics
@@ -81,6 +86,7 @@ func New(cfg Config, h Handler, o Options) (*Server, error) {
 		cfg:        cfg,
 		h:          h,
 		auth:       o.Authenticator,
+		traces:     o.Traces,
 		tls:        tc,
 		log:        log.With("component", "frontend"),
 		m:          newMetrics(o.Registerer),

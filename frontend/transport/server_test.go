@@ -563,9 +563,10 @@ func TestMalformedFrames(t *testing.T) {
 	if m := c.roundTrip(60, big); m.Opcode() != wire.OpResult {
 		t.Fatalf("a frame of the maximum size answered %+v", m)
 	}
-	// A custom payload and the tracing flag are accepted; the answer has no
-	// tracing flag (and no tracing ID), which tells the driver there is no
-	// trace to fetch.
+	// A custom payload and the tracing flag are accepted; a server without
+	// a trace store (Options.Traces) answers without the tracing flag (and
+	// no tracing ID), which tells the driver there is no trace to fetch.
+	// With one, internal/cqltest's TestTracing reads the traces back.
 	payload := []byte{0, 1, 0, 1, 'k', 0, 0, 0, 1, 'v'}
 	c.raw(frame(4, wire.FlagCustomPayload|wire.FlagTracing, 50, wire.OpQuery, append(payload, queryBody...)))
 	if h, _, m := c.recv(); h.Stream != 50 || m.Opcode() != wire.OpResult || h.Flags&wire.FlagTracing != 0 {

@@ -173,12 +173,21 @@ func AppendFrame(dst []byte, h Header, env *Envelope, m Message, c Compressor) (
 		h.Flags |= FlagCustomPayload
 	}
 	if h.Response {
-		h.Flags &^= FlagTracing // Sediment does not trace
+		h.Flags &^= FlagTracing
+		if env != nil && env.TracingID != nil {
+			h.Flags |= FlagTracing
+		}
 	}
 	start := len(dst)
 	dst = AppendHeader(dst, h)
 	bodyStart := len(dst)
 	e := encoder{b: dst}
+	if h.Response && h.Flags&FlagTracing != 0 {
+		if len(env.TracingID) != 16 {
+			return dst[:start], fmt.Errorf("wire: a tracing ID of %d bytes", len(env.TracingID))
+		}
+		e.b = append(e.b, env.TracingID...)
+	}
 	if h.Flags&FlagWarning != 0 {
 		e.stringList(env.Warnings)
 	}

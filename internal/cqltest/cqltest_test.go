@@ -74,15 +74,22 @@ type tracer struct{ ids [][]byte }
 
 func (t *tracer) Trace(id []byte) { t.ids = append(t.ids, id) }
 
-// TestTracingRequested: a driver that asks for a trace gets its answer
-// without a tracing session (Sediment does not trace), so gocql neither
-// fails nor waits for system_traces.
-func TestTracingRequested(t *testing.T) {
+// TestTracing: a traced request is answered with its tracing session,
+// whose row and events system_traces shows, read through gocql's own
+// trace writer too; an untraced one leaves no session.
+func TestTracing(t *testing.T) {
 	srv := Start(t, Options{})
 	s := srv.Session(t, "ks")
-	// The first write of a fresh server waits for its commit log (seconds
-	// on a loaded machine); it is not what this test times out on.
 	Exec(t, s, "CREATE TABLE IF NOT EXISTS t (k int PRIMARY KEY, v text)", "INSERT INTO t (k, v) VALUES (0, '')")
+	sessions := func() int {
+		it := s.Query("SELECT session_id FROM system_traces.sessions").Iter()
+		n := it.NumRows()
+		if err := it.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := sessions()
 	tr := &tracer{}
 	if err := s.Query("INSERT INTO t (k, v) VALUES (?, ?)", 1, "a").Trace(tr).Exec(); err != nil {
 		t.Fatal(err)
@@ -96,8 +103,82 @@ func TestTracingRequested(t *testing.T) {
 	if err := s.ExecuteBatch(b); err != nil {
 		t.Fatal(err)
 	}
-	if len(tr.ids) != 0 {
-		t.Fatalf("gocql was given tracing sessions %x", tr.ids)
+	// gocql prepares its statements, and traces the PREPARE too.
+	if len(tr.ids) < 3 {
+		t.Fatalf("gocql was given %d tracing sessions, want one per request", len(tr.ids))
+	}
+	if n := sessions(); n != before+len(tr.ids) {
+		t.Fatalf("%d sessions after %d traced requests, want %d", n, len(tr.ids), before+len(tr.ids))
+	}
+	var activities, requests []string
+	for _, id := range tr.ids {
+		var coordinator string
+		var duration int
+		var request string
+		if err := s.Query("SELECT coordinator, duration, request FROM system_traces.sessions WHERE session_id = ?", gocql.UUID(id)).Scan(&coordinator, &duration, &request); err != nil {
+			t.Fatalf("session %x: %v", id, err)
+		}
+		if coordinator != "127.0.0.1" || duration <= 0 || request == "" {
+			t.Errorf("session %x: coordinator %q, duration %d, request %q", id, coordinator, duration, request)
+		}
+		requests = append(requests, request)
+		it := s.Query("SELECT activity FROM system_traces.events WHERE session_id = ?", gocql.UUID(id)).Iter()
+		var a string
+		for it.Scan(&a) {
+			activities = append(activities, a)
+		}
+		if err := it.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, want := range []string{"Preparing INSERT INTO t", "Executing the prepared statement INSERT", "Applying 1 mutations", "Read 1 rows", "Executing a batch of 1 statements"} {
+		if !slices.ContainsFunc(activities, func(a string) bool { return strings.HasPrefix(a, want) }) {
+			t.Errorf("no event starting %q in %q", want, activities)
+		}
+	}
+	for _, want := range []string{"Preparing CQL3 query", "Execute CQL3 prepared query", "Execute batch of CQL3 queries"} {
+		if !slices.Contains(requests, want) {
+			t.Errorf("no session for %q in %q", want, requests)
+		}
+	}
+	// gocql's trace writer reads the same tables.
+	var out strings.Builder
+	if err := s.Query("SELECT v FROM t WHERE k = ?", 2).Trace(gocql.NewTraceWriter(s, &out)).Scan(&v); err != nil || v != "b" {
+		t.Fatalf("SELECT traced by gocql's writer: %q, %v", v, err)
+	}
+	if !strings.Contains(out.String(), "coordinator: 127.0.0.1") || !strings.Contains(out.String(), "Executing the prepared statement SELECT v FROM t WHERE k = ?") || !strings.Contains(out.String(), "Read 1 rows") {
+		t.Errorf("gocql's trace:\n%s", out.String())
+	}
+	// From SSTables: the trace names them and the block reads (the test
+	// server's block cache keeps nothing, so each is a GET; hits are
+	// frontend/cache's TestReaderAtTraced).
+	srv.Flush(t, "ks", "t")
+	tr.ids = nil
+	if err := s.Query("SELECT v FROM t WHERE k = ?", 1).Trace(tr).Scan(&v); err != nil || v != "a" {
+		t.Fatalf("traced SELECT from SSTables: %q, %v", v, err)
+	}
+	var fromTables []string
+	for _, id := range tr.ids {
+		it := s.Query("SELECT activity FROM system_traces.events WHERE session_id = ?", gocql.UUID(id)).Iter()
+		var a string
+		for it.Scan(&a) {
+			fromTables = append(fromTables, a)
+		}
+		if err := it.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, want := range []string{"Reading SSTable ", "Merging the memtable slice with 1 SSTables", "Block cache miss: GET from the bucket: "} {
+		if !slices.ContainsFunc(fromTables, func(a string) bool { return strings.HasPrefix(a, want) }) {
+			t.Errorf("no event starting %q in %q", want, fromTables)
+		}
+	}
+	traced := sessions()
+	if err := s.Query("SELECT v FROM t WHERE k = ?", 2).Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	if n := sessions(); n != traced {
+		t.Errorf("%d sessions after an untraced request, want %d", n, traced)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sedimentdb/sediment/frontend/cql/ast"
 	"github.com/sedimentdb/sediment/frontend/engine"
+	"github.com/sedimentdb/sediment/frontend/tracing"
 	"github.com/sedimentdb/sediment/frontend/wire"
 	"github.com/sedimentdb/sediment/manifest"
 )
@@ -52,6 +53,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Registerer receives the executor's metrics; nil registers none.
 	Registerer prometheus.Registerer
+	// Traces holds the traced requests system_traces shows; nil shows
+	// none.
+	Traces *tracing.Store
 }
 
 // Node is how a frontend presents itself to drivers.

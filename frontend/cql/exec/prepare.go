@@ -6,12 +6,14 @@ import (
 	"crypto/md5"
 	"errors"
 	"slices"
+	"strconv"
 	"sync"
 
 	"github.com/google/uuid"
 
 	"github.com/sedimentdb/sediment/frontend/cql/ast"
 	"github.com/sedimentdb/sediment/frontend/cql/parse"
+	"github.com/sedimentdb/sediment/frontend/tracing"
 	"github.com/sedimentdb/sediment/frontend/wire"
 )
 
@@ -144,16 +146,50 @@ func (e *Executor) Query(ctx context.Context, s *Session, text string, p *Params
 }
 
 func (e *Executor) query(ctx context.Context, s *Session, text string, p *Params) (*Result, error) {
+	tr := tracing.From(ctx)
+	if tr != nil {
+		tr.SetRequest("Execute CQL3 query", traceParams(text, p))
+		tr.Eventf("parse", "Parsing %s", text)
+	}
 	st, err := e.parseStatement(text)
 	if err != nil {
 		return nil, err
+	}
+	if tr != nil {
+		tr.Eventf("plan", "Preparing statement")
 	}
 	ps := sessionFor(s, p.Keyspace)
 	pl, err := e.plan(ps, st)
 	if err != nil {
 		return nil, err
 	}
+	if tr != nil {
+		tr.Eventf("execute", "Executing the statement")
+	}
 	return e.runAs(ctx, s, ps.Keyspace(), st, pl, p)
+}
+
+// traceParams are the parameters a traced request's session row shows, as
+// Cassandra's names them.
+func traceParams(query string, p *Params) map[string]string {
+	m := map[string]string{"query": query}
+	if p != nil {
+		m["consistency_level"] = consistencyName(p.Consistency)
+		if p.PageSize > 0 {
+			m["page_size"] = strconv.Itoa(p.PageSize)
+		}
+	}
+	return m
+}
+
+// consistencyName is a consistency level's name, as the protocol numbers
+// them.
+func consistencyName(c uint16) string {
+	names := []string{"ANY", "ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM", "EACH_QUORUM", "SERIAL", "LOCAL_SERIAL", "LOCAL_ONE"}
+	if int(c) < len(names) {
+		return names[c]
+	}
+	return strconv.Itoa(int(c))
 }
 
 // run binds a request's values to a plan and executes it.
@@ -184,6 +220,10 @@ func (e *Executor) failed(err error) error {
 // keyspace is the request's keyspace (protocol v5), empty for the
 // session's.
 func (e *Executor) Prepare(ctx context.Context, s *Session, text, keyspace string) (*Prepared, error) {
+	if tr := tracing.From(ctx); tr != nil {
+		tr.SetRequest("Preparing CQL3 query", map[string]string{"query": text})
+		tr.Eventf("parse", "Preparing %s", text)
+	}
 	res, err := e.prepare(s, text, keyspace)
 	return res, e.failed(err)
 }
@@ -382,6 +422,10 @@ func (e *Executor) execute(ctx context.Context, s *Session, id []byte, p *Params
 	if ps == nil {
 		return nil, unprepared(id)
 	}
+	if tr := tracing.From(ctx); tr != nil {
+		tr.SetRequest("Execute CQL3 prepared query", traceParams(ps.text, p))
+		tr.Eventf("execute", "Executing the prepared statement %s", ps.text)
+	}
 	pl, err := e.planOf(ps)
 	if err != nil {
 		return nil, err
@@ -438,6 +482,10 @@ func (e *Executor) Batch(ctx context.Context, s *Session, b *BatchRequest) (*Res
 }
 
 func (e *Executor) batch(ctx context.Context, s *Session, b *BatchRequest) (*Result, error) {
+	if tr := tracing.From(ctx); tr != nil {
+		tr.SetRequest("Execute batch of CQL3 queries", map[string]string{"consistency_level": consistencyName(b.Consistency)})
+		tr.Eventf("execute", "Executing a batch of %d statements", len(b.Children))
+	}
 	children := make([]batchChild, 0, len(b.Children))
 	for _, c := range b.Children {
 		var pl plan

@@ -44,6 +44,10 @@ const (
 	ksSystemSchema  = "system_schema"
 	ksSystemVirtual = "system_virtual_schema"
 	ksSystemAuth    = "system_auth"
+	// ksSystemTraces holds the traced requests of this frontend (package
+	// tracing); unlike the keyspaces above, DDL treats it as Cassandra's
+	// replicated keyspace.
+	ksSystemTraces = "system_traces"
 )
 
 // What system.local tells drivers about the server.
@@ -227,6 +231,12 @@ func defineSysTables() map[string]map[string]*sysTable {
 		defineTable(ksSystemVirtual, "columns", "virtual column definitions", []string{"keyspace_name"}, []string{"table_name", "column_name"},
 			`keyspace_name text, table_name text, column_name text, clustering_order text, column_name_bytes blob,
 			kind text, position int, type text`, (*Executor).virtualColumnsRows),
+		defineTable(ksSystemTraces, "sessions", "tracing sessions", []string{"session_id"}, nil,
+			`session_id uuid, client inet, command text, coordinator inet, coordinator_port int, duration int,
+			parameters map<text, text>, request text, started_at timestamp`, (*Executor).traceSessionsRows),
+		defineTable(ksSystemTraces, "events", "tracing events", []string{"session_id"}, []string{"event_id"},
+			`session_id uuid, event_id timeuuid, activity text, source inet, source_elapsed int, source_port int, thread text`,
+			(*Executor).traceEventsRows),
 	}
 	m := map[string]map[string]*sysTable{}
 	for _, t := range list {
@@ -779,4 +789,54 @@ func (e *Executor) virtualTablesRows() [][][]byte {
 
 func (e *Executor) virtualColumnsRows() [][][]byte {
 	return sysColumnRows(sysTables[ksSystemVirtual]["columns"], virtualKeyspaces)
+}
+
+// traceSessionsRows lists the traced requests kept: duration is null while
+// a request runs, as Cassandra writes it at the end.
+func (e *Executor) traceSessionsRows() [][][]byte {
+	if e.cfg.Traces == nil {
+		return nil
+	}
+	t := sysTables[ksSystemTraces]["sessions"]
+	var rows [][][]byte
+	for _, s := range e.cfg.Traces.Sessions() {
+		request, params, _, duration, done := s.Snapshot()
+		row := map[string][]byte{
+			"session_id":  uuidValue(s.ID),
+			"client":      inetValue(s.Client),
+			"command":     textValue(s.Command),
+			"coordinator": inetValue(s.Coordinator),
+			"parameters":  textMapValue(params),
+			"request":     textValue(request),
+			"started_at":  timestampValue(s.Started),
+		}
+		if done {
+			row["duration"] = intValue(int32(min(duration.Microseconds(), math.MaxInt32)))
+		}
+		rows = append(rows, rowOf(t, row))
+	}
+	return rows
+}
+
+// traceEventsRows lists the steps of the traced requests kept.
+func (e *Executor) traceEventsRows() [][][]byte {
+	if e.cfg.Traces == nil {
+		return nil
+	}
+	t := sysTables[ksSystemTraces]["events"]
+	var rows [][][]byte
+	for _, s := range e.cfg.Traces.Sessions() {
+		_, _, events, _, _ := s.Snapshot()
+		for _, ev := range events {
+			rows = append(rows, rowOf(t, map[string][]byte{
+				"session_id":     uuidValue(s.ID),
+				"event_id":       uuidValue(ev.ID),
+				"activity":       textValue(ev.Activity),
+				"source":         inetValue(s.Coordinator),
+				"source_elapsed": intValue(int32(min(ev.Elapsed.Microseconds(), math.MaxInt32))),
+				"thread":         textValue(ev.Thread),
+			}))
+		}
+	}
+	return rows
 }

@@ -48,7 +48,7 @@ func (e *Executor) planSystemSelect(s *Session, st *ast.Select) (p plan, ok bool
 	if ksName == "" {
 		ksName = s.Keyspace()
 	}
-	if !isSystemKeyspace(ksName) {
+	if !isSystemKeyspace(ksName) && ksName != ksSystemTraces {
 		return nil, false, nil
 	}
 	t := sysTables[ksName][st.Table.Name]

@@ -100,12 +100,18 @@ def main(host, port, version=None):
     except InvalidRequest as e:
         check("Batch too large" in str(e), "huge batch error %r" % e)
 
-    # Asking for a trace: the answer comes without a tracing session, so
-    # the driver has no trace to fetch and says so instead of waiting.
+    # A traced read: the answer names its tracing session, which the
+    # driver reads back from system_traces with its events.
     rs = session.execute(sel, ("ada", ids[7]), trace=True)
     check(rs.one().kind == "k1", "traced read %r" % (rs,))
-    check(rs.get_query_trace() is None and rs.get_all_query_traces() == [],
-          "a trace where none was recorded")
+    trace = rs.get_query_trace(max_wait_sec=10)
+    check(trace is not None and trace.duration is not None and trace.coordinator is not None,
+          "trace %r" % (trace,))
+    check(trace.request_type == "Execute CQL3 prepared query" and "query" in trace.parameters,
+          "trace request %r %r" % (trace.request_type, trace.parameters))
+    activities = [e.description for e in trace.events]
+    check(any(a.startswith("Executing the prepared statement") for a in activities) and
+          any(a.startswith("Read ") for a in activities), "trace events %r" % (activities,))
 
     # Range deletes with multi-column clustering bounds, one bound a whole
     # tuple marker, on clustering columns of mixed orders.
