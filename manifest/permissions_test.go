@@ -137,7 +137,9 @@ func TestRolePermissions(t *testing.T) {
 			t.Errorf("%s: allowed", what)
 		}
 	}
-	member := func(id string) manifest.Member { return manifest.Member{ID: id, Addr: "127.0.0.1:1", Roles: []string{"x"}} }
+	member := func(id string) manifest.Member {
+		return manifest.Member{ID: id, Addr: "127.0.0.1:1", Roles: []string{"x"}}
+	}
 	superuser := func(r *manifest.Role) error { r.Superuser = true; return nil }
 
 	t.Run("frontend", func(t *testing.T) {
