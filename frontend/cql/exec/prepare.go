@@ -7,6 +7,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -158,7 +159,15 @@ func (e *Executor) run(ctx context.Context, s *Session, pl plan, p *Params) (*Re
 	if err != nil {
 		return nil, err
 	}
-	return pl.execute(ctx, e.newExecCtx(s, p, vals, unset))
+	tp, timed := pl.(tablePlan)
+	if !timed || e.tableLatency == nil {
+		return pl.execute(ctx, e.newExecCtx(s, p, vals, unset))
+	}
+	start := time.Now()
+	res, err := pl.execute(ctx, e.newExecCtx(s, p, vals, unset))
+	ks, table, op := tp.tableOp()
+	e.tableLatency.WithLabelValues(ks, table, op).Observe(time.Since(start).Seconds())
+	return res, err
 }
 
 // failed maps an error for the client, logging internal failures (the
