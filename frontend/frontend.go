@@ -94,7 +94,9 @@ type Deps struct {
 	// HeartbeatInterval is how often the member is renewed; a frontend
 	// lists as peers the frontends that beat within three of them.
 	HeartbeatInterval time.Duration
-	// DataDir holds the disk cache when Config.Cache names no directory.
+	// DataDir holds the disk cache when Config.Cache names no directory;
+	// with neither, the frontend has no disk cache (never one in the
+	// working directory).
 	DataDir string
 	// Auth adjusts the password authenticator (tests lower its bcrypt
 	// cost); Executor adjusts the executor's configuration (tests set its
@@ -151,7 +153,11 @@ func New(cfg Config, deps Deps) (f *Frontend, err error) {
 
 	ccfg := cfg.Cache
 	if ccfg.DiskBytes > 0 && ccfg.DiskDir == "" {
-		ccfg.DiskDir = filepath.Join(deps.DataDir, "cache")
+		if deps.DataDir == "" {
+			ccfg.DiskBytes = 0
+		} else {
+			ccfg.DiskDir = filepath.Join(deps.DataDir, "cache")
+		}
 	}
 	tier, err := cache.New(ccfg, vfs.Default, cache.Options{Name: "frontend", Registerer: deps.Registerer, Logger: logger})
 	if err != nil {

@@ -195,6 +195,9 @@ func parseAdminFlags(name string, args []string, getenv func(string) string, out
 		f.BoolVar(&c.Yes, "yes", false, "Restore even when NATS already holds catalog state.")
 	case "sstables", "snapshot", "snapshots", "clearsnapshot", "tablestats", "compactionstats":
 		f.StringVar(&c.Table, "table", "", "Only this table (keyspace.table).")
+		if name == "tablestats" {
+			f.StringVar(&c.From, "from", "", "Comma-separated HTTP addresses (host:port) of frontends whose read and write latency per table to show.")
+		}
 	case "restore-snapshot":
 		f.StringVar(&c.Table, "table", "", "Only this table (keyspace.table).")
 		f.BoolVar(&c.Yes, "yes", false, "Discard every write made to the tables since the snapshot.")

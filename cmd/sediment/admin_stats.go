@@ -10,12 +10,14 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/sedimentdb/sediment/compactor"
 	"github.com/sedimentdb/sediment/ingest"
@@ -54,6 +56,52 @@ type TableStats struct {
 	OldestUnflushed time.Time `json:"oldest_unflushed,omitzero"`
 	// Backlog is what compaction has to do (compactor.Strategy.Backlog).
 	Backlog compactor.Backlog `json:"backlog"`
+	// Read and Write are the frontends' latency of the table's reads and
+	// writes, with -from (sediment_cql_table_op_duration_seconds); nil
+	// without, or before any.
+	Read  *OpLatency `json:"read,omitempty"`
+	Write *OpLatency `json:"write,omitempty"`
+}
+
+// OpLatency is the latency of a table's reads or writes over the
+// processes asked, since each started.
+type OpLatency struct {
+	Count float64 `json:"count"`
+	P50ms float64 `json:"p50_ms"`
+	P99ms float64 `json:"p99_ms"`
+}
+
+// tableLatency returns the latency of op on ks.table in the scraped
+// families; nil without an observation.
+func tableLatency(scraped []map[string]*dto.MetricFamily, ks, table, op string) *OpLatency {
+	var ms []*dto.Metric
+	var n float64
+	for _, mfs := range scraped {
+		mf := mfs["sediment_cql_table_op_duration_seconds"]
+		if mf == nil {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			if label(m, "keyspace") == ks && label(m, "table") == table && label(m, "op") == op {
+				ms = append(ms, m)
+				n += float64(m.GetHistogram().GetSampleCount())
+			}
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	return &OpLatency{Count: n, P50ms: status.Quantile(ms, 0.5), P99ms: status.Quantile(ms, 0.99)}
+}
+
+// label returns the value of label name of m.
+func label(m *dto.Metric, name string) string {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue()
+		}
+	}
+	return ""
 }
 
 func (r *TableStatsReport) text(w io.Writer) error {
@@ -77,12 +125,21 @@ func (r *TableStatsReport) text(w io.Writer) error {
 			{"Tombstones", strconv.FormatUint(t.Tombstones, 10)},
 			{"Unflushed writes", unflushed},
 			{"Compaction backlog", fmt.Sprintf("%s, %d L0 SSTables (%d in the fullest range)", status.HumanBytes(t.Backlog.Bytes), t.Backlog.L0Tables, t.Backlog.MaxL0)},
+			{"Read latency", latencyText(t.Read)},
+			{"Write latency", latencyText(t.Write)},
 		} {
 			fmt.Fprintf(w, "\t%s: %s\n", l[0], l[1])
 		}
 		fmt.Fprintln(w)
 	}
 	return nil
+}
+
+func latencyText(l *OpLatency) string {
+	if l == nil {
+		return "NaN ms (none measured; -from names the frontends to ask)"
+	}
+	return fmt.Sprintf("p50 %.3f ms, p99 %.3f ms over %.0f", l.P50ms, l.P99ms, l.Count)
 }
 
 // tableSnapshot reads table's live SSTables by range, as the compaction
@@ -126,6 +183,17 @@ func adminTableStats(ctx context.Context, a *admin, args []string) (report, erro
 	if err != nil {
 		return nil, err
 	}
+	var scraped []map[string]*dto.MetricFamily
+	if a.cfg.From != "" {
+		client := &http.Client{Timeout: 10 * time.Second}
+		for addr := range strings.SplitSeq(a.cfg.From, ",") {
+			mfs, err := scrape(ctx, client, strings.TrimSpace(addr))
+			if err != nil {
+				return nil, fmt.Errorf("read the metrics of %s: %w (is it that process's -http.listen-address?)", addr, err)
+			}
+			scraped = append(scraped, mfs)
+		}
+	}
 	rep := &TableStatsReport{Tables: []TableStats{}}
 	read, total := 0, 0
 	snaps := make([]compactor.Snapshot, len(tables))
@@ -138,7 +206,8 @@ func adminTableStats(ctx context.Context, a *admin, args []string) (report, erro
 		}
 	}
 	for i, t := range tables {
-		ts := TableStats{Keyspace: t.Keyspace, Table: t.Table, ID: t.ID, Levels: []int{}}
+		ts := TableStats{Keyspace: t.Keyspace, Table: t.Table, ID: t.ID, Levels: []int{},
+			Read: tableLatency(scraped, t.Keyspace, t.Table, "read"), Write: tableLatency(scraped, t.Keyspace, t.Table, "write")}
 		def := s.TableByID(t.ID)
 		if st, err := compactor.ParseStrategy(def.Options.Compaction); err == nil {
 			ts.Backlog = st.Backlog(snaps[i])

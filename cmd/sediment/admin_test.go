@@ -695,13 +695,16 @@ func TestAdminFlushCompact(t *testing.T) {
 	// Three flushes of the same 40 rows: each SSTable's properties count
 	// its own, 120 in all, until compaction merges them.
 	var stats TableStatsReport
-	adminJSON(t, n, dataDir, &stats, "tablestats", "-table", "f.kv")
+	adminJSON(t, n, dataDir, &stats, "tablestats", "-table", "f.kv", fmt.Sprintf("-from=127.0.0.1:%d", p.httpPort))
 	if len(stats.Tables) != 1 {
 		t.Fatalf("tablestats %+v", stats)
 	}
 	if ts := stats.Tables[0]; ts.ID != kv.ID || ts.SSTables != 6 || ts.Bytes != beforeBytes || !slices.Equal(ts.Levels, []int{6}) ||
 		ts.Rows != 3*rows || ts.Partitions != 3*rows || ts.Cells < 3*rows || ts.Backlog.L0Tables != 6 {
 		t.Errorf("tablestats of f.kv: %+v", ts)
+	}
+	if w := stats.Tables[0].Write; w == nil || w.Count < 3*rows || w.P99ms <= 0 || stats.Tables[0].Read != nil {
+		t.Errorf("write latency %+v and read latency %+v of f.kv, want %d writes and no read", w, stats.Tables[0].Read, 3*rows)
 	}
 	var tp TPStatsReport
 	adminJSON(t, n, dataDir, &tp, "tpstats", fmt.Sprintf("-from=127.0.0.1:%d", p.httpPort))
@@ -789,7 +792,10 @@ func TestAdminFlushCompact(t *testing.T) {
 		t.Fatalf("%d rows, want %d", got, rows)
 	}
 	stats = TableStatsReport{}
-	adminJSON(t, n, dataDir, &stats, "tablestats", "-table", "f.kv")
+	adminJSON(t, n, dataDir, &stats, "tablestats", "-table", "f.kv", fmt.Sprintf("-from=127.0.0.1:%d", p.httpPort))
+	if r := stats.Tables[0].Read; r == nil || r.Count < rows+1 {
+		t.Errorf("read latency of f.kv %+v, want the %d SELECTs", r, rows+1)
+	}
 	if ts := stats.Tables[0]; ts.Rows != rows || ts.SSTables != 2 || ts.Backlog.L0Tables != 0 {
 		t.Errorf("tablestats after the major compaction: %+v", ts)
 	}

@@ -26,7 +26,7 @@ func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	// The disk cache is on by default: a frontend that restarts, or a
 	// working set larger than memory, would otherwise read every block
 	// from the bucket again, each a billed GET of tens of milliseconds.
-	f.Int64Var(&c.DiskBytes, "cache.disk-bytes", DefaultDiskBytes, "Bytes of SSTable blocks to keep on local disk, at most; the oldest blocks go first. 0 disables the disk cache.")
+	f.Int64Var(&c.DiskBytes, "cache.disk-bytes", DefaultDiskBytes, "Bytes of SSTable blocks to keep on local disk, at most; the least recently used go first. 0 disables the disk cache.")
 	f.StringVar(&c.DiskDir, "cache.disk-dir", "", "Directory of the disk cache, used by one process at a time; empty: <data.dir>/cache.")
 }
 

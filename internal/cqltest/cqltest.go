@@ -149,8 +149,8 @@ func Start(t testing.TB, o Options) *Server {
 	var fc frontend.Config
 	fc.RegisterFlags(flag.NewFlagSet("frontend", flag.ContinueOnError))
 	fc.CQL.ListenAddress = "127.0.0.1:0"
-	fc.Cache.MemoryBytes = 0 // no block cache: every read reaches the bucket
-	fc.Cache.DiskBytes = 0   // nor a disk cache, which would default to ./cache in the test's package
+	// No block cache: every read reaches the bucket.
+	fc.Cache.MemoryBytes, fc.Cache.DiskBytes = 0, 0
 	if o.Frontend != nil {
 		o.Frontend(&fc.CQL)
 	}

@@ -84,6 +84,21 @@ type Executor struct {
 	layoutMu      sync.Mutex
 	layoutVersion uuid.UUID
 	layouts       map[*manifest.Table]*tableLayout
+
+	// tableLatency times the reads and writes of each table (tablePlan).
+	tableLatency *prometheus.HistogramVec
+}
+
+// A tablePlan reads or writes one table: its executions are timed per
+// table, as nodetool tablestats reports read and write latency.
+type tablePlan interface {
+	// tableOp returns the table's keyspace and name and "read" or "write".
+	tableOp() (keyspace, table, op string)
+}
+
+func (p *selectPlan) tableOp() (string, string, string) { return p.t.keyspace, p.t.table.Name, "read" }
+func (p *modPlan) tableOp() (string, string, string) {
+	return p.layout.keyspace, p.layout.table.Name, "write"
 }
 
 // New returns an Executor.
@@ -137,6 +152,11 @@ func New(cfg Config) (*Executor, error) {
 			Name: "sediment_cql_prepared_statements",
 			Help: "Prepared statements cached by the executor.",
 		}, func() float64 { return float64(e.prepared.len()) })
+		e.tableLatency = promauto.With(cfg.Registerer).NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "sediment_cql_table_op_duration_seconds",
+			Help:    "Time the executor took to run a SELECT (op=read) or an INSERT, UPDATE or DELETE (op=write) of one table, by keyspace and table.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10),
+		}, []string{"keyspace", "table", "op"})
 	}
 	return e, nil
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -200,7 +201,15 @@ func (e *Executor) run(ctx context.Context, s *Session, pl plan, p *Params) (*Re
 	}
 	ctx, cancel := e.cfg.Timeouts.withTimeout(ctx, pl)
 	defer cancel()
-	return pl.execute(ctx, e.newExecCtx(s, p, vals, unset))
+	tp, timed := pl.(tablePlan)
+	if !timed || e.tableLatency == nil {
+		return pl.execute(ctx, e.newExecCtx(s, p, vals, unset))
+	}
+	start := time.Now()
+	res, err := pl.execute(ctx, e.newExecCtx(s, p, vals, unset))
+	ks, table, op := tp.tableOp()
+	e.tableLatency.WithLabelValues(ks, table, op).Observe(time.Since(start).Seconds())
+	return res, err
 }
 
 // failed maps an error for the client, logging internal failures (the
