@@ -7,12 +7,14 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/sedimentdb/sediment/internal/benchfig"
 	"github.com/sedimentdb/sediment/internal/loadgen"
 	"github.com/sedimentdb/sediment/internal/testserver"
+	"github.com/sedimentdb/sediment/manifest"
 )
 
 // coldWindow is how long after a frontend starts the cold reads are
@@ -30,12 +32,23 @@ func BenchmarkColdReads(b *testing.B) {
 	ms := testserver.MinIO(b)
 	store := []string{
 		"-objectstore.backend=minio", "-objectstore.endpoint=" + ms.Endpoint, "-objectstore.insecure", "-objectstore.path-style",
-		"-objectstore.bucket=" + ms.Bucket, "-objectstore.access-key-id=" + ms.AccessKey, "-objectstore.secret-access-key=" + ms.SecretKey,
+		"-objectstore.bucket=" + ms.Bucket, "-objectstore.access-key-id=" + ms.AccessKey,
 	}
-	node := startBenchProcess(b, b.TempDir(), append([]string{"-target=ingest,compactor", "-ingest.flush-age=1h"}, store...)...)
-	feFlags := append([]string{"-target=frontend", "-manifest.nats-url=" + node.natsURL}, store...)
+	// The secret goes by the environment, as secrets must.
+	env := func(k string) string {
+		if k == EnvName("objectstore.secret-access-key") {
+			return ms.SecretKey
+		}
+		return ""
+	}
+	nodeDir := b.TempDir()
+	node := startBenchProcess(b, nodeDir, env, append([]string{"-target=ingest,compactor", "-ingest.flush-age=1h"}, store...)...)
+	// The node's embedded NATS admits the user whose password it keeps.
+	natsFlags := []string{"-manifest.nats-url=" + node.natsURL, "-manifest.nats-user=" + manifest.EmbeddedUser,
+		"-manifest.nats-password-file=" + manifest.EmbeddedPasswordFile(filepath.Join(nodeDir, "nats"))}
+	feFlags := append(append([]string{"-target=frontend"}, natsFlags...), store...)
 	feDir := b.TempDir()
-	fe := startBenchProcess(b, feDir, feFlags...)
+	fe := startBenchProcess(b, feDir, env, feFlags...)
 
 	base := loadgen.DefaultConfig()
 	base.Hosts = []string{fe.cql}
@@ -48,7 +61,7 @@ func BenchmarkColdReads(b *testing.B) {
 	}
 	// Every row into an SSTable in the bucket: reads then need its blocks.
 	var out, errOut bytes.Buffer
-	if code := adminMain(context.Background(), []string{"flush", "-manifest.nats-url=" + node.natsURL}, noEnv, &out, &errOut, false); code != 0 {
+	if code := adminMain(context.Background(), append([]string{"flush"}, natsFlags...), noEnv, &out, &errOut, false); code != 0 {
 		b.Fatalf("admin flush: exit %d\n%s%s", code, &out, &errOut)
 	}
 	// The first frontend reads everything once, filling its disk cache.
@@ -62,7 +75,7 @@ func BenchmarkColdReads(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		for _, c := range []struct{ name, dir string }{{"restart", feDir}, {"new", b.TempDir()}} {
-			p := startBenchProcess(b, c.dir, feFlags...)
+			p := startBenchProcess(b, c.dir, env, feFlags...)
 			r := read
 			r.Hosts = []string{p.cql}
 			rep := benchRun(b, r)
@@ -81,7 +94,7 @@ type benchProcess struct {
 
 // startBenchProcess runs sediment with flags on dataDir and free ports of
 // 127.0.0.1 until stop or the end of b, and returns once /ready answers.
-func startBenchProcess(b *testing.B, dataDir string, flags ...string) benchProcess {
+func startBenchProcess(b *testing.B, dataDir string, getenv func(string) string, flags ...string) benchProcess {
 	b.Helper()
 	port := func() int {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -96,7 +109,7 @@ func startBenchProcess(b *testing.B, dataDir string, flags ...string) benchProce
 	err := cfg.Load(append([]string{
 		"-data.dir=" + dataDir, "-http.listen-address=" + httpAddr, "-cql.listen-address=" + cqlAddr,
 		fmt.Sprintf("-manifest.embedded-port=%d", natsPort), "-ingest.rpc-address=127.0.0.1:0",
-	}, flags...), noEnv)
+	}, flags...), getenv)
 	if err == nil {
 		err = cfg.Validate()
 	}
