@@ -36,6 +36,7 @@ import (
 	"github.com/sedimentdb/sediment/frontend/engine"
 	"github.com/sedimentdb/sediment/frontend/transport"
 	"github.com/sedimentdb/sediment/ingest"
+	"github.com/sedimentdb/sediment/internal/clustertls"
 	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/objectstore"
@@ -92,6 +93,9 @@ type Deps struct {
 	// clock). Both may be nil.
 	Auth     func(*exec.AuthOptions)
 	Executor func(*exec.Config)
+	// TLS, when set, is the identity the frontend presents to ingest nodes
+	// and checks theirs against (mutual TLS with the cluster CA).
+	TLS *clustertls.Identity
 
 	Registerer prometheus.Registerer
 	Logger     *slog.Logger
@@ -149,7 +153,11 @@ func New(cfg Config, deps Deps) (f *Frontend, err error) {
 		f.engine, err = engine.NewLocal(engine.LocalConfig{Node: deps.Node, View: deps.View, Store: deps.Store, Tier: tier})
 	} else {
 		var r *engine.Remote
-		r, err = engine.NewRemote(engine.RemoteConfig{View: deps.View, Store: deps.Store, Tier: tier})
+		rcfg := engine.RemoteConfig{View: deps.View, Store: deps.Store, Tier: tier}
+		if deps.TLS != nil {
+			rcfg.RPC.TLS = deps.TLS.Client
+		}
+		r, err = engine.NewRemote(rcfg)
 		f.engine, f.closeEngine = r, r.Close
 	}
 	if err != nil {

@@ -11,8 +11,11 @@ import (
 
 	"github.com/grafana/dskit/services"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
 
 	"github.com/sedimentdb/sediment/ingest/rpc"
+	"github.com/sedimentdb/sediment/internal/clustertls"
+	"github.com/sedimentdb/sediment/internal/logsample"
 	"github.com/sedimentdb/sediment/internal/tablestore"
 	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/manifest"
@@ -42,6 +45,9 @@ type Deps struct {
 	L0 L0Gauge
 	// ChunkSize of flush uploads (NodeDeps.ChunkSize).
 	ChunkSize int
+	// TLS, when set, makes the RPC require mutual TLS with the cluster CA:
+	// a peer without a certificate the CA signed is refused.
+	TLS *clustertls.Identity
 
 	Registerer prometheus.Registerer
 	Logger     *slog.Logger
@@ -212,7 +218,7 @@ func (g *Ingester) starting(ctx context.Context) (err error) {
 	}
 	// Serve before announcing the address, so that it answers once
 	// members can see it.
-	g.rpc = rpc.NewServer(RPCHandler(g.node), rpc.Options{})
+	g.rpc = rpc.NewServer(RPCHandler(g.node), g.rpcOptions())
 	go func() { g.served <- g.rpc.Serve(g.ln) }()
 	member := manifest.Member{ID: id, Roles: g.deps.Roles, Addr: g.addr, Shards: g.node.Shards()}
 	g.beater = m.NewBeater(g.deps.HeartbeatInterval, func() manifest.Member {
@@ -224,6 +230,25 @@ func (g *Ingester) starting(ctx context.Context) (err error) {
 	}
 	g.logger.Info("ingest node open", "shards", g.node.Shards(), "commitlog", ncfg.Commitlog.Dir, "rpc", g.ln.Addr().String(), "address", g.addr)
 	return nil
+}
+
+// rpcOptions configures the RPC server: mutual TLS when the cluster has
+// certificates, and a log line (sampled: strangers choose how often) and a
+// count of every connection refused before its first request.
+func (g *Ingester) rpcOptions() rpc.Options {
+	refused := promauto.With(g.deps.Registerer).NewCounter(prometheus.CounterOpts{
+		Namespace: "sediment", Subsystem: "ingest", Name: "rpc_refused_connections_total",
+		Help: "Connections to the ingest RPC closed before their first request: no or a wrong client certificate, a failed TLS handshake, no request in time, or garbage.",
+	})
+	var sample logsample.Sampler
+	opts := rpc.Options{Refused: func(remote net.Addr, err error) {
+		refused.Inc()
+		sample.Warn(g.logger, "ingest RPC refused a connection", "remote", remote.String(), "tls", g.deps.TLS != nil, "err", err)
+	}}
+	if g.deps.TLS != nil {
+		opts.TLS = g.deps.TLS.Server
+	}
+	return opts
 }
 
 // running renews the member until the service stops; an RPC server that

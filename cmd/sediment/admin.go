@@ -30,6 +30,7 @@ import (
 
 	"github.com/sedimentdb/sediment/compactor"
 	"github.com/sedimentdb/sediment/ingest/rpc"
+	"github.com/sedimentdb/sediment/internal/clustertls"
 	"github.com/sedimentdb/sediment/internal/tablestore"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/objectstore"
@@ -62,6 +63,7 @@ type adminConfig struct {
 	DataDir     string
 	Manifest    manifest.Config
 	ObjectStore objectstore.Config
+	ClusterTLS  clustertls.Config // flush: the identity shown to ingest nodes
 	JSON        bool
 	Yes         bool          // restore: even over existing state
 	Table       string        // sstables: ks.table
@@ -185,6 +187,7 @@ func parseAdminFlags(name string, args []string, output io.Writer) (adminConfig,
 	case "sstables":
 		f.StringVar(&c.Table, "table", "", "Only this table (keyspace.table).")
 	case "flush":
+		c.ClusterTLS.RegisterFlags(f)
 		f.DurationVar(&c.MaxAge, "max-heartbeat-age", 15*time.Second, "Heartbeat age beyond which an ingest member is skipped as not live.")
 		f.DurationVar(&c.Timeout, "timeout", 5*time.Minute, "How long each node may take to flush (0: no bound).")
 	case "compact":
@@ -216,7 +219,7 @@ func parseAdminFlags(name string, args []string, output io.Writer) (adminConfig,
 	if c.Timeout < 0 {
 		return c, nil, fmt.Errorf("-timeout %s is negative", c.Timeout)
 	}
-	return c, pos, c.ObjectStore.Validate()
+	return c, pos, errors.Join(c.ObjectStore.Validate(), c.ClusterTLS.Validate())
 }
 
 // natsURL is the configured NATS, or the embedded one of an all-in-one node
@@ -909,6 +912,14 @@ func adminFlush(ctx context.Context, a *admin, args []string) (report, error) {
 		err error
 		d   time.Duration
 	}
+	opts := rpc.Options{Conns: 1}
+	if a.cfg.ClusterTLS.Enabled() {
+		id, err := clustertls.Load(a.cfg.ClusterTLS, nil)
+		if err != nil {
+			return nil, err
+		}
+		opts.TLS = id.Client
+	}
 	results := make(chan result, len(rep.Nodes))
 	for i, n := range rep.Nodes {
 		go func() {
@@ -918,7 +929,7 @@ func adminFlush(ctx context.Context, a *admin, args []string) (report, error) {
 				ctx, cancel = context.WithTimeout(ctx, a.cfg.Timeout)
 				defer cancel()
 			}
-			c := rpc.Dial(n.Addr, rpc.Options{Conns: 1})
+			c := rpc.Dial(n.Addr, opts)
 			defer c.Close()
 			start := time.Now()
 			err := c.Flush(ctx)

@@ -20,6 +20,7 @@ import (
 	"github.com/sedimentdb/sediment/compactor/gc"
 	"github.com/sedimentdb/sediment/frontend"
 	"github.com/sedimentdb/sediment/ingest"
+	"github.com/sedimentdb/sediment/internal/clustertls"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/objectstore"
 )
@@ -35,6 +36,8 @@ type Config struct {
 	Log     LogConfig  `yaml:"log"`
 	HTTP    HTTPConfig `yaml:"http"`
 	Node    NodeConfig `yaml:"node"`
+	// ClusterTLS is the mutual-TLS identity of every internal connection.
+	ClusterTLS clustertls.Config `yaml:"cluster_tls"`
 
 	ObjectStore objectstore.Config `yaml:"objectstore"`
 	Manifest    manifest.Config    `yaml:"manifest"`
@@ -57,6 +60,7 @@ func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	c.Log.RegisterFlags(f)
 	c.HTTP.RegisterFlags(f)
 	c.Node.RegisterFlags(f)
+	c.ClusterTLS.RegisterFlags(f)
 	c.ObjectStore.RegisterFlags(f)
 	c.Manifest.RegisterFlags(f)
 	c.Ingest.RegisterFlags(f)
@@ -73,7 +77,7 @@ func (c *Config) Validate() error {
 	if c.DataDir == "" {
 		return errors.New("config: -data.dir must not be empty")
 	}
-	return errors.Join(c.Log.Validate(), c.HTTP.Validate(), c.Node.Validate(), c.ObjectStore.Validate(), c.Manifest.Validate(), c.Ingest.Validate(), c.GC.Validate(), c.Compactor.Validate(), c.Frontend.Validate())
+	return errors.Join(c.Log.Validate(), c.HTTP.Validate(), c.Node.Validate(), c.ClusterTLS.Validate(), c.ObjectStore.Validate(), c.Manifest.Validate(), c.Ingest.Validate(), c.GC.Validate(), c.Compactor.Validate(), c.Frontend.Validate())
 }
 
 // Roles returns the roles named by Target.

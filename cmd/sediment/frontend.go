@@ -31,6 +31,7 @@ func (s *Sediment) initFrontend(context.Context) (services.Service, error) {
 		Address:           s.cfg.Node.Address,
 		HeartbeatInterval: s.cfg.Node.HeartbeatInterval,
 		DataDir:           s.cfg.DataDir,
+		TLS:               s.tls,
 		Registerer:        s.reg,
 		Logger:            s.logger,
 	})

@@ -28,6 +28,7 @@ func (s *Sediment) initIngest(context.Context) (services.Service, error) {
 		Roles:             roles,
 		HeartbeatInterval: s.cfg.Node.HeartbeatInterval,
 		L0:                compactor.NewL0Gauge(s.view),
+		TLS:               s.tls,
 		Registerer:        s.reg,
 		Logger:            s.logger,
 	})

@@ -23,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/sedimentdb/sediment/internal/clustertls"
 	"github.com/sedimentdb/sediment/internal/status"
 )
 
@@ -85,6 +86,12 @@ func (s *Sediment) run(ctx context.Context) error {
 	}
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {
 		return fmt.Errorf("data directory: %w", err)
+	}
+	if cfg.ClusterTLS.Enabled() {
+		if s.tls, err = clustertls.Load(cfg.ClusterTLS, logger); err != nil {
+			return err
+		}
+		logger.Info("cluster TLS on: internal connections require certificates signed by the cluster CA", "ca", cfg.ClusterTLS.CAFile, "cert", cfg.ClusterTLS.CertFile)
 	}
 	roles, _ := cfg.Roles() // checked by Validate
 	mods := s.modules()

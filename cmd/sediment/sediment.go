@@ -15,6 +15,7 @@ import (
 	"github.com/sedimentdb/sediment/compactor"
 	"github.com/sedimentdb/sediment/frontend"
 	"github.com/sedimentdb/sediment/ingest"
+	"github.com/sedimentdb/sediment/internal/clustertls"
 	"github.com/sedimentdb/sediment/manifest"
 	"github.com/sedimentdb/sediment/objectstore"
 )
@@ -37,6 +38,8 @@ type Sediment struct {
 	reg    *prometheus.Registry
 	// httpAddr is where the HTTP server listens, "" if it does not.
 	httpAddr string
+	// tls is the cluster's TLS identity, nil without -cluster.tls-*.
+	tls *clustertls.Identity
 
 	store    objectstore.Store
 	nats     *nats.Conn

@@ -283,7 +283,7 @@ func (c *conn) readLoop() {
 			if errors.Is(err, wire.ErrCorruptSegment) {
 				// The stream cannot be trusted past a bad CRC: nothing
 				// after it can be told apart from noise.
-				c.s.sampler.log(c.s.log, "corrupt segment: closing the connection", "conn", c.sess.ID, "err", err)
+				c.s.sampler.Warn(c.s.log, "corrupt segment: closing the connection", "conn", c.sess.ID, "err", err)
 			}
 			c.close()
 			return
@@ -661,7 +661,7 @@ func (c *conn) wireError(h wire.Header, err error) *wire.Error {
 		if c.s.ctx.Err() != nil {
 			return wire.Errorf(wire.CodeServer, "Server is shutting down")
 		}
-		c.s.sampler.log(c.s.log, "request failed", "conn", c.sess.ID, "stream", h.Stream, "opcode", h.Opcode, "err", err)
+		c.s.sampler.Warn(c.s.log, "request failed", "conn", c.sess.ID, "stream", h.Stream, "opcode", h.Opcode, "err", err)
 		return wire.Errorf(wire.CodeServer, "Internal server error (connection %d, stream %d): see the server log", c.sess.ID, h.Stream)
 	}
 	if h.Version < wire.V5 && we.Code == wire.CodeCASWriteUnknown {
@@ -736,7 +736,7 @@ func (c *conn) push(ev *wire.Event) {
 	}
 	out, err := wire.AppendFrame(nil, wire.Header{Version: c.version, Response: true, Stream: wire.EventStream}, nil, ev, comp)
 	if err != nil {
-		c.s.sampler.log(c.s.log, "cannot encode event", "err", err)
+		c.s.sampler.Warn(c.s.log, "cannot encode event", "err", err)
 		return
 	}
 	c.mu.Lock()
@@ -749,7 +749,7 @@ func (c *conn) push(ev *wire.Event) {
 		c.unwritten.Add(int64(len(out)))
 	}
 	if full {
-		c.s.sampler.log(c.s.log, "event dropped: client not reading", "conn", c.sess.ID)
+		c.s.sampler.Warn(c.s.log, "event dropped: client not reading", "conn", c.sess.ID)
 		return
 	}
 	c.wake()
@@ -779,7 +779,7 @@ func (c *conn) writeLoop() {
 				var err error
 				segs, err = wire.AppendSegments(append(segs[:0], buf[:segStart]...), buf[segStart:], lz4)
 				if err != nil {
-					c.s.sampler.log(c.s.log, "cannot frame answers", "conn", c.sess.ID, "err", err)
+					c.s.sampler.Warn(c.s.log, "cannot frame answers", "conn", c.sess.ID, "err", err)
 					c.close()
 					return
 				}

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sedimentdb/sediment/frontend/wire"
+	"github.com/sedimentdb/sediment/internal/logsample"
 )
 
 // Options are the server's collaborators.
@@ -34,7 +35,7 @@ type Server struct {
 	tls     *tls.Config
 	log     *slog.Logger
 	m       *metrics
-	sampler sampler
+	sampler logsample.Sampler
 
 	// ctx is the parent of every request's context, canceled by Close.
 	ctx    context.Context
@@ -126,7 +127,7 @@ func (s *Server) Serve(ln net.Listener) error {
 			// Out of file descriptors, an aborted handshake...: wait a
 			// little rather than give up serving, as net/http does.
 			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-			s.sampler.log(s.log, "accept failed", "err", err, "retry_in", backoff)
+			s.sampler.Warn(s.log, "accept failed", "err", err, "retry_in", backoff)
 			time.Sleep(backoff)
 			continue
 		}
@@ -138,7 +139,7 @@ func (s *Server) Serve(ln net.Listener) error {
 			nc.Close()
 			if !closed {
 				s.m.rejected.Inc()
-				s.sampler.log(s.log, "connection refused: max-connections reached", "remote", nc.RemoteAddr())
+				s.sampler.Warn(s.log, "connection refused: max-connections reached", "remote", nc.RemoteAddr())
 			}
 			continue
 		}
@@ -206,29 +207,4 @@ func eventBit(t string) uint32 {
 		return 4
 	}
 	return 0
-}
-
-// sampler limits logs of per-request failures to about one a second, so
-// that a misbehaving client cannot flood the log.
-type sampler struct {
-	mu         sync.Mutex
-	last       time.Time
-	suppressed int
-}
-
-func (p *sampler) log(l *slog.Logger, msg string, args ...any) {
-	p.mu.Lock()
-	now := time.Now()
-	if now.Sub(p.last) < time.Second {
-		p.suppressed++
-		p.mu.Unlock()
-		return
-	}
-	n := p.suppressed
-	p.last, p.suppressed = now, 0
-	p.mu.Unlock()
-	if n > 0 {
-		args = append(args, "suppressed_since_last", n)
-	}
-	l.Warn(msg, args...)
 }

@@ -3,6 +3,7 @@ package rpc
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -23,9 +24,24 @@ type Options struct {
 	MaxInFlight int
 	// MaxFrame bounds the length of a frame either side accepts.
 	MaxFrame int
-	// DialTimeout bounds a connection attempt when the request's context
-	// has no earlier deadline.
+	// DialTimeout bounds a connection attempt, its TLS handshake included,
+	// when the request's context has no earlier deadline.
 	DialTimeout time.Duration
+	// TLS returns the TLS configuration of each new connection
+	// (clustertls.Identity.Server on a Server, .Client on a Client), called
+	// per connection so that rotated certificates apply to the next one;
+	// nil means plain TCP.
+	TLS func() *tls.Config
+	// HandshakeTimeout bounds the time from a server's accept to the
+	// first request having been read, TLS handshake included, so that
+	// connections that never authenticate or never ask are closed. Clients
+	// dial when a request is waiting, so a legitimate one sends at once.
+	HandshakeTimeout time.Duration
+	// Refused, if set, is told of each connection a Server closes before its
+	// first request: a failed TLS handshake (no certificate, one the CA
+	// did not sign), a first request that did not come in time, or garbage
+	// instead of a frame.
+	Refused func(remote net.Addr, err error)
 }
 
 func (o Options) withDefaults() Options {
@@ -40,6 +56,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.DialTimeout <= 0 {
 		o.DialTimeout = 5 * time.Second
+	}
+	if o.HandshakeTimeout <= 0 {
+		o.HandshakeTimeout = 10 * time.Second
 	}
 	return o
 }
@@ -214,6 +233,20 @@ func (cl *Client) conn(ctx context.Context, s *slot) (*clientConn, error) {
 	if tc, ok := nc.(*net.TCPConn); ok {
 		// Requests are already batched per write; Nagle would only delay.
 		tc.SetNoDelay(true)
+	}
+	if cl.opts.TLS != nil {
+		tc := tls.Client(nc, cl.opts.TLS())
+		hctx, cancel := context.WithTimeout(ctx, cl.opts.DialTimeout)
+		err := tc.HandshakeContext(hctx)
+		cancel()
+		if err != nil {
+			nc.Close()
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, fmt.Errorf("%w: TLS handshake with %s: %w", storage.ErrUnavailable, cl.addr, err)
+		}
+		nc = tc
 	}
 	s.c = newClientConn(nc, cl.opts)
 	return s.c, nil

@@ -3,6 +3,7 @@ package rpc
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"runtime"
@@ -24,8 +25,8 @@ type Server struct {
 	wg     sync.WaitGroup
 }
 
-// NewServer returns a server of h. Of opts, MaxFrame and MaxInFlight
-// apply.
+// NewServer returns a server of h. Of opts, MaxFrame, MaxInFlight, TLS,
+// HandshakeTimeout and Refused apply.
 func NewServer(h Handler, opts Options) *Server {
 	return &Server{h: h, opts: opts.withDefaults(), lns: map[net.Listener]struct{}{}, conns: map[*serverConn]struct{}{}}
 }
@@ -54,6 +55,10 @@ func (s *Server) Serve(ln net.Listener) error {
 			delete(s.lns, ln)
 			s.mu.Unlock()
 			return err
+		}
+		if s.opts.TLS != nil {
+			// No I/O yet: readLoop runs the handshake under its deadline.
+			nc = tls.Server(nc, s.opts.TLS())
 		}
 		c := &serverConn{s: s, nc: nc, kick: make(chan struct{}, 1), done: make(chan struct{})}
 		s.mu.Lock()
@@ -85,6 +90,12 @@ func (s *Server) Close() error {
 	s.mu.Unlock()
 	s.wg.Wait()
 	return nil
+}
+
+func (s *Server) refuse(remote net.Addr, err error) {
+	if s.opts.Refused != nil {
+		s.opts.Refused(remote, err)
+	}
 }
 
 type serverConn struct {
@@ -122,16 +133,32 @@ func (c *serverConn) readLoop() {
 		delete(c.s.conns, c)
 		c.s.mu.Unlock()
 	}()
+	// Until the first request has been read the peer is a stranger: it
+	// gets a deadline, and nothing is allocated for it beyond the TLS
+	// handshake's own state.
+	c.nc.SetDeadline(time.Now().Add(c.s.opts.HandshakeTimeout))
+	if tc, ok := c.nc.(*tls.Conn); ok {
+		if err := tc.Handshake(); err != nil {
+			c.s.refuse(c.nc.RemoteAddr(), err)
+			return
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	r := bufio.NewReaderSize(c.nc, 64<<10)
 	sem := make(chan struct{}, c.s.opts.MaxInFlight)
-	for {
+	for first := true; ; first = false {
 		// Requests alias their body, so each gets a buffer of its own.
 		f, _, err := readFrame(r, nil, c.s.opts.MaxFrame)
 		if err != nil {
+			if first {
+				c.s.refuse(c.nc.RemoteAddr(), fmt.Errorf("first request: %w", err))
+			}
 			// A bad frame leaves the stream out of step: hang up.
 			return
+		}
+		if first {
+			c.nc.SetDeadline(time.Time{})
 		}
 		select {
 		case sem <- struct{}{}:
