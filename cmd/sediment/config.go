@@ -77,6 +77,9 @@ func (c *Config) Validate() error {
 	if c.DataDir == "" {
 		return errors.New("config: -data.dir must not be empty")
 	}
+	if c.HTTP.TLS && !c.ClusterTLS.Enabled() {
+		return errors.New("config: -http.tls needs the -cluster.tls-* files")
+	}
 	return errors.Join(c.Log.Validate(), c.HTTP.Validate(), c.Node.Validate(), c.ClusterTLS.Validate(), c.ObjectStore.Validate(), c.Manifest.Validate(), c.Ingest.Validate(), c.GC.Validate(), c.Compactor.Validate(), c.Frontend.Validate())
 }
 
@@ -133,13 +136,31 @@ func (c *LogConfig) Logger(w io.Writer) *slog.Logger {
 // HTTPConfig configures the HTTP server for metrics and health checks.
 type HTTPConfig struct {
 	ListenAddress string `yaml:"listen_address"`
+	// Pprof serves Go's profiles under /debug/pprof/.
+	Pprof bool `yaml:"pprof"`
+	// BearerToken, or the content of BearerTokenFile, is required on every
+	// endpoint but /healthz. A secret: never on the command line.
+	BearerToken     string `yaml:"bearer_token"`
+	BearerTokenFile string `yaml:"bearer_token_file"`
+	// TLS serves HTTPS with the cluster certificate and requires a client
+	// certificate the cluster CA signed on every endpoint but /healthz.
+	TLS bool `yaml:"tls"`
 }
 
 func (c *HTTPConfig) RegisterFlags(f *flag.FlagSet) {
-	f.StringVar(&c.ListenAddress, "http.listen-address", "127.0.0.1:9180", "Address for /metrics, /healthz and /ready; empty disables the HTTP server.")
+	f.StringVar(&c.ListenAddress, "http.listen-address", "127.0.0.1:9180", "Address for /metrics, /healthz, /ready and /status; empty disables the HTTP server. Off loopback, protect it with -http.bearer-token-file or -http.tls.")
+	f.BoolVar(&c.Pprof, "http.pprof", false, "Serve Go's runtime profiles under /debug/pprof/ (they show memory contents and timings: for diagnosis only).")
+	f.StringVar(&c.BearerToken, "http.bearer-token", "", "Token every HTTP request but /healthz must send as 'Authorization: Bearer <token>'. A secret: set $SEDIMENT_HTTP_BEARER_TOKEN or use -http.bearer-token-file; refused on the command line.")
+	f.StringVar(&c.BearerTokenFile, "http.bearer-token-file", "", "File holding the token of -http.bearer-token (surrounding white space ignored), read at each request so that a new token applies at once.")
+	f.BoolVar(&c.TLS, "http.tls", false, "Serve HTTPS with the -cluster.tls-* certificate and require, on every endpoint but /healthz, a client certificate the cluster CA signed.")
 }
 
-func (c *HTTPConfig) Validate() error { return nil }
+func (c *HTTPConfig) Validate() error {
+	if c.BearerToken != "" && c.BearerTokenFile != "" {
+		return errors.New("config: set -http.bearer-token or -http.bearer-token-file, not both")
+	}
+	return nil
+}
 
 // NodeConfig says how this process appears in the cluster's member list.
 // Its ID is not configured here: it is kept in <data.dir>/node-id.
@@ -180,6 +201,9 @@ func (c *Config) Load(args []string, getenv func(string) string) error {
 	f.StringVar(&file, configFileFlag, "", "YAML configuration file; flags and environment variables override it.")
 
 	if err := checkRenamed(args, getenv); err != nil {
+		return err
+	}
+	if err := checkSecrets(args); err != nil {
 		return err
 	}
 	// A first pass over the command line finds the file without applying
@@ -277,15 +301,38 @@ func checkRenamed(args []string, getenv func(string) string) error {
 	return nil
 }
 
+// secretFlags are the flags whose values are secrets. They are refused on
+// the command line, which every user of the machine can read (ps,
+// /proc/<pid>/cmdline, /debug/pprof/cmdline): the environment, the YAML
+// file or a -*-file flag carries them instead, and -config.print redacts
+// them.
+var secretFlags = []string{"objectstore.secret-access-key", "http.bearer-token"}
+
+// checkSecrets refuses secretFlags on the command line.
+func checkSecrets(args []string) error {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if slices.Contains(secretFlags, name) && strings.HasPrefix(a, "-") {
+			return fmt.Errorf("config: -%s carries a secret and is refused on the command line, which others can read: set $%s or put it in the -config.file", name, EnvName(name))
+		}
+	}
+	return nil
+}
+
 // EnvName is the environment variable that sets the flag name.
 func EnvName(flagName string) string {
 	return "SEDIMENT_" + strings.NewReplacer(".", "_", "-", "_").Replace(strings.ToUpper(flagName))
 }
 
-// printConfig writes cfg as YAML with its secrets redacted.
+// printConfig writes cfg as YAML with its secrets (secretFlags) redacted.
 func printConfig(w io.Writer, cfg Config) error {
-	if cfg.ObjectStore.SecretAccessKey != "" {
-		cfg.ObjectStore.SecretAccessKey = "<redacted>"
+	for _, s := range []*string{&cfg.ObjectStore.SecretAccessKey, &cfg.HTTP.BearerToken} {
+		if *s != "" {
+			*s = "<redacted>"
+		}
 	}
 	out, err := yaml.Marshal(&cfg)
 	if err != nil {

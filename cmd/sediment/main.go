@@ -109,11 +109,15 @@ func (s *Sediment) run(ctx context.Context) error {
 			return fmt.Errorf("http: %w", err)
 		}
 		s.httpAddr = ln.Addr().String()
-		mux := httpHandler(reg, mods)
+		mux := httpHandler(reg, mods, cfg.HTTP.Pprof)
 		mux.Handle("GET /status", s.statusHandler(mods))
-		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		guard := newHTTPGuard(cfg.HTTP, reg, logger)
+		if guard.open() && !loopbackOnly(cfg.HTTP.ListenAddress) {
+			logger.Warn("the HTTP endpoints listen beyond loopback without credentials: anyone who reaches the port reads the metrics and the status page; set -http.bearer-token-file or -http.tls", "address", cfg.HTTP.ListenAddress)
+		}
+		srv := &http.Server{Handler: guard.wrap(mux), ReadHeaderTimeout: 10 * time.Second}
 		served := make(chan error, 1)
-		go func() { served <- srv.Serve(ln) }()
+		go func() { served <- srv.Serve(guard.listener(ln, s.tls)) }()
 		defer func() {
 			shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
@@ -124,7 +128,11 @@ func (s *Sediment) run(ctx context.Context) error {
 				logger.Error("http server failed", "err", err)
 			}
 		}()
-		logger.Info("serving metrics and health checks", "address", "http://"+ln.Addr().String())
+		scheme := "http://"
+		if cfg.HTTP.TLS {
+			scheme = "https://"
+		}
+		logger.Info("serving metrics and health checks", "address", scheme+ln.Addr().String(), "pprof", cfg.HTTP.Pprof, "credentials", !guard.open())
 	}
 
 	if err := mods.start(ctx, roles); err != nil {
@@ -156,8 +164,8 @@ func (s *Sediment) run(ctx context.Context) error {
 
 // httpHandler serves the metrics in reg, liveness on /healthz, on /ready
 // whether every started module is ready (200, or 503 with one line per
-// module that is not), and Go's profiles under /debug/pprof/.
-func httpHandler(reg *prometheus.Registry, mods *moduleManager) *http.ServeMux {
+// module that is not), and with pprof Go's profiles under /debug/pprof/.
+func httpHandler(reg *prometheus.Registry, mods *moduleManager, withPprof bool) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
@@ -173,6 +181,9 @@ func httpHandler(reg *prometheus.Registry, mods *moduleManager) *http.ServeMux {
 		}
 		fmt.Fprintln(w, "ready")
 	})
+	if !withPprof {
+		return mux
+	}
 	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
 	mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
 	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)

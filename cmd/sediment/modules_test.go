@@ -153,7 +153,7 @@ func TestReadyEndpoint(t *testing.T) {
 	})
 	m.register("plain", func(context.Context) (services.Service, error) { return nil, nil })
 	m.register("role", nil, "nats", "plain")
-	srv := httptest.NewServer(httpHandler(prometheus.NewRegistry(), m))
+	srv := httptest.NewServer(httpHandler(prometheus.NewRegistry(), m, true))
 	defer srv.Close()
 	get := func(path string) (int, string) {
 		t.Helper()

@@ -107,7 +107,13 @@ func startProcess(t *testing.T, dataDir string, extra ...string) *process {
 // process exits or does not get ready in time.
 func (p *process) waitReady(t *testing.T) {
 	t.Helper()
-	url := fmt.Sprintf("http://127.0.0.1:%d/ready", p.httpPort)
+	p.waitReadyVia(t, http.DefaultClient, fmt.Sprintf("http://127.0.0.1:%d/ready", p.httpPort), "")
+}
+
+// waitReadyVia is waitReady asking url with client and the bearer token
+// (none if empty).
+func (p *process) waitReadyVia(t *testing.T, client *http.Client, url, token string) {
+	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	var last string
 	for time.Now().Before(deadline) {
@@ -117,7 +123,14 @@ func (p *process) waitReady(t *testing.T) {
 			t.Fatalf("sediment exited before ready: %v\n%s", err, p.log)
 		default:
 		}
-		resp, err := http.Get(url)
+		req, err := http.NewRequest(http.MethodGet, url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := client.Do(req)
 		if err == nil {
 			body, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()

@@ -68,14 +68,17 @@ type node struct {
 	// address.
 	rpcAddr, cqlAddr string
 	args             []string
-	out              *syncBuffer
-	cmd              *exec.Cmd
-	done             chan error
+	// env holds the secrets, which the command line must not carry.
+	env  []string
+	out  *syncBuffer
+	cmd  *exec.Cmd
+	done chan error
 }
 
 // common returns the flags every process of the cluster shares: the
 // external NATS and MinIO, and short pauses and heartbeats for a quick test.
 func common(bin, target string, nd *node, n *testserver.NATSServer, m *testserver.MinIOServer, cluster string) []string {
+	nd.env = []string{"SEDIMENT_OBJECTSTORE_SECRET_ACCESS_KEY=" + m.SecretKey}
 	return []string{
 		bin,
 		"-target=" + target,
@@ -88,7 +91,6 @@ func common(bin, target string, nd *node, n *testserver.NATSServer, m *testserve
 		"-objectstore.endpoint=" + m.Endpoint,
 		"-objectstore.bucket=" + m.Bucket,
 		"-objectstore.access-key-id=" + m.AccessKey,
-		"-objectstore.secret-access-key=" + m.SecretKey,
 		"-objectstore.insecure",
 		"-objectstore.timeout=2s",
 		"-objectstore.retry.max-backoff=200ms",
@@ -152,6 +154,7 @@ func (nd *node) start(t *testing.T) {
 	t.Helper()
 	nd.cmd = exec.Command(nd.args[0], nd.args[1:]...)
 	nd.cmd.Stdout, nd.cmd.Stderr = nd.out, nd.out
+	nd.cmd.Env = append(os.Environ(), nd.env...)
 	if err := nd.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
