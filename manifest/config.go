@@ -4,10 +4,24 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/url"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
 )
+
+// redactURL replaces the passwords in a comma-separated list of NATS URLs.
+func redactURL(urls string) string {
+	parts := strings.Split(urls, ",")
+	for i, p := range parts {
+		if u, err := url.Parse(strings.TrimSpace(p)); err == nil && u.User != nil {
+			parts[i] = u.Redacted()
+		}
+	}
+	return strings.Join(parts, ",")
+}
 
 // Config configures the manifest's connection to NATS.
 type Config struct {
@@ -22,6 +36,13 @@ type Config struct {
 	EmbeddedPort int    `yaml:"embedded_port"`
 	// CredentialsFile is a NATS .creds file (JWT and NKey seed).
 	CredentialsFile string `yaml:"credentials_file"`
+	// NKeySeedFile holds the NKey seed of this process's NATS user.
+	NKeySeedFile string `yaml:"nkey_seed_file"`
+	// User and Password, or the content of PasswordFile, authenticate to
+	// an external NATS. Password is a secret: never on the command line.
+	User         string `yaml:"nats_user"`
+	Password     string `yaml:"nats_password"`
+	PasswordFile string `yaml:"nats_password_file"`
 	// TLS to an external NATS: a CA to trust, and a client certificate.
 	TLSCAFile   string `yaml:"tls_ca_file"`
 	TLSCertFile string `yaml:"tls_cert_file"`
@@ -43,6 +64,10 @@ func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	f.StringVar(&c.EmbeddedDir, p+"embedded-dir", "", "JetStream directory of the embedded NATS server (default <data.dir>/nats).")
 	f.IntVar(&c.EmbeddedPort, p+"embedded-port", 4222, "Port of the embedded NATS server on 127.0.0.1 (0: any free port).")
 	f.StringVar(&c.CredentialsFile, p+"credentials-file", "", "NATS credentials (.creds) file for an external NATS.")
+	f.StringVar(&c.NKeySeedFile, p+"nkey-seed-file", "", "File holding the NKey seed of this process's user on an external NATS.")
+	f.StringVar(&c.User, p+"nats-user", "", "User name on an external NATS, with -manifest.nats-password-file (or $SEDIMENT_MANIFEST_NATS_PASSWORD). To join an all-in-one node's embedded NATS: "+EmbeddedUser+", with its <data.dir>/nats/password.")
+	f.StringVar(&c.Password, p+"nats-password", "", "Password of -manifest.nats-user. A secret: set $SEDIMENT_MANIFEST_NATS_PASSWORD or use -manifest.nats-password-file; refused on the command line.")
+	f.StringVar(&c.PasswordFile, p+"nats-password-file", "", "File holding the password of -manifest.nats-user (surrounding white space ignored).")
 	f.StringVar(&c.TLSCAFile, p+"tls-ca-file", "", "CA certificate file to verify the NATS servers.")
 	f.StringVar(&c.TLSCertFile, p+"tls-cert-file", "", "Client certificate file for NATS TLS.")
 	f.StringVar(&c.TLSKeyFile, p+"tls-key-file", "", "Client key file for NATS TLS.")
@@ -58,7 +83,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("manifest: cluster name %q must be 1-64 letters, digits or '-'", c.ClusterName))
 	}
 	embedded := c.NATSURL == ""
-	if embedded && (c.CredentialsFile != "" || c.TLSCAFile != "" || c.TLSCertFile != "" || c.TLSKeyFile != "") {
+	if embedded && (c.CredentialsFile != "" || c.NKeySeedFile != "" || c.User != "" || c.TLSCAFile != "" || c.TLSCertFile != "" || c.TLSKeyFile != "") {
 		errs = append(errs, errors.New("manifest: credentials and TLS options apply to an external NATS (-manifest.nats-url)"))
 	}
 	if embedded && c.EmbeddedDir == "" {
@@ -66,6 +91,12 @@ func (c *Config) Validate() error {
 	}
 	if c.EmbeddedPort < 0 || c.EmbeddedPort > 65535 {
 		errs = append(errs, fmt.Errorf("manifest: embedded port %d is outside [0, 65535]", c.EmbeddedPort))
+	}
+	if (c.Password != "" || c.PasswordFile != "") && c.User == "" {
+		errs = append(errs, errors.New("manifest: a NATS password needs -manifest.nats-user"))
+	}
+	if c.Password != "" && c.PasswordFile != "" {
+		errs = append(errs, errors.New("manifest: set -manifest.nats-password or -manifest.nats-password-file, not both"))
 	}
 	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
 		errs = append(errs, errors.New("manifest: set both or neither of -manifest.tls-cert-file and -manifest.tls-key-file"))
@@ -86,6 +117,7 @@ func (c *Config) Options() Options {
 
 // Connect dials NATS at url (an embedded server's URL when NATSURL is
 // empty) with the configured credentials and TLS, reconnecting forever.
+// An error never shows the URL's password.
 func (c *Config) Connect(url string) (*nats.Conn, error) {
 	opts := []nats.Option{
 		nats.Name("sediment"),
@@ -96,6 +128,24 @@ func (c *Config) Connect(url string) (*nats.Conn, error) {
 	}
 	if c.CredentialsFile != "" {
 		opts = append(opts, nats.UserCredentials(c.CredentialsFile))
+	}
+	if c.NKeySeedFile != "" {
+		opt, err := nats.NkeyOptionFromSeed(c.NKeySeedFile)
+		if err != nil {
+			return nil, fmt.Errorf("manifest: -manifest.nkey-seed-file: %w", err)
+		}
+		opts = append(opts, opt)
+	}
+	if c.User != "" {
+		password := c.Password
+		if c.PasswordFile != "" {
+			data, err := os.ReadFile(c.PasswordFile)
+			if err != nil {
+				return nil, fmt.Errorf("manifest: -manifest.nats-password-file: %w", err)
+			}
+			password = strings.TrimSpace(string(data))
+		}
+		opts = append(opts, nats.UserInfo(c.User, password))
 	}
 	if c.TLSCAFile != "" {
 		opts = append(opts, nats.RootCAs(c.TLSCAFile))
@@ -108,7 +158,7 @@ func (c *Config) Connect(url string) (*nats.Conn, error) {
 	}
 	nc, err := nats.Connect(url, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("manifest: connect to NATS at %s: %w", url, err)
+		return nil, fmt.Errorf("manifest: connect to NATS at %s: %w", redactURL(url), err)
 	}
 	return nc, nil
 }

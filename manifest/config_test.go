@@ -75,8 +75,8 @@ func TestConfigConnectEmbedded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Shutdown()
-	if !strings.HasPrefix(srv.URL(), "nats://127.0.0.1:") {
-		t.Fatalf("embedded server at %s, want loopback", srv.URL())
+	if !strings.HasPrefix(srv.Addr(), "127.0.0.1:") {
+		t.Fatalf("embedded server at %s, want loopback", srv.Addr())
 	}
 	nc, err := c.Connect(srv.URL())
 	if err != nil {

@@ -231,10 +231,25 @@ func (c *adminConfig) natsURL() string {
 	return fmt.Sprintf("nats://127.0.0.1:%d", c.Manifest.EmbeddedPort)
 }
 
+// natsConfig is the manifest configuration to connect with: for the
+// embedded NATS of an all-in-one node, with the password it keeps under
+// the data directory.
+func (c *adminConfig) natsConfig() manifest.Config {
+	cfg := c.Manifest
+	if cfg.NATSURL == "" && cfg.User == "" {
+		dir := cfg.EmbeddedDir
+		if dir == "" {
+			dir = filepath.Join(c.DataDir, "nats")
+		}
+		cfg.User, cfg.PasswordFile = manifest.EmbeddedUser, manifest.EmbeddedPasswordFile(dir)
+	}
+	return cfg
+}
+
 // connect dials NATS, and opens the bucket when withStore is set.
 func (a *admin) connect(ctx context.Context, withStore bool) error {
 	if a.js == nil {
-		cfg := a.cfg.Manifest
+		cfg := a.cfg.natsConfig()
 		cfg.MaxAttempts = max(cfg.MaxAttempts, 1)
 		nc, err := cfg.Connect(a.cfg.natsURL())
 		if err != nil {

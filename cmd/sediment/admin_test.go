@@ -292,27 +292,28 @@ func TestAdmin(t *testing.T) {
 		}
 		p.stop(t)
 		// A new, empty NATS: the catalog comes back from the bucket.
-		emb, err := manifest.StartEmbedded(t.TempDir(), 0)
+		embDir := t.TempDir()
+		emb, err := manifest.StartEmbedded(embDir, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer emb.Shutdown()
 		n2 := emb.Port()
 		var rep RestoreReport
-		adminJSON(t, n2, dataDir, &rep, "restore")
+		adminJSON(t, n2, dataDir, &rep, "restore", "-manifest.embedded-dir="+embDir)
 		if rep.Buckets == 0 || rep.Keys == 0 || rep.Present != 0 {
 			t.Fatalf("restore: %+v", rep)
 		}
 		var after TablesReport
-		adminJSON(t, n2, dataDir, &after, "tables")
+		adminJSON(t, n2, dataDir, &after, "tables", "-manifest.embedded-dir="+embDir)
 		if !slices.Equal(after.Tables, tables.Tables) {
 			t.Errorf("tables after restore %+v, want %+v", after.Tables, tables.Tables)
 		}
-		if code, _, errOut := runAdmin(t, n2, dataDir, "restore"); code != 1 || !strings.Contains(errOut, "pass -yes") {
+		if code, _, errOut := runAdmin(t, n2, dataDir, "restore", "-manifest.embedded-dir="+embDir); code != 1 || !strings.Contains(errOut, "pass -yes") {
 			t.Fatalf("second restore: exit %d, %s", code, errOut)
 		}
 		var again RestoreReport
-		adminJSON(t, n2, dataDir, &again, "restore", "-yes")
+		adminJSON(t, n2, dataDir, &again, "restore", "-yes", "-manifest.embedded-dir="+embDir)
 		if again.Keys != 0 || again.Present != rep.Keys {
 			t.Errorf("restore -yes over the restored state: %+v, want %d present", again, rep.Keys)
 		}

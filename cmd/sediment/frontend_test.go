@@ -125,9 +125,8 @@ func TestRunFrontendRemote(t *testing.T) {
 	ingestDir := t.TempDir()
 	node := startProcess(t, ingestDir, "-node.heartbeat-interval=50ms")
 	node.waitReady(t)
-	fe := startProcess(t, t.TempDir(), "-target=frontend", "-node.heartbeat-interval=50ms",
-		fmt.Sprintf("-manifest.nats-url=nats://127.0.0.1:%d", node.natsPort),
-		"-objectstore.dir="+filepath.Join(ingestDir, "objects"))
+	fe := startProcess(t, t.TempDir(), append(node.natsFlags(), "-target=frontend", "-node.heartbeat-interval=50ms",
+		"-objectstore.dir="+filepath.Join(ingestDir, "objects"))...)
 	fe.waitReady(t)
 	if !strings.Contains(fe.log.String(), "engine=remote") {
 		t.Fatalf("the frontend-only process does not use the remote engine:\n%s", fe.log)

@@ -302,9 +302,8 @@ func TestRunIngestLeavesOtherNodesRanges(t *testing.T) {
 	first := p.s.ingester.NodeID()
 
 	// A second ingest node of the same cluster finds no free range.
-	p2 := startProcess(t, secondDir, append(ingestFlags, "-target=ingest",
-		fmt.Sprintf("-manifest.nats-url=nats://127.0.0.1:%d", p.natsPort),
-		"-objectstore.dir="+filepath.Join(firstDir, "objects"))...)
+	p2 := startProcess(t, secondDir, append(append(ingestFlags, "-target=ingest",
+		"-objectstore.dir="+filepath.Join(firstDir, "objects")), p.natsFlags()...)...)
 	p2.waitReady(t)
 	second := p2.s.ingester.NodeID()
 	if second == first {
@@ -323,9 +322,8 @@ func TestRunIngestLeavesOtherNodesRanges(t *testing.T) {
 	}
 
 	// The ranges are fixed by the first node: another count is refused.
-	p3 := startProcess(t, t.TempDir(), "-target=ingest", "-ingest.ranges=8",
-		fmt.Sprintf("-manifest.nats-url=nats://127.0.0.1:%d", p.natsPort),
-		"-objectstore.dir="+filepath.Join(firstDir, "objects"))
+	p3 := startProcess(t, t.TempDir(), append(p.natsFlags(), "-target=ingest", "-ingest.ranges=8",
+		"-objectstore.dir="+filepath.Join(firstDir, "objects"))...)
 	var err error
 	select {
 	case err = <-p3.done:

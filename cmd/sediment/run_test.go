@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -65,6 +66,7 @@ func (b *logBuffer) String() string {
 
 // process is one run of sediment in the test process.
 type process struct {
+	dataDir            string
 	httpPort, natsPort int
 	log                *logBuffer
 	s                  *Sediment
@@ -76,7 +78,7 @@ type process struct {
 // embedded NATS, plus extra flags.
 func startProcess(t *testing.T, dataDir string, extra ...string) *process {
 	t.Helper()
-	p := &process{httpPort: freePort(t), natsPort: freePort(t), log: &logBuffer{}, done: make(chan error, 1)}
+	p := &process{dataDir: dataDir, httpPort: freePort(t), natsPort: freePort(t), log: &logBuffer{}, done: make(chan error, 1)}
 	args := append([]string{
 		"-data.dir=" + dataDir,
 		fmt.Sprintf("-http.listen-address=127.0.0.1:%d", p.httpPort),
@@ -101,6 +103,16 @@ func startProcess(t *testing.T, dataDir string, extra ...string) *process {
 		<-p.done // returns at once if a test already waited
 	})
 	return p
+}
+
+// natsFlags are the flags with which another process joins p's embedded
+// NATS, with the password it keeps under its data directory.
+func (p *process) natsFlags() []string {
+	return []string{
+		fmt.Sprintf("-manifest.nats-url=nats://127.0.0.1:%d", p.natsPort),
+		"-manifest.nats-user=" + manifest.EmbeddedUser,
+		"-manifest.nats-password-file=" + manifest.EmbeddedPasswordFile(filepath.Join(p.dataDir, "nats")),
+	}
 }
 
 // waitReady polls /ready until it answers 200, or fails the test if the
@@ -180,7 +192,11 @@ func (p *process) stop(t *testing.T) {
 // process's embedded NATS and its bucket directory.
 func openManifest(t *testing.T, p *process, dataDir string) (*manifest.Manifest, jetstream.JetStream) {
 	t.Helper()
-	nc, err := nats.Connect(fmt.Sprintf("nats://127.0.0.1:%d", p.natsPort))
+	pw, err := os.ReadFile(manifest.EmbeddedPasswordFile(filepath.Join(p.dataDir, "nats")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := nats.Connect(fmt.Sprintf("nats://127.0.0.1:%d", p.natsPort), nats.UserInfo(manifest.EmbeddedUser, strings.TrimSpace(string(pw))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,13 +239,20 @@ func TestRunAllInOne(t *testing.T) {
 	for _, where := range []string{
 		"data_dir=" + dataDir,
 		"location=" + filepath.Join(dataDir, "objects"),
-		fmt.Sprintf("url=nats://127.0.0.1:%d", p.natsPort),
+		fmt.Sprintf("address=127.0.0.1:%d", p.natsPort),
 		"dir=" + filepath.Join(dataDir, "nats"),
 		fmt.Sprintf("address=http://127.0.0.1:%d", p.httpPort),
 	} {
 		if !strings.Contains(log, where) {
 			t.Errorf("the start log does not say %s:\n%s", where, log)
 		}
+	}
+	pw, err := os.ReadFile(manifest.EmbeddedPasswordFile(filepath.Join(dataDir, "nats")))
+	if err != nil || len(strings.TrimSpace(string(pw))) == 0 {
+		t.Fatalf("embedded NATS password: %q %v", pw, err)
+	}
+	if strings.Contains(log, strings.TrimSpace(string(pw))) {
+		t.Errorf("the log shows the embedded NATS password:\n%s", log)
 	}
 	p.stop(t)
 

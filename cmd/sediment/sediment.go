@@ -118,7 +118,7 @@ func (s *Sediment) initNATS(context.Context) (services.Service, error) {
 			return nil, err
 		}
 		url = emb.URL()
-		s.logger.Info("embedded NATS started", "url", url, "dir", dir)
+		s.logger.Info("embedded NATS started", "address", emb.Addr(), "dir", dir, "user", manifest.EmbeddedUser, "password_file", manifest.EmbeddedPasswordFile(dir))
 	}
 	nc, err := cfg.Connect(url)
 	if err != nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -46,8 +45,7 @@ func TestRunFrontendRemoteTLS(t *testing.T) {
 	node := startProcess(t, ingestDir, append(tlsFlags(ca.WriteFiles(certs, "node")), "-target=ingest", "-node.heartbeat-interval=50ms")...)
 	node.waitReady(t)
 	frontendFlags := func(files clustertls.Config) []string {
-		return append(tlsFlags(files), "-target=frontend", "-node.heartbeat-interval=50ms",
-			fmt.Sprintf("-manifest.nats-url=nats://127.0.0.1:%d", node.natsPort),
+		return append(append(tlsFlags(files), node.natsFlags()...), "-target=frontend", "-node.heartbeat-interval=50ms",
 			"-objectstore.dir="+filepath.Join(ingestDir, "objects"))
 	}
 	fe := startProcess(t, t.TempDir(), frontendFlags(ca.WriteFiles(certs, "frontend"))...)

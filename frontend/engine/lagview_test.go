@@ -123,7 +123,10 @@ func TestRemoteLaggingView(t *testing.T) {
 		t.Fatal(err)
 	}
 	proxy := newGatedProxy(t, u.Host)
-	nc, err := nats.Connect("nats://" + proxy.ln.Addr().String())
+	// Through the proxy, with the embedded server's credentials.
+	pu := *u
+	pu.Host = proxy.ln.Addr().String()
+	nc, err := nats.Connect(pu.String())
 	if err != nil {
 		t.Fatal(err)
 	}
