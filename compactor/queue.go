@@ -26,12 +26,9 @@ import (
 //
 // A message is the JSON encoding of QueuedJob, published with the job's ID
 // as Nats-Msg-Id: the stream drops a second copy of a job published within
-// the duplicate window, as a re-planned identical job is.
-const (
-	queueKind    = "compaction"
-	queueSubject = "compaction.jobs"
-	consumerName = "workers"
-)
+// the duplicate window, as a re-planned identical job is. The names are
+// the manifest's (manifest.CompactionQueueStream), which also gives the
+// NATS permissions for them.
 
 // ErrCorruptJob marks a queued job message that cannot be decoded.
 var ErrCorruptJob = errors.New("compaction: corrupt job message")
@@ -158,9 +155,9 @@ func OpenQueue(ctx context.Context, js jetstream.JetStream, cluster string, opts
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	subj := cluster + "." + queueSubject
+	subj := manifest.CompactionQueueSubject(cluster)
 	st, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name:        cluster + "_" + queueKind,
+		Name:        manifest.CompactionQueueStream(cluster),
 		Description: "sediment compaction jobs",
 		Subjects:    []string{subj},
 		Retention:   jetstream.WorkQueuePolicy,
@@ -171,7 +168,7 @@ func OpenQueue(ctx context.Context, js jetstream.JetStream, cluster string, opts
 		return nil, fmt.Errorf("compaction: open queue stream: %w", err)
 	}
 	cons, err := st.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
-		Durable:       consumerName,
+		Durable:       manifest.CompactionQueueConsumer,
 		Description:   "sediment compaction workers",
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       opts.AckWait,
