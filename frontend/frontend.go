@@ -52,6 +52,7 @@ const MemberSuffix = "-cql"
 // YAML keys they have always had.
 type Config struct {
 	CQL   transport.Config `yaml:"cql"`
+	Auth  exec.AuthConfig  `yaml:"cql_auth"`
 	Batch exec.BatchLimits `yaml:"cql_batch"`
 	Cache cache.Config     `yaml:"cache"`
 }
@@ -59,13 +60,14 @@ type Config struct {
 // RegisterFlags registers the flags of every section, with their defaults.
 func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	c.CQL.RegisterFlags(f)
+	c.Auth.RegisterFlags(f)
 	c.Batch.RegisterFlags(f)
 	c.Cache.RegisterFlags(f)
 }
 
 // Validate checks every section.
 func (c *Config) Validate() error {
-	return errors.Join(c.CQL.Validate(), c.Cache.Validate())
+	return errors.Join(c.CQL.Validate(), c.Auth.Validate(), c.Cache.Validate())
 }
 
 // Deps is what the frontend needs from the rest of the process.
@@ -166,7 +168,7 @@ func New(cfg Config, deps Deps) (f *Frontend, err error) {
 
 	topts := transport.Options{Registerer: deps.Registerer, Logger: deps.Logger}
 	if cfg.CQL.Authenticator == "password" {
-		ao := exec.AuthOptions{Logger: logger}
+		ao := exec.AuthOptions{Config: cfg.Auth, Logger: logger, Registerer: deps.Registerer}
 		if deps.Auth != nil {
 			deps.Auth(&ao)
 		}

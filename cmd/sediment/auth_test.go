@@ -2,13 +2,17 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gocql/gocql"
+	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/sedimentdb/sediment/manifest"
@@ -20,7 +24,8 @@ import (
 // tested in cql/exec; bcrypt at Cassandra's cost is slow under -race, so
 // this test checks a cheap hash.)
 func TestRunPasswordAuthenticator(t *testing.T) {
-	p := startProcess(t, t.TempDir(), "-node.heartbeat-interval=50ms", "-cql.authenticator=password")
+	p := startProcess(t, t.TempDir(), "-node.heartbeat-interval=50ms", "-cql.authenticator=password",
+		"-cql.auth.failure-burst=4", "-cql.auth.failure-refill=1h")
 	p.waitReady(t)
 	if !strings.Contains(p.log.String(), "default superuser") {
 		t.Errorf("no warning about the default superuser in the log:\n%s", p.log)
@@ -78,4 +83,65 @@ func TestRunPasswordAuthenticator(t *testing.T) {
 	if err := admin.Query("SELECT count(*) FROM system.local").Scan(&n); err != nil || n != 1 {
 		t.Fatalf("system.local as cassandra: %d %v", n, err)
 	}
+	if v := gaugeValue(t, p.s.reg, "sediment_cql_default_superuser_password"); v != 1 {
+		t.Errorf("sediment_cql_default_superuser_password = %v while cassandra/cassandra is in use", v)
+	}
+
+	// Guessing passwords from one address is throttled: past the burst
+	// even the right password is refused, without a bcrypt comparison.
+	for i := 0; counterValue(t, p.s.reg, "sediment_cql_auth_failures_total") < 4; i++ {
+		if i == 20 {
+			t.Fatalf("20 wrong passwords, and %v failures counted", counterValue(t, p.s.reg, "sediment_cql_auth_failures_total"))
+		}
+		if _, err := connect("cassandra", fmt.Sprint("guess", i)); err == nil {
+			t.Fatal("a wrong password logged in")
+		}
+	}
+	if _, err := connect("cassandra", "cassandra"); err == nil {
+		t.Fatal("the right password logged in past the failure burst")
+	}
+	if !strings.Contains(p.log.String(), "login throttled") {
+		t.Errorf("no log line about the throttled login:\n%s", p.log)
+	}
+}
+
+// gaugeValue is the value of the gauge name in reg.
+func gaugeValue(t *testing.T, reg prometheus.Gatherer, name string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
+			return mf.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	t.Fatalf("no gauge %s", name)
+	return 0
+}
+
+// TestRunConfiguredSuperuser: with -cql.auth.superuser and a password
+// file, the first start creates that superuser, and no cassandra role.
+func TestRunConfiguredSuperuser(t *testing.T) {
+	pwFile := filepath.Join(t.TempDir(), "pw")
+	if err := os.WriteFile(pwFile, []byte("from-a-secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startProcess(t, t.TempDir(), "-node.heartbeat-interval=50ms", "-cql.authenticator=password",
+		"-cql.auth.superuser=root", "-cql.auth.superuser-password-file="+pwFile)
+	p.waitReady(t)
+	if r := p.s.view.Role("root"); r == nil || !r.Superuser || !r.Login {
+		t.Fatalf("configured superuser: %+v", r)
+	}
+	if p.s.view.Role("cassandra") != nil || strings.Contains(p.log.String(), "default superuser") {
+		t.Fatalf("the default superuser was created too:\n%s", p.log)
+	}
+	if v := gaugeValue(t, p.s.reg, "sediment_cql_default_superuser_password"); v != 0 {
+		t.Errorf("sediment_cql_default_superuser_password = %v without a cassandra role", v)
+	}
+	if strings.Contains(p.log.String(), "from-a-secret") {
+		t.Errorf("the log shows the password:\n%s", p.log)
+	}
+	p.stop(t)
 }

@@ -306,7 +306,7 @@ func checkRenamed(args []string, getenv func(string) string) error {
 // /proc/<pid>/cmdline, /debug/pprof/cmdline): the environment, the YAML
 // file or a -*-file flag carries them instead, and -config.print redacts
 // them.
-var secretFlags = []string{"objectstore.secret-access-key", "http.bearer-token", "manifest.nats-password"}
+var secretFlags = []string{"objectstore.secret-access-key", "http.bearer-token", "manifest.nats-password", "cql.auth.superuser-password"}
 
 // checkSecrets refuses secretFlags on the command line.
 func checkSecrets(args []string) error {
@@ -329,7 +329,7 @@ func EnvName(flagName string) string {
 
 // printConfig writes cfg as YAML with its secrets (secretFlags) redacted.
 func printConfig(w io.Writer, cfg Config) error {
-	for _, s := range []*string{&cfg.ObjectStore.SecretAccessKey, &cfg.HTTP.BearerToken, &cfg.Manifest.Password} {
+	for _, s := range []*string{&cfg.ObjectStore.SecretAccessKey, &cfg.HTTP.BearerToken, &cfg.Manifest.Password, &cfg.Frontend.Auth.SuperuserPassword} {
 		if *s != "" {
 			*s = "<redacted>"
 		}

@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"errors"
+	"net"
 
 	"github.com/sedimentdb/sediment/frontend/wire"
 )
@@ -18,7 +19,8 @@ type Authenticator interface {
 	// client is sent, is a failure to tell (such as the catalog being
 	// unreachable) or a *wire.Error refusing the login in words of its own
 	// (Cassandra's for a role without LOGIN).
-	CheckPassword(ctx context.Context, role, password string) (bool, error)
+	// remote is the client's address, for throttling failures.
+	CheckPassword(ctx context.Context, remote net.Addr, role, password string) (bool, error)
 }
 
 // ErrNoAuthenticator is returned by New for password authentication

@@ -498,7 +498,7 @@ func (c *conn) authenticate(h wire.Header, m *wire.AuthResponse) error {
 	if err != nil {
 		return err
 	}
-	ok, err := c.s.auth.CheckPassword(c.ctx, user, password)
+	ok, err := c.s.auth.CheckPassword(c.ctx, c.sess.RemoteAddr, user, password)
 	if err != nil {
 		return err
 	}

@@ -228,7 +228,7 @@ var _ Handler = (*testHandler)(nil)
 
 type passwords map[string]string
 
-func (p passwords) CheckPassword(ctx context.Context, role, password string) (bool, error) {
+func (p passwords) CheckPassword(ctx context.Context, _ net.Addr, role, password string) (bool, error) {
 	if role == "broken" {
 		return false, errors.New("catalog unreachable")
 	}

@@ -6,17 +6,22 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"errors"
+	"flag"
 	"fmt"
 	"log/slog"
+	"net"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/sedimentdb/sediment/frontend/transport"
 	"github.com/sedimentdb/sediment/frontend/wire"
+	"github.com/sedimentdb/sediment/internal/logsample"
 	"github.com/sedimentdb/sediment/manifest"
 )
 
@@ -48,6 +53,22 @@ type Auth struct {
 	// passwords are never remembered and always pay the full cost.
 	macKey   [32]byte
 	verified sync.Map // role → verifiedPassword
+
+	cfg   AuthConfig
+	guard *loginGuard
+	// dummy is the hash an unknown role's password is compared with, so
+	// that it costs what a wrong password of a known role costs and the
+	// time of a refusal does not tell which roles exist.
+	dummy string
+	// defaultPw caches whether the cassandra role's hash is of the
+	// password cassandra, by hash.
+	defaultPw struct {
+		sync.Mutex
+		hash  string
+		inUse bool
+	}
+	// Logins choose how often these are logged: each kind is sampled.
+	throttledLog, defaultPwLog logsample.Sampler
 }
 
 type verifiedPassword struct {
@@ -62,7 +83,11 @@ type AuthOptions struct {
 	// BcryptCost is the cost of new password hashes (default 10, as
 	// Cassandra's auth_bcrypt_gensalt_log2_rounds); tests lower it.
 	BcryptCost int
+	// Config is the first superuser and the login throttles; zero fields
+	// take their flags' defaults.
+	Config     AuthConfig
 	Logger     *slog.Logger
+	Registerer prometheus.Registerer
 }
 
 // DefaultSuperuser is the role, and its password, that Setup creates in a
@@ -77,31 +102,98 @@ func NewAuth(m *manifest.Manifest, view *manifest.View, o AuthOptions) *Auth {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	a := &Auth{m: m, view: view, cost: o.BcryptCost, log: o.Logger.With("component", "auth")}
+	var defaults AuthConfig
+	defaults.RegisterFlags(flag.NewFlagSet("", flag.ContinueOnError))
+	cfg := o.Config
+	if cfg.MaxConcurrentChecks <= 0 {
+		cfg.MaxConcurrentChecks = defaults.MaxConcurrentChecks
+	}
+	if cfg.FailureBurst <= 0 {
+		cfg.FailureBurst = defaults.FailureBurst
+	}
+	if cfg.FailureRefill <= 0 {
+		cfg.FailureRefill = defaults.FailureRefill
+	}
+	a := &Auth{m: m, view: view, cost: o.BcryptCost, log: o.Logger.With("component", "auth"), cfg: cfg, guard: newLoginGuard(cfg, o.Registerer)}
 	rand.Read(a.macKey[:])
+	var pw [32]byte
+	rand.Read(pw[:])
+	dummy, err := bcrypt.GenerateFromPassword(pw[:16], a.cost)
+	if err != nil {
+		panic(err) // only a cost out of range fails, and cost is checked by bcrypt's callers
+	}
+	a.dummy = string(dummy)
+	promauto.With(o.Registerer).NewGaugeFunc(prometheus.GaugeOpts{
+		Namespace: "sediment", Subsystem: "cql", Name: "default_superuser_password",
+		Help: "1 while the role cassandra exists with the password cassandra: change it or drop the role.",
+	}, func() float64 {
+		if a.DefaultPasswordInUse() {
+			return 1
+		}
+		return 0
+	})
 	return a
 }
 
-// Setup creates the default superuser cassandra, password cassandra, if
-// the catalog holds no role at all. Any number of frontends may run it
-// at once: one creates the role and the others find it.
+// DefaultPasswordInUse reports whether the role cassandra exists with the
+// password cassandra. It costs a bcrypt comparison once per change of
+// the role's hash.
+func (a *Auth) DefaultPasswordInUse() bool {
+	r := a.view.Role(DefaultSuperuser)
+	if r == nil || r.SaltedHash == "" {
+		return false
+	}
+	a.defaultPw.Lock()
+	defer a.defaultPw.Unlock()
+	if a.defaultPw.hash != r.SaltedHash {
+		a.defaultPw.hash = r.SaltedHash
+		a.defaultPw.inUse = bcrypt.CompareHashAndPassword([]byte(r.SaltedHash), []byte(DefaultSuperuser)) == nil
+	}
+	return a.defaultPw.inUse
+}
+
+// Setup creates the first superuser if the catalog holds no role at all:
+// the configured one (AuthConfig.Superuser) with its password, or else
+// cassandra, password cassandra, as Cassandra does. Any number of
+// frontends may run it at once: one creates the role and the others find
+// it. While cassandra keeps its default password, Setup warns.
 func (a *Auth) Setup(ctx context.Context) error {
 	roles, err := a.m.Roles(ctx)
-	if err != nil || len(roles) > 0 {
-		return err
-	}
-	hash, err := a.hash(DefaultSuperuser)
 	if err != nil {
 		return err
 	}
-	err = a.m.CreateRole(ctx, manifest.Role{Name: DefaultSuperuser, SaltedHash: hash, Login: true, Superuser: true})
+	if len(roles) > 0 {
+		if err := a.sync(ctx); err != nil {
+			return err
+		}
+		if a.DefaultPasswordInUse() {
+			a.log.Warn("the superuser role 'cassandra' still has the password 'cassandra': anyone can log in as it; change its password, or create another superuser and drop it")
+		}
+		return nil
+	}
+	name, password := DefaultSuperuser, DefaultSuperuser
+	if a.cfg.Superuser != "" {
+		if password, err = a.cfg.superuserPassword(); err != nil {
+			return err
+		}
+		name = a.cfg.Superuser
+	}
+	hash, err := a.hash(password)
+	if err != nil {
+		return err
+	}
+	err = a.m.CreateRole(ctx, manifest.Role{Name: name, SaltedHash: hash, Login: true, Superuser: true})
 	if errors.Is(err, manifest.ErrExists) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	a.log.Warn("created the default superuser role 'cassandra' with password 'cassandra': create another superuser and drop this one, or change its password")
+	if a.cfg.Superuser != "" {
+		a.log.Info("created the first superuser role from -cql.auth.superuser", "role", name)
+	} else {
+		a.log.Warn("created the default superuser role 'cassandra' with password 'cassandra': create another superuser and drop this one, or change its password; -cql.auth.superuser sets the first superuser from a secret instead")
+	}
 	return a.sync(ctx)
 }
 
@@ -111,24 +203,46 @@ func (a *Auth) Setup(ctx context.Context) error {
 // (ClientState.login): a role without LOGIN given its right password is
 // refused with a Bad credentials error of its own, which the frontend
 // sends as it is.
-func (a *Auth) CheckPassword(_ context.Context, role, password string) (bool, error) {
-	r := a.view.Role(role)
-	if r == nil || r.SaltedHash == "" {
-		return false, nil
+//
+// Failures are throttled per source address and per role (loginGuard):
+// a throttled attempt is refused without being checked. An unknown role,
+// or one without a password, is compared with a dummy hash, so that its
+// refusal takes as long as a wrong password's.
+func (a *Auth) CheckPassword(ctx context.Context, remote net.Addr, role, password string) (bool, error) {
+	source := sourceKey(remote)
+	if !a.guard.allow(source, role) {
+		a.guard.failures.WithLabelValues("throttled").Inc()
+		a.throttledLog.Warn(a.log, "login throttled: too many failures from this address or for this role", "remote", source, "role", role)
+		return false, wire.Errorf(wire.CodeBadCredentials, "Too many failed login attempts; retry later")
 	}
-	ok, err := a.verify(role, r.SaltedHash, password)
-	if !ok || err != nil {
+	r := a.view.Role(role)
+	known := r != nil && r.SaltedHash != ""
+	hash := a.dummy
+	if known {
+		hash = r.SaltedHash
+	}
+	ok, err := a.verify(ctx, role, hash, password)
+	if err != nil {
 		return false, err
 	}
+	if !ok || !known {
+		a.guard.failed(source, role)
+		return false, nil
+	}
 	if !r.Login {
+		a.guard.failed(source, role)
 		return false, wire.Errorf(wire.CodeBadCredentials, "%s is not permitted to log in", role)
+	}
+	if role == DefaultSuperuser && password == DefaultSuperuser {
+		a.defaultPwLog.Warn(a.log, "a client logged in as 'cassandra' with the default password: change it", "remote", source)
 	}
 	return true, nil
 }
 
 // verify checks password against the role's salted hash, remembering a
-// match so that a pool of connections costs one bcrypt comparison.
-func (a *Auth) verify(role, hash, password string) (bool, error) {
+// match so that a pool of connections costs one bcrypt comparison. The
+// comparison runs on one of the guard's bounded slots.
+func (a *Auth) verify(ctx context.Context, role, hash, password string) (bool, error) {
 	mac := hmac.New(sha256.New, a.macKey[:])
 	mac.Write([]byte(password))
 	sum := mac.Sum(nil)
@@ -137,7 +251,13 @@ func (a *Auth) verify(role, hash, password string) (bool, error) {
 			return true, nil
 		}
 	}
-	err := bcrypt.CompareHashAndPassword([]byte(hash), []byte(password))
+	var err error
+	if cerr := a.guard.compare(ctx, func() error {
+		err = bcrypt.CompareHashAndPassword([]byte(hash), []byte(password))
+		return nil
+	}); cerr != nil {
+		return false, cerr
+	}
 	if errors.Is(err, bcrypt.ErrMismatchedHashAndPassword) {
 		return false, nil
 	}
@@ -146,6 +266,29 @@ func (a *Auth) verify(role, hash, password string) (bool, error) {
 	}
 	a.verified.Store(role, verifiedPassword{hash: hash, mac: sum})
 	return true, nil
+}
+
+// audit logs a change of roles or permissions that p made, with the
+// attribute audit=true for log pipelines to route: the trail of who
+// changed access. Passwords never appear, only whether one was set.
+func (a *Auth) audit(p *principal, action string, args ...any) {
+	a.log.Info("audit: "+action, append([]any{"audit", true, "by", p.name}, args...)...)
+}
+
+// auditBool shows an optional role flag: "unchanged" when not given.
+func auditBool(b *bool) string {
+	if b == nil {
+		return "unchanged"
+	}
+	return fmt.Sprint(*b)
+}
+
+// grantAction names a GRANT or a REVOKE of what.
+func grantAction(what string, grant bool) string {
+	if grant {
+		return "grant " + what
+	}
+	return "revoke " + what
 }
 
 // hash returns the salted bcrypt hash of a password.

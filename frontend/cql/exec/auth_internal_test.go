@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"net"
 	"reflect"
 	"testing"
 	"time"
@@ -71,6 +72,9 @@ func TestStatementNeeds(t *testing.T) {
 	}
 }
 
+// client is the address logins of the tests come from.
+var client = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 50000}
+
 func TestCheckPassword(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -97,7 +101,7 @@ func TestCheckPassword(t *testing.T) {
 	}
 	check := func(role, pw string, want bool) {
 		t.Helper()
-		ok, err := a.CheckPassword(ctx, role, pw)
+		ok, err := a.CheckPassword(ctx, client, role, pw)
 		if err != nil || ok != want {
 			t.Fatalf("CheckPassword(%s, %s) = %v, %v; want %v", role, pw, ok, err, want)
 		}
@@ -128,7 +132,7 @@ func TestCheckPassword(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("cassandra", "wrong", false)
-	if ok, err := a.CheckPassword(ctx, "cassandra", "new"); ok || err == nil || err.Error() != "cassandra is not permitted to log in" {
+	if ok, err := a.CheckPassword(ctx, client, "cassandra", "new"); ok || err == nil || err.Error() != "cassandra is not permitted to log in" {
 		t.Fatalf("CheckPassword of a role without LOGIN = %v, %v; want the error \"cassandra is not permitted to log in\"", ok, err)
 	}
 
@@ -139,7 +143,7 @@ func TestCheckPassword(t *testing.T) {
 	if err := a.sync(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.CheckPassword(ctx, "odd", "plain"); err == nil {
+	if _, err := a.CheckPassword(ctx, client, "odd", "plain"); err == nil {
 		t.Fatal("no error for a corrupt hash")
 	}
 	if _, err := a.hash(string(make([]byte, 73))); err == nil {

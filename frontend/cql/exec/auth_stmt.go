@@ -315,6 +315,7 @@ func (a *Auth) createRole(ctx context.Context, p *principal, name string, ifNotE
 	if err != nil && !errors.Is(err, manifest.ErrNotFound) {
 		return nil, err
 	}
+	a.audit(p, "create role", "role", name, "superuser", r.Superuser, "login", r.Login, "password_set", o.Password != nil)
 	return voidResult, a.sync(ctx)
 }
 
@@ -381,6 +382,7 @@ func (a *Auth) alterRole(ctx context.Context, p *principal, name string, ifExist
 	if err != nil {
 		return nil, err
 	}
+	a.audit(p, "alter role", "role", name, "superuser", auditBool(o.Superuser), "login", auditBool(o.Login), "password_changed", o.Password != nil)
 	return voidResult, a.sync(ctx)
 }
 
@@ -428,6 +430,7 @@ func (a *Auth) dropRole(ctx context.Context, p *principal, name string, ifExists
 			return nil, err
 		}
 	}
+	a.audit(p, "drop role", "role", name)
 	return voidResult, a.sync(ctx)
 }
 
@@ -466,6 +469,7 @@ func (a *Auth) grantRole(ctx context.Context, p *principal, role, grantee string
 	if err != nil {
 		return nil, err
 	}
+	a.audit(p, grantAction("role", grant), "role", role, "grantee", grantee)
 	return voidResult, a.sync(ctx)
 }
 
@@ -504,6 +508,7 @@ func (a *Auth) grantPermissions(ctx context.Context, p *principal, perms permSet
 	if err != nil {
 		return nil, err
 	}
+	a.audit(p, grantAction("permissions", grant), "role", role, "permissions", perms.names(), "resource", r.String())
 	return voidResult, a.sync(ctx)
 }
 
