@@ -104,6 +104,19 @@ func (c *Config) Validate() error {
 }
 
 // tlsConfig loads the certificates, or returns nil without TLS.
+// aeadSuites are the TLS 1.2 suites offered: ECDHE key exchange (forward
+// secrecy) with an AEAD cipher, AES-GCM or ChaCha20-Poly1305. Go's
+// defaults still accept CBC suites with SHA-1 (ECDHE-ECDSA-AES128-SHA);
+// TLS 1.3's suites are all AEAD and not configurable.
+var aeadSuites = []uint16{
+	tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+	tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+	tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+	tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+	tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+	tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+}
+
 func (c *TLSConfig) tlsConfig() (*tls.Config, error) {
 	if c.CertFile == "" {
 		return nil, nil
@@ -112,7 +125,7 @@ func (c *TLSConfig) tlsConfig() (*tls.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("frontend: loading the TLS certificate: %w", err)
 	}
-	cfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	cfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, CipherSuites: aeadSuites}
 	if c.ClientCAFile != "" {
 		pem, err := os.ReadFile(c.ClientCAFile)
 		if err != nil {

@@ -105,3 +105,51 @@ func TestTLS(t *testing.T) {
 		t.Fatal("a missing certificate was accepted")
 	}
 }
+
+// TestTLSOffersOnlyAEAD: over TLS 1.2 the server agrees only to ECDHE
+// suites with an AEAD cipher; the CBC-SHA suites Go would accept by
+// default are refused, and TLS 1.3 (all AEAD) is served.
+func TestTLSOffersOnlyAEAD(t *testing.T) {
+	dir := t.TempDir()
+	_, serverCert, certFile, keyFile := testCert(t, dir, "server")
+	roots := x509.NewCertPool()
+	roots.AddCert(serverCert)
+	cfg := testConfig()
+	cfg.TLS = TLSConfig{CertFile: certFile, KeyFile: keyFile}
+	_, addr := startServer(t, cfg, newTestHandler(), nil)
+	handshake := func(version uint16, suite uint16) error {
+		c := &tls.Config{RootCAs: roots, MinVersion: version, MaxVersion: version}
+		if suite != 0 {
+			c.CipherSuites = []uint16{suite}
+		}
+		nc, err := tls.Dial("tcp", addr, c)
+		if err == nil {
+			nc.Close()
+		}
+		return err
+	}
+	for _, suite := range []uint16{
+		tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+		tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+		tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+	} {
+		if err := handshake(tls.VersionTLS12, suite); err != nil {
+			t.Errorf("TLS 1.2 %s refused: %v", tls.CipherSuiteName(suite), err)
+		}
+	}
+	for _, suite := range []uint16{
+		tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA,
+		tls.TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA,
+		tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256,
+	} {
+		if err := handshake(tls.VersionTLS12, suite); err == nil {
+			t.Errorf("TLS 1.2 %s accepted", tls.CipherSuiteName(suite))
+		}
+	}
+	if err := handshake(tls.VersionTLS13, 0); err != nil {
+		t.Errorf("TLS 1.3 refused: %v", err)
+	}
+	if err := handshake(tls.VersionTLS11, 0); err == nil {
+		t.Error("TLS 1.1 accepted")
+	}
+}
