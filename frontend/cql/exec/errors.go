@@ -163,6 +163,12 @@ func wireError(err error) error {
 		return we
 	}
 	e := toError(err)
+	if e.Code == wire.CodeServer && e.Cause != nil {
+		// The cause's text may name files and internals (a full
+		// commitlog disk's path): the transport logs it with the
+		// connection and stream it sends the client instead.
+		return e.Cause
+	}
 	return &wire.Error{
 		Code:        e.Code,
 		Message:     e.Message,
