@@ -20,6 +20,13 @@ const (
 	maxPartSize = 5 << 30
 )
 
+// Server-side encryption settings (Config.SSE).
+const (
+	SSEOff = "none"
+	SSES3  = "s3"
+	SSEKMS = "kms"
+)
+
 // Config selects and configures a backend.
 type Config struct {
 	Backend string `yaml:"backend"`
@@ -39,6 +46,12 @@ type Config struct {
 	PathStyle       bool   `yaml:"path_style"`
 	// Insecure talks plain HTTP to the endpoint.
 	Insecure bool `yaml:"insecure"`
+	// SSE asks the bucket to encrypt each object it stores (s3, minio):
+	// SSEOff leaves it to the bucket's default, SSES3 uses keys the service
+	// manages (AES256), SSEKMS a KMS key: SSEKMSKeyID, or the service's
+	// default KMS key when empty.
+	SSE         string `yaml:"sse"`
+	SSEKMSKeyID string `yaml:"sse_kms_key_id"`
 
 	// PartSize is the size of each part of a streaming upload; smaller
 	// uploads are sent in one request.
@@ -74,6 +87,8 @@ func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	f.StringVar(&c.SecretAccessKey, p+"secret-access-key", "", "Secret access key; pass it as $SEDIMENT_OBJECTSTORE_SECRET_ACCESS_KEY rather than on the command line.")
 	f.BoolVar(&c.PathStyle, p+"path-style", false, "Address buckets as endpoint/bucket rather than bucket.endpoint.")
 	f.BoolVar(&c.Insecure, p+"insecure", false, "Use plain HTTP to the endpoint.")
+	f.StringVar(&c.SSE, p+"sse", SSEOff, "Server-side encryption asked for each object (s3, minio): none (the bucket's default), s3 (SSE-S3, AES256) or kms (SSE-KMS).")
+	f.StringVar(&c.SSEKMSKeyID, p+"sse-kms-key-id", "", "KMS key ID or ARN of -objectstore.sse=kms; empty: the service's default key.")
 	f.Int64Var(&c.PartSize, p+"part-size", 16<<20, "Part size in bytes of multipart uploads (at least 5 MiB).")
 	f.IntVar(&c.UploadConcurrency, p+"upload-concurrency", 4, "Parts of one upload sent in parallel.")
 	f.IntVar(&c.ListPageSize, p+"list-page-size", 1000, "Keys per list request (1 to 1000).")
@@ -109,6 +124,14 @@ func (c *Config) Validate() error {
 		}
 	default:
 		return fmt.Errorf("objectstore: unknown backend %q (want file, s3 or minio)", c.Backend)
+	}
+	switch {
+	case c.SSE != SSEOff && c.SSE != SSES3 && c.SSE != SSEKMS:
+		return fmt.Errorf("objectstore: -objectstore.sse %q is none, s3 or kms", c.SSE)
+	case c.SSE != SSEOff && c.Backend == BackendFile:
+		return errors.New("objectstore: -objectstore.sse applies to the s3 and minio backends; encrypt the file backend's disk instead")
+	case c.SSEKMSKeyID != "" && c.SSE != SSEKMS:
+		return errors.New("objectstore: -objectstore.sse-kms-key-id needs -objectstore.sse=kms")
 	}
 	if _, err := prefixOf(c.Prefix); err != nil {
 		return err

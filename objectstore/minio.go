@@ -14,12 +14,14 @@ import (
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+	"github.com/minio/minio-go/v7/pkg/encrypt"
 )
 
 // minioAPI speaks to MinIO and other S3-compatible services with minio-go.
 type minioAPI struct {
 	core   minio.Core
 	bucket string
+	sse    encrypt.ServerSide // nil for the bucket's default
 }
 
 var _ remoteAPI = (*minioAPI)(nil)
@@ -60,12 +62,21 @@ func newMinIOAPI(cfg Config, transport http.RoundTripper) (*minioAPI, error) {
 	if err != nil {
 		return nil, fmt.Errorf("objectstore: minio client: %w", err)
 	}
-	return &minioAPI{core: minio.Core{Client: client}, bucket: cfg.Bucket}, nil
+	b := &minioAPI{core: minio.Core{Client: client}, bucket: cfg.Bucket}
+	switch cfg.SSE {
+	case SSES3:
+		b.sse = encrypt.NewSSE()
+	case SSEKMS:
+		if b.sse, err = encrypt.NewSSEKMS(cfg.SSEKMSKeyID, nil); err != nil {
+			return nil, fmt.Errorf("objectstore: -objectstore.sse-kms-key-id: %w", err)
+		}
+	}
+	return b, nil
 }
 
 func (b *minioAPI) putObject(ctx context.Context, key string, data []byte, cond *Condition) (string, error) {
 	// Without a SHA-256 of the body; a CRC32C trailer protects it instead.
-	opts := minio.PutObjectOptions{DisableContentSha256: true}
+	opts := minio.PutObjectOptions{DisableContentSha256: true, ServerSideEncryption: b.sse}
 	if cond != nil {
 		if cond.Absent() {
 			opts.SetMatchETagExcept("*")
@@ -145,7 +156,7 @@ func (b *minioAPI) deleteObject(ctx context.Context, key string) error {
 }
 
 func (b *minioAPI) createUpload(ctx context.Context, key string) (string, error) {
-	id, err := b.core.NewMultipartUpload(ctx, b.bucket, key, minio.PutObjectOptions{})
+	id, err := b.core.NewMultipartUpload(ctx, b.bucket, key, minio.PutObjectOptions{ServerSideEncryption: b.sse})
 	return id, b.mapError(err, key)
 }
 

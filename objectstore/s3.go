@@ -24,6 +24,8 @@ import (
 type s3API struct {
 	client *s3.Client
 	bucket string
+	sse    types.ServerSideEncryption // "" for the bucket's default
+	kmsKey *string
 }
 
 var _ remoteAPI = (*s3API)(nil)
@@ -60,7 +62,17 @@ func newS3API(ctx context.Context, cfg Config) (*s3API, error) {
 		// that for every read.
 		o.DisableLogOutputChecksumValidationSkipped = true
 	})
-	return &s3API{client: client, bucket: cfg.Bucket}, nil
+	b := &s3API{client: client, bucket: cfg.Bucket}
+	switch cfg.SSE {
+	case SSES3:
+		b.sse = types.ServerSideEncryptionAes256
+	case SSEKMS:
+		b.sse = types.ServerSideEncryptionAwsKms
+		if cfg.SSEKMSKeyID != "" {
+			b.kmsKey = aws.String(cfg.SSEKMSKeyID)
+		}
+	}
+	return b, nil
 }
 
 // endpointURL returns cfg.Endpoint as a URL, adding the scheme that
@@ -89,6 +101,10 @@ func (b *s3API) putObject(ctx context.Context, key string, data []byte, cond *Co
 		Body:              bytes.NewReader(data),
 		ContentLength:     aws.Int64(int64(len(data))),
 		ChecksumAlgorithm: types.ChecksumAlgorithmCrc32c,
+		// Asked of every object: a bucket default set later does not
+		// reach objects stored before it.
+		ServerSideEncryption: b.sse,
+		SSEKMSKeyId:          b.kmsKey,
 	}
 	if cond != nil {
 		if cond.Absent() {
@@ -185,9 +201,11 @@ func (b *s3API) deleteObject(ctx context.Context, key string) error {
 
 func (b *s3API) createUpload(ctx context.Context, key string) (string, error) {
 	out, err := b.client.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{
-		Bucket:            &b.bucket,
-		Key:               &key,
-		ChecksumAlgorithm: types.ChecksumAlgorithmCrc32c,
+		Bucket:               &b.bucket,
+		Key:                  &key,
+		ChecksumAlgorithm:    types.ChecksumAlgorithmCrc32c,
+		ServerSideEncryption: b.sse,
+		SSEKMSKeyId:          b.kmsKey,
 	})
 	if err != nil {
 		return "", b.mapError(err, key)
