@@ -208,5 +208,14 @@ func (s *Sediment) statusHandler(mods *moduleManager) http.Handler {
 			}
 			return status.Catalog{View: s.view, Store: s.store, Cluster: s.manifest.Cluster()}
 		},
+		Warnings: func() []string {
+			mods.mu.Lock()
+			started := slices.ContainsFunc(mods.started, func(m startedModule) bool { return m.name == Frontend })
+			mods.mu.Unlock()
+			if started && s.frontend.Auth() != nil && s.frontend.Auth().DefaultPasswordInUse() {
+				return []string{"The superuser role cassandra still has the password cassandra: anyone can log in as it. Change its password, or create another superuser and drop it."}
+			}
+			return nil
+		},
 	})
 }
