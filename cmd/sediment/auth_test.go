@@ -86,6 +86,9 @@ func TestRunPasswordAuthenticator(t *testing.T) {
 	if v := gaugeValue(t, p.s.reg, "sediment_cql_default_superuser_password"); v != 1 {
 		t.Errorf("sediment_cql_default_superuser_password = %v while cassandra/cassandra is in use", v)
 	}
+	if w := statusPage(t, p)["warning"]; !strings.Contains(w, "cassandra still has the password cassandra") {
+		t.Errorf("status page warning %q, want one about the default password", w)
+	}
 
 	// Guessing passwords from one address is throttled: past the burst
 	// even the right password is refused, without a bcrypt comparison.
@@ -139,6 +142,9 @@ func TestRunConfiguredSuperuser(t *testing.T) {
 	}
 	if v := gaugeValue(t, p.s.reg, "sediment_cql_default_superuser_password"); v != 0 {
 		t.Errorf("sediment_cql_default_superuser_password = %v without a cassandra role", v)
+	}
+	if w, ok := statusPage(t, p)["warning"]; ok {
+		t.Errorf("status page warning %q without a cassandra role", w)
 	}
 	if strings.Contains(p.log.String(), "from-a-secret") {
 		t.Errorf("the log shows the password:\n%s", p.log)

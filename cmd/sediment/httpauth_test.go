@@ -133,7 +133,7 @@ func TestHTTPBearerToken(t *testing.T) {
 func TestHTTPMutualTLS(t *testing.T) {
 	dir := t.TempDir()
 	ca := clustertlstest.NewCA(t, "cluster")
-	p := startProcess(t, t.TempDir(), append(tlsFlags(ca.WriteFiles(dir, "node")), "-http.tls")...)
+	p := startProcess(t, t.TempDir(), append(tlsFlags(ca.WriteFiles(t, dir, "node")), "-http.tls")...)
 	roots := x509.NewCertPool()
 	roots.AppendCertsFromPEM(ca.PEM())
 	client := func(certPEM, keyPEM []byte) *http.Client {
@@ -147,7 +147,7 @@ func TestHTTPMutualTLS(t *testing.T) {
 		}
 		return &http.Client{Transport: &http.Transport{TLSClientConfig: cfg}}
 	}
-	member, stranger := client(ca.Issue("prometheus")), client(clustertlstest.NewCA(t, "other").Issue("prometheus"))
+	member, stranger := client(ca.Issue(t, "prometheus")), client(clustertlstest.NewCA(t, "other").Issue(t, "prometheus"))
 	anonymous := client(nil, nil)
 	base := fmt.Sprintf("https://127.0.0.1:%d", p.httpPort)
 	p.waitReadyVia(t, member, base+"/ready", "")

@@ -215,6 +215,15 @@ func (s *Sediment) statusHandler(mods *moduleManager, hist *status.History) http
 	return status.Handler(status.Source{
 		Process: s.httpAddr, Roles: roles, Started: time.Now(), Gatherer: s.reg, History: hist, Logger: s.logger,
 		Catalog: s.catalog(mods),
+		Warnings: func() []string {
+			mods.mu.Lock()
+			started := slices.ContainsFunc(mods.started, func(m startedModule) bool { return m.name == Frontend })
+			mods.mu.Unlock()
+			if started && s.frontend.Auth() != nil && s.frontend.Auth().DefaultPasswordInUse() {
+				return []string{"The superuser role cassandra still has the password cassandra: anyone can log in as it. Change its password, or create another superuser and drop it."}
+			}
+			return nil
+		},
 	})
 }
 

@@ -42,13 +42,13 @@ func TestRunFrontendRemoteTLS(t *testing.T) {
 	certs := t.TempDir()
 	ca := clustertlstest.NewCA(t, "cluster")
 	ingestDir := t.TempDir()
-	node := startProcess(t, ingestDir, append(tlsFlags(ca.WriteFiles(certs, "node")), "-target=ingest", "-node.heartbeat-interval=50ms")...)
+	node := startProcess(t, ingestDir, append(tlsFlags(ca.WriteFiles(t, certs, "node")), "-target=ingest", "-node.heartbeat-interval=50ms")...)
 	node.waitReady(t)
 	frontendFlags := func(files clustertls.Config) []string {
 		return append(append(tlsFlags(files), node.natsFlags()...), "-target=frontend", "-node.heartbeat-interval=50ms",
 			"-objectstore.dir="+filepath.Join(ingestDir, "objects"))
 	}
-	fe := startProcess(t, t.TempDir(), frontendFlags(ca.WriteFiles(certs, "frontend"))...)
+	fe := startProcess(t, t.TempDir(), frontendFlags(ca.WriteFiles(t, certs, "frontend"))...)
 	fe.waitReady(t)
 	s := cqlSession(t, fe, "")
 	execCQL(t, s,
@@ -64,7 +64,7 @@ func TestRunFrontendRemoteTLS(t *testing.T) {
 		t.Fatalf("%v connections refused before the stranger came\n%s", n, node.log)
 	}
 
-	stranger := startProcess(t, t.TempDir(), frontendFlags(clustertlstest.NewCA(t, "other").WriteFiles(certs, "stranger"))...)
+	stranger := startProcess(t, t.TempDir(), frontendFlags(clustertlstest.NewCA(t, "other").WriteFiles(t, certs, "stranger"))...)
 	stranger.waitReady(t)
 	s2 := cqlSession(t, stranger, "")
 	if err := s2.Query("INSERT INTO r.t (k, v) VALUES (2, 'forged')").Exec(); err == nil {

@@ -90,9 +90,9 @@ func (r *refusals) await(t *testing.T, want int64) {
 func TestTLSRefusesStrangers(t *testing.T) {
 	dir := t.TempDir()
 	ca := clustertlstest.NewCA(t, "cluster")
-	server := loadIdentity(t, ca.WriteFiles(dir, "server"))
-	member := loadIdentity(t, ca.WriteFiles(dir, "member"))
-	other := loadIdentity(t, clustertlstest.NewCA(t, "other").WriteFiles(dir, "other"))
+	server := loadIdentity(t, ca.WriteFiles(t, dir, "server"))
+	member := loadIdentity(t, ca.WriteFiles(t, dir, "member"))
+	other := loadIdentity(t, clustertlstest.NewCA(t, "other").WriteFiles(t, dir, "other"))
 
 	node := openNode(t, vfs.NewMem(), "log", 1)
 	h := &counting{Handler: ingest.RPCHandler(node)}
@@ -164,7 +164,7 @@ func TestTLSRefusesStrangers(t *testing.T) {
 // once the handshake timeout passes, and counts them as refused.
 func TestSilentConnectionClosed(t *testing.T) {
 	ca := clustertlstest.NewCA(t, "cluster")
-	server := loadIdentity(t, ca.WriteFiles(t.TempDir(), "server"))
+	server := loadIdentity(t, ca.WriteFiles(t, t.TempDir(), "server"))
 	for name, cfg := range map[string]func() *tls.Config{"tls": server.Server, "plain": nil} {
 		t.Run(name, func(t *testing.T) {
 			var ref refusals
@@ -221,9 +221,9 @@ func replaceFile(t *testing.T, name string, data []byte) {
 func TestTLSRotationUnderLoad(t *testing.T) {
 	dir := t.TempDir()
 	oldCA, newCA := clustertlstest.NewCA(t, "old"), clustertlstest.NewCA(t, "new")
-	srvFiles, cliFiles := oldCA.WriteFiles(dir, "server"), oldCA.WriteFiles(dir, "client")
+	srvFiles, cliFiles := oldCA.WriteFiles(t, dir, "server"), oldCA.WriteFiles(t, dir, "client")
 	server, client := loadIdentity(t, srvFiles), loadIdentity(t, cliFiles)
-	stale := loadIdentity(t, oldCA.WriteFiles(dir, "stale"))
+	stale := loadIdentity(t, oldCA.WriteFiles(t, dir, "stale"))
 
 	node := openNode(t, vfs.NewMem(), "log", 1)
 	var ref refusals
@@ -279,7 +279,7 @@ func TestTLSRotationUnderLoad(t *testing.T) {
 	replaceFile(t, cliFiles.CAFile, bundle)
 	progress("both CAs trusted")
 	for _, f := range []clustertls.Config{srvFiles, cliFiles} {
-		certPEM, keyPEM := newCA.Issue(filepath.Base(f.CertFile))
+		certPEM, keyPEM := newCA.Issue(t, filepath.Base(f.CertFile))
 		replaceFile(t, f.KeyFile, keyPEM)
 		progress("key of " + f.CertFile + " replaced")
 		replaceFile(t, f.CertFile, certPEM)

@@ -28,7 +28,7 @@ func newCompactor(t *testing.T, bin, id string, n *testserver.NATSServer, m *tes
 	t.Helper()
 	nd := &node{id: id, dataDir: t.TempDir(), httpAddr: freeAddr(t), out: &syncBuffer{}}
 	nd.prepare(t)
-	nd.args = append(common(bin, "compactor", nd, n, m, cluster),
+	nd.args = append(common(t, bin, "compactor", nd, n, m, cluster),
 		"-compactor.workers=1",
 		"-compactor.plan-interval=200ms",
 		"-compactor.ack-wait=2s",

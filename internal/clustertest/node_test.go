@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sedimentdb/sediment/internal/clustertls/clustertlstest"
 	"github.com/sedimentdb/sediment/internal/testserver"
 )
 
@@ -75,10 +76,21 @@ type node struct {
 	done chan error
 }
 
+// clusterCA signs the certificates of every process the tests start, so
+// that the ingest RPC runs with mutual TLS, as production configures it.
+var clusterCA = struct {
+	once sync.Once
+	ca   *clustertlstest.CA
+}{}
+
 // common returns the flags every process of the cluster shares: the
-// external NATS and MinIO, and short pauses and heartbeats for a quick test.
-func common(bin, target string, nd *node, n *testserver.NATSServer, m *testserver.MinIOServer, cluster string) []string {
+// external NATS and MinIO, the cluster certificates, and short pauses and
+// heartbeats for a quick test.
+func common(t *testing.T, bin, target string, nd *node, n *testserver.NATSServer, m *testserver.MinIOServer, cluster string) []string {
+	t.Helper()
 	nd.env = []string{"SEDIMENT_OBJECTSTORE_SECRET_ACCESS_KEY=" + m.SecretKey}
+	clusterCA.once.Do(func() { clusterCA.ca = clustertlstest.NewCA(t, "clustertest") })
+	tls := clusterCA.ca.WriteFiles(t, nd.dataDir, nd.id)
 	return []string{
 		bin,
 		"-target=" + target,
@@ -96,6 +108,9 @@ func common(bin, target string, nd *node, n *testserver.NATSServer, m *testserve
 		"-objectstore.retry.max-backoff=200ms",
 		fmt.Sprintf("-ingest.ranges=%d", ranges),
 		"-node.heartbeat-interval=200ms",
+		"-cluster.tls-ca-file=" + tls.CAFile,
+		"-cluster.tls-cert-file=" + tls.CertFile,
+		"-cluster.tls-key-file=" + tls.KeyFile,
 	}
 }
 
@@ -123,7 +138,7 @@ func newNode(t *testing.T, bin, id string, n *testserver.NATSServer, m *testserv
 	t.Helper()
 	nd := &node{id: id, dataDir: t.TempDir(), httpAddr: freeAddr(t), rpcAddr: freeAddr(t), out: &syncBuffer{}}
 	nd.prepare(t)
-	nd.args = append(common(bin, "ingest", nd, n, m, cluster),
+	nd.args = append(common(t, bin, "ingest", nd, n, m, cluster),
 		"-ingest.rpc-address="+nd.rpcAddr,
 		"-ingest.shards=2",
 		fmt.Sprintf("-ingest.memtable-size=%d", memtableSize),
@@ -142,7 +157,7 @@ func newFrontend(t *testing.T, bin, id string, n *testserver.NATSServer, m *test
 	t.Helper()
 	nd := &node{id: id, dataDir: t.TempDir(), httpAddr: freeAddr(t), cqlAddr: freeAddr(t), out: &syncBuffer{}}
 	nd.prepare(t)
-	nd.args = append(common(bin, "frontend", nd, n, m, cluster),
+	nd.args = append(common(t, bin, "frontend", nd, n, m, cluster),
 		"-cql.listen-address="+nd.cqlAddr,
 		"-cache.memory-bytes=16777216",
 	)

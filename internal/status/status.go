@@ -111,6 +111,9 @@ type Source struct {
 	// shows.
 	ArchiveEvery time.Duration
 	ArchiveLimit int
+	// Warnings returns what the operator must fix, such as a default
+	// password still in use; nil means none.
+	Warnings func() []string
 }
 
 //go:embed page.html
@@ -187,6 +190,8 @@ type Page struct {
 	Revisions                *Revisions
 	// Errors are the parts that could not be read; the rest still shows.
 	Errors []string
+	// Warnings are Source.Warnings at the request.
+	Warnings []string
 }
 
 // Member is one member of the cluster.
@@ -250,6 +255,9 @@ func (h *handler) page(ctx context.Context) *Page {
 		Refresh: int(src.Refresh / time.Second), MaxAge: src.MaxAge, Memtable: -1}
 	if p.Refresh < 1 {
 		p.Refresh = 1
+	}
+	if src.Warnings != nil {
+		p.Warnings = src.Warnings()
 	}
 	var cat Catalog
 	if src.Catalog != nil {

@@ -19,9 +19,9 @@ import (
 	"github.com/sedimentdb/sediment/internal/clustertls"
 )
 
-// CA is a certificate authority of one test.
+// CA is a certificate authority for tests. It may outlive the test that
+// made it: the methods take the test to fail.
 type CA struct {
-	t    testing.TB
 	cert *x509.Certificate
 	key  *ecdsa.PrivateKey
 	pem  []byte
@@ -48,7 +48,7 @@ func NewCA(t testing.TB, name string) *CA {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &CA{t: t, cert: cert, key: key, pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
+	return &CA{cert: cert, key: key, pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
 }
 
 // PEM is the CA's certificate.
@@ -56,8 +56,7 @@ func (ca *CA) PEM() []byte { return ca.pem }
 
 // Issue returns a certificate and key signed by ca, for server and client
 // authentication, valid for 127.0.0.1 and localhost.
-func (ca *CA) Issue(name string) (certPEM, keyPEM []byte) {
-	t := ca.t
+func (ca *CA) Issue(t testing.TB, name string) (certPEM, keyPEM []byte) {
 	t.Helper()
 	key := newKey(t)
 	tmpl := &x509.Certificate{
@@ -83,17 +82,17 @@ func (ca *CA) Issue(name string) (certPEM, keyPEM []byte) {
 
 // WriteFiles writes ca's certificate and a certificate issued to name, with
 // its key, under dir, and returns the configuration naming them.
-func (ca *CA) WriteFiles(dir, name string) clustertls.Config {
-	ca.t.Helper()
+func (ca *CA) WriteFiles(t testing.TB, dir, name string) clustertls.Config {
+	t.Helper()
 	cfg := clustertls.Config{
 		CAFile:   filepath.Join(dir, name+"-ca.pem"),
 		CertFile: filepath.Join(dir, name+".pem"),
 		KeyFile:  filepath.Join(dir, name+"-key.pem"),
 	}
-	certPEM, keyPEM := ca.Issue(name)
-	write(ca.t, cfg.CAFile, ca.pem)
-	write(ca.t, cfg.CertFile, certPEM)
-	write(ca.t, cfg.KeyFile, keyPEM)
+	certPEM, keyPEM := ca.Issue(t, name)
+	write(t, cfg.CAFile, ca.pem)
+	write(t, cfg.CertFile, certPEM)
+	write(t, cfg.KeyFile, keyPEM)
 	return cfg
 }
 
