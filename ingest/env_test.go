@@ -55,8 +55,9 @@ type env struct {
 	beforeUpload, beforeCommit, afterCommit atomic.Pointer[func() error]
 
 	// js, if set, holds the shard's log (a streamlog on nats) instead of fs.
-	js   jetstream.JetStream
-	nats *testserver.NATSServer
+	js       jetstream.JetStream
+	nats     *testserver.NATSServer
+	replicas int // of the log's stream; 0 for 1
 }
 
 // logKinds are the shard logs that forEachLog runs a test against.
@@ -92,7 +93,7 @@ func (e *env) openLog() func(context.Context, uint32, *slog.Logger) (Log, error)
 		return nil
 	}
 	return func(ctx context.Context, shard uint32, logger *slog.Logger) (Log, error) {
-		return streamlog.Open(ctx, streamlog.Options{JetStream: e.js, Cluster: "test", Node: "n1", Shard: shard, Logger: logger})
+		return streamlog.Open(ctx, streamlog.Options{JetStream: e.js, Cluster: "test", Node: "n1", Shard: shard, Replicas: e.replicas, Logger: logger})
 	}
 }
 
