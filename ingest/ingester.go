@@ -10,9 +10,11 @@ import (
 	"time"
 
 	"github.com/grafana/dskit/services"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sedimentdb/sediment/ingest/rpc"
+	"github.com/sedimentdb/sediment/internal/streamlog"
 	"github.com/sedimentdb/sediment/internal/tablestore"
 	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/manifest"
@@ -26,6 +28,8 @@ type Deps struct {
 	Store    objectstore.Store
 	// FS holds the commitlogs; vfs.Default if nil.
 	FS vfs.FS
+	// JetStream holds the shards' logs with -ingest.log=jetstream.
+	JetStream jetstream.JetStream
 	// NodeID is the process's ID (<data.dir>/node-id): the node's member
 	// and owner name, kept across restarts.
 	NodeID string
@@ -118,6 +122,9 @@ func New(cfg Config, deps Deps) (*Ingester, error) {
 	if deps.FS == nil {
 		deps.FS = vfs.Default
 	}
+	if cfg.Log.Kind == LogJetStream && deps.JetStream == nil {
+		return nil, errors.New("-ingest.log=jetstream: no JetStream")
+	}
 	ln, err := net.Listen("tcp", cfg.RPCAddress)
 	if err != nil {
 		return nil, fmt.Errorf("-ingest.rpc-address: %w", err)
@@ -206,6 +213,7 @@ func (g *Ingester) starting(ctx context.Context) (err error) {
 		Ranges:     ranges,
 		L0:         g.deps.L0,
 		ChunkSize:  g.deps.ChunkSize,
+		OpenLog:    g.openLog(),
 	})
 	if err != nil {
 		return err
@@ -222,8 +230,27 @@ func (g *Ingester) starting(ctx context.Context) (err error) {
 	if err := g.beater.Beat(ctx); err != nil {
 		return errors.Join(fmt.Errorf("heartbeat: %w", err), g.rpc.Close(), g.node.Close())
 	}
-	g.logger.Info("ingest node open", "shards", g.node.Shards(), "commitlog", ncfg.Commitlog.Dir, "rpc", g.ln.Addr().String(), "address", g.addr)
+	g.logger.Info("ingest node open", "shards", g.node.Shards(), "log", g.cfg.Log.Kind, "commitlog", ncfg.Commitlog.Dir, "rpc", g.ln.Addr().String(), "address", g.addr)
 	return nil
+}
+
+// openLog is NodeDeps.OpenLog: nil for the local commitlog, else a
+// streamlog on the node's subject of each shard.
+func (g *Ingester) openLog() func(context.Context, uint32, *slog.Logger) (Log, error) {
+	if g.cfg.Log.Kind != LogJetStream {
+		return nil
+	}
+	return func(ctx context.Context, shard uint32, logger *slog.Logger) (Log, error) {
+		return streamlog.Open(ctx, streamlog.Options{
+			JetStream:     g.deps.JetStream,
+			Cluster:       g.deps.Manifest.Cluster(),
+			Node:          g.deps.NodeID,
+			Shard:         shard,
+			Replicas:      g.cfg.Log.Replicas,
+			AppendTimeout: g.cfg.Log.AppendTimeout,
+			Logger:        logger,
+		})
+	}
 }
 
 // running renews the member until the service stops; an RPC server that
