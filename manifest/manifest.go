@@ -50,8 +50,8 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives conflict and archive diagnostics (default slog.Default).
 	Logger *slog.Logger
-	// Replicas of the buckets' streams (default 1). Open sets it on
-	// buckets that exist, so that raising it scales them up.
+	// Replicas of the buckets' streams (default 1). Open raises buckets
+	// that exist to it, and never lowers them.
 	Replicas int
 }
 
@@ -131,6 +131,11 @@ func Open(ctx context.Context, js jetstream.JetStream, store objectstore.Store, 
 }
 
 func openBucket(ctx context.Context, js jetstream.JetStream, name, kind string, replicas int) (*bucket, error) {
+	// A process of default configuration must not scale a cluster's
+	// buckets down.
+	if s, err := js.Stream(ctx, "KV_"+name); err == nil {
+		replicas = max(replicas, s.CachedInfo().Config.Replicas)
+	}
 	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 		Bucket:      name,
 		Description: "sediment manifest: " + kind,

@@ -40,12 +40,24 @@ func TestReplicas(t *testing.T) {
 			t.Fatalf("bucket %s has %d replicas, want 3", b.name, info.Config.Replicas)
 		}
 	}
+	// A process of default configuration keeps them.
+	if _, err := Open(ctx, js, store, "c1", Options{}); err != nil {
+		t.Fatal(err)
+	}
+	info, err := m.ownership.stream.Info(ctx)
+	if err != nil || info.Config.Replicas != 3 {
+		t.Fatalf("after an Open with default options the ownership bucket has %+v replicas (%v), want 3", info, err)
+	}
 	if err := m.InitRanges(ctx, 4); err != nil {
 		t.Fatal(err)
 	}
 	c.Servers[0].Kill()
 	for {
-		_, err := m.Assign(ctx, 1, "n1")
+		// A request to the dead server's streams goes unanswered until a
+		// new leader is elected: each attempt gets a deadline of its own.
+		actx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		_, err := m.Assign(actx, 1, "n1")
+		cancel()
 		if err == nil {
 			break
 		}

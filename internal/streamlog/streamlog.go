@@ -163,9 +163,13 @@ func Open(ctx context.Context, opts Options) (*Log, error) {
 		log:     logger.With("component", "streamlog", "shard", opts.Shard),
 		max:     int(opts.JetStream.Conn().MaxPayload()) - headerRoom,
 	}
-	var err error
 	for {
-		if err = l.open(ctx); err == nil {
+		// A request to a stream whose leader died goes unanswered until a
+		// new one is elected: each attempt gets a deadline of its own.
+		actx, cancel := context.WithTimeout(ctx, openAttemptTimeout)
+		err := l.open(actx)
+		cancel()
+		if err == nil {
 			return l, nil
 		}
 		l.log.Warn("opening the log stream; retrying", "err", err)
@@ -386,6 +390,9 @@ func (l *Log) publish(ctx context.Context, p *pending, expect uint64) (uint64, e
 	}
 	return 0, fmt.Errorf("%w: log %s did not confirm a record within %v: %v", class, l.subject, l.opts.AppendTimeout, last)
 }
+
+// openAttemptTimeout bounds one attempt of Open.
+const openAttemptTimeout = 5 * time.Second
 
 // probeTimeout bounds the question whether the stream has a quorum.
 const probeTimeout = 500 * time.Millisecond
