@@ -379,17 +379,43 @@ func (l *Log) publish(ctx context.Context, p *pending, expect uint64) (uint64, e
 		}
 		backoff = min(2*backoff, 200*time.Millisecond)
 	}
-	// A stream that answers no request has no quorum: Unavailable, as
-	// Cassandra says when too few replicas are alive. One that answers
-	// was only slow.
 	class := storage.ErrTimeout
-	pctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
-	defer cancel()
-	if _, err := l.stream.Info(pctx); err != nil {
+	if !l.quorum() {
 		class = storage.ErrUnavailable
 	}
 	return 0, fmt.Errorf("%w: log %s did not confirm a record within %v: %v", class, l.subject, l.opts.AppendTimeout, last)
 }
+
+// quorum reports whether the stream has a leader that hears from a quorum
+// of its replicas: without one, a write is Unavailable, as Cassandra says
+// when too few replicas are alive; with one, it was only slow. A leader
+// that lost its followers goes on answering for a while before it steps
+// down, so its answer alone does not tell.
+func (l *Log) quorum() bool {
+	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+	defer cancel()
+	info, err := l.stream.Info(ctx)
+	if err != nil {
+		return false
+	}
+	c := info.Cluster
+	if c == nil || len(c.Replicas) == 0 {
+		return true // one replica: answering is being available
+	}
+	if c.Leader == "" {
+		return false
+	}
+	live := 1
+	for _, p := range c.Replicas {
+		if p.Current && !p.Offline && p.Active < peerSilence {
+			live++
+		}
+	}
+	return live > (len(c.Replicas)+1)/2
+}
+
+// peerSilence is how long a replica may go unheard and count as alive.
+const peerSilence = time.Second
 
 // openAttemptTimeout bounds one attempt of Open.
 const openAttemptTimeout = 5 * time.Second

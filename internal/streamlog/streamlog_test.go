@@ -170,3 +170,44 @@ func TestMaxRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestNoQuorum takes two servers away from of a three-server cluster under a log of
+// three replicas: appends fail with storage.ErrUnavailable, and once a
+// server is back the pending record is stored, once.
+func TestNoQuorum(t *testing.T) {
+	c := testserver.NATSClusterOf(t, 3)
+	js, err := jetstream.New(c.Connect(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	l, err := Open(ctx, Options{JetStream: js, Cluster: "c1", Node: "n1", Shard: 0, Replicas: 3, AppendTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendAll(t, l, "a")
+	// One killed, one stopped: a stopping server hands its leaderships
+	// over, and the last one leads on, answering, without followers.
+	c.Servers[0].Kill()
+	c.Servers[1].Stop()
+	_, err = l.Append(ctx, []byte("b"))
+	if !errors.Is(err, storage.ErrUnavailable) {
+		t.Fatalf("append without a quorum: %v, want ErrUnavailable", err)
+	}
+	c.Servers[0].Restart(t)
+	var p commitlog.Position
+	for p, err = l.Append(ctx, []byte("b")); err != nil; p, err = l.Append(ctx, []byte("b")) {
+		if !storage.Retriable(err) || ctx.Err() != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Close()
+	l2, err := Open(ctx, Options{JetStream: js, Cluster: "c1", Node: "n1", Shard: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := replay(t, l2); len(got) != 2 || got[1] != (record{p, "b"}) {
+		t.Fatalf("replay %v, want a, then b once at %v", got, p)
+	}
+}
