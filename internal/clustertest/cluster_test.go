@@ -56,7 +56,14 @@ type observer struct {
 	v *manifest.View
 }
 
-func newObserver(t *testing.T, n *testserver.NATSServer, ms *testserver.MinIOServer) *observer {
+func newObserver(t *testing.T, n natsEndpoint, ms *testserver.MinIOServer) *observer {
+	t.Helper()
+	return newObserverReplicas(t, n, ms, 1)
+}
+
+// newObserverReplicas is newObserver for a cluster whose catalog has
+// replicas replicas (-manifest.replicas), which it creates with them.
+func newObserverReplicas(t *testing.T, n natsEndpoint, ms *testserver.MinIOServer, replicas int) *observer {
 	t.Helper()
 	ctx := context.Background()
 	js, err := jetstream.New(n.Connect(t))
@@ -70,7 +77,7 @@ func newObserver(t *testing.T, n *testserver.NATSServer, ms *testserver.MinIOSer
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := manifest.Open(ctx, js, store, cluster, manifest.Options{})
+	m, err := manifest.Open(ctx, js, store, cluster, manifest.Options{Replicas: replicas})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/sedimentdb/sediment/internal/testserver"
 )
 
@@ -60,6 +62,13 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
+// natsEndpoint is a nats-server or a cluster of them: the URLs processes
+// get, and the test's own connections.
+type natsEndpoint interface {
+	URL() string
+	Connect(testing.TB) *nats.Conn
+}
+
 // node is one `sediment` process, of the ingest or the frontend role. Its
 // data directory and addresses stay the same across restarts.
 type node struct {
@@ -75,7 +84,7 @@ type node struct {
 
 // common returns the flags every process of the cluster shares: the
 // external NATS and MinIO, and short pauses and heartbeats for a quick test.
-func common(bin, target string, nd *node, n *testserver.NATSServer, m *testserver.MinIOServer, cluster string) []string {
+func common(bin, target string, nd *node, n natsEndpoint, m *testserver.MinIOServer, cluster string) []string {
 	return []string{
 		bin,
 		"-target=" + target,
@@ -117,7 +126,7 @@ func (nd *node) prepare(t *testing.T) {
 }
 
 // newNode prepares an ingest node whose ID is id.
-func newNode(t *testing.T, bin, id string, n *testserver.NATSServer, m *testserver.MinIOServer, cluster string) *node {
+func newNode(t *testing.T, bin, id string, n natsEndpoint, m *testserver.MinIOServer, cluster string) *node {
 	t.Helper()
 	nd := &node{id: id, dataDir: t.TempDir(), httpAddr: freeAddr(t), rpcAddr: freeAddr(t), out: &syncBuffer{}}
 	nd.prepare(t)
@@ -136,7 +145,7 @@ func newNode(t *testing.T, bin, id string, n *testserver.NATSServer, m *testserv
 
 // newFrontend prepares a frontend process whose ID is id, serving CQL on a
 // port of its own. Its engine reaches the ingest nodes over RPC.
-func newFrontend(t *testing.T, bin, id string, n *testserver.NATSServer, m *testserver.MinIOServer, cluster string) *node {
+func newFrontend(t *testing.T, bin, id string, n natsEndpoint, m *testserver.MinIOServer, cluster string) *node {
 	t.Helper()
 	nd := &node{id: id, dataDir: t.TempDir(), httpAddr: freeAddr(t), cqlAddr: freeAddr(t), out: &syncBuffer{}}
 	nd.prepare(t)
