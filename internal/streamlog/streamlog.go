@@ -51,6 +51,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -358,7 +359,9 @@ func (l *Log) publish(ctx context.Context, p *pending, expect uint64) (uint64, e
 			if gerr == nil && m.Header.Get(jetstream.MsgIDHeader) == p.id {
 				return m.Sequence, nil
 			}
-			if gerr == nil {
+			if gerr == nil || errors.Is(gerr, jetstream.ErrMsgNotFound) {
+				// Another writer's message is last, or another writer
+				// dropped the log: this writer never purges its newest.
 				return 0, fmt.Errorf("%w: %s was opened by another writer", storage.ErrFenced, l.subject)
 			}
 			err = gerr
@@ -443,6 +446,42 @@ func (l *Log) Release(upTo commitlog.Position) error {
 		return fmt.Errorf("streamlog: purge %s before %d: %w", l.subject, keep, err)
 	}
 	return nil
+}
+
+// Drop purges every message of the subject up to the open marker: for a
+// node that took over the log's writer and holds its records now.
+func (l *Log) Drop(ctx context.Context) error {
+	if err := l.stream.Purge(ctx, jetstream.WithPurgeSubject(l.subject), jetstream.WithPurgeSequence(l.epoch+1)); err != nil {
+		return fmt.Errorf("streamlog: drop %s: %w", l.subject, err)
+	}
+	return nil
+}
+
+// Shards returns the shards of node that have a log on the cluster's
+// stream, none if the stream does not exist.
+func Shards(ctx context.Context, js jetstream.JetStream, cluster, node string) ([]uint32, error) {
+	s, err := js.Stream(ctx, StreamName(cluster))
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	prefix := cluster + ".wal." + node + "."
+	info, err := s.Info(ctx, jetstream.WithSubjectFilter(prefix+"*"))
+	if err != nil {
+		return nil, err
+	}
+	var shards []uint32
+	for subject := range info.State.Subjects {
+		n, err := strconv.ParseUint(subject[len(prefix):], 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("streamlog: subject %s", subject)
+		}
+		shards = append(shards, uint32(n))
+	}
+	slices.Sort(shards)
+	return shards, nil
 }
 
 // Stats counts the log's work: Syncs are publishes (attempts included) and

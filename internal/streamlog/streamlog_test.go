@@ -211,3 +211,46 @@ func TestNoQuorum(t *testing.T) {
 		t.Fatalf("replay %v, want a, then b once at %v", got, p)
 	}
 }
+
+// TestShardsDrop lists a node's logs, and drops one as a node that took
+// it over does: its subject is gone, its writer fenced.
+func TestShardsDrop(t *testing.T) {
+	js := newJS(t, testserver.NATS(t))
+	ctx := context.Background()
+	if got, err := Shards(ctx, js, "c1", "n1"); err != nil || len(got) != 0 {
+		t.Fatalf("shards before any log: %v, %v", got, err)
+	}
+	var logs []*Log
+	for _, shard := range []uint32{0, 2} {
+		l, err := Open(ctx, Options{JetStream: js, Cluster: "c1", Node: "n1", Shard: shard})
+		if err != nil {
+			t.Fatal(err)
+		}
+		appendAll(t, l, "a", "b")
+		logs = append(logs, l)
+	}
+	other, err := Open(ctx, Options{JetStream: js, Cluster: "c1", Node: "n2", Shard: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendAll(t, other, "x")
+	if got, err := Shards(ctx, js, "c1", "n1"); err != nil || fmt.Sprint(got) != "[0 2]" {
+		t.Fatalf("shards of n1: %v, %v", got, err)
+	}
+	taker, err := Open(ctx, Options{JetStream: js, Cluster: "c1", Node: "n1", Shard: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := replay(t, taker); len(got) != 2 {
+		t.Fatalf("the taker replays %v", got)
+	}
+	if err := taker.Drop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := Shards(ctx, js, "c1", "n1"); err != nil || fmt.Sprint(got) != "[2]" {
+		t.Fatalf("shards of n1 after the drop: %v, %v", got, err)
+	}
+	if _, err := logs[0].Append(ctx, []byte("late")); !errors.Is(err, storage.ErrFenced) {
+		t.Fatalf("append to a dropped log: %v, want ErrFenced", err)
+	}
+}
