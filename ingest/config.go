@@ -54,6 +54,9 @@ type Config struct {
 	// into: the unit of ownership, so the most ingest nodes that can share
 	// the writes, and the split of every flush into SSTables.
 	Ranges int `yaml:"ranges"`
+	// OwnerLease is how long an ingest node may go without a heartbeat
+	// before live nodes take its ranges over (with a replicated log only).
+	OwnerLease time.Duration `yaml:"owner_lease"`
 	// LeaveOnStop releases the node's ranges when it stops, after flushing,
 	// for other nodes to claim. A node that will restart keeps them.
 	LeaveOnStop bool `yaml:"leave_on_stop"`
@@ -115,6 +118,7 @@ func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	f.DurationVar(&c.Log.AppendTimeout, p+"log.append-timeout", 2*time.Second, "Longest wait of a group commit for the jetstream log; past it its writes fail as unavailable (the log has no quorum) or timed out.")
 	f.IntVar(&c.Ranges, p+"ranges", 16, "Token ranges of the ring, fixed when the cluster is created; starting a cluster's node with another count fails.")
 	f.StringVar(&c.RPCAddress, p+"rpc-address", "127.0.0.1:9190", "Address (host:port) where the ingest node serves frontends' writes and memtable reads; port 0 picks a free one. Announced to the members unless -node.address is set.")
+	f.DurationVar(&c.OwnerLease, p+"owner-lease", 10*time.Second, "With -ingest.log=jetstream: how long an ingest node may go without a heartbeat before the live ones claim its ranges under new epochs and replay its unflushed writes from the log. At least two -node.heartbeat-interval.")
 	f.BoolVar(&c.LeaveOnStop, p+"leave-on-stop", false, "On stop, after flushing, release the node's token ranges for other nodes to claim: for a node leaving the cluster for good. A restarting node keeps its ranges.")
 }
 
@@ -165,6 +169,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("config: -ingest.log.replicas %d out of range [1, 5]", c.Log.Replicas)
 	case c.Log.AppendTimeout <= 0:
 		return errors.New("config: -ingest.log.append-timeout must be positive")
+	case c.OwnerLease <= 0:
+		return errors.New("config: -ingest.owner-lease must be positive")
 	}
 	if c.Ranges < 1 || c.Ranges > manifest.MaxRanges {
 		return fmt.Errorf("config: -ingest.ranges %d out of range [1, %d]", c.Ranges, manifest.MaxRanges)

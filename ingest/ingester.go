@@ -101,6 +101,7 @@ type Ingester struct {
 	rpc       *rpc.Server
 	served    chan error
 	beater    *manifest.Beater
+	tm        *takeoverMetrics
 }
 
 const (
@@ -125,6 +126,9 @@ func New(cfg Config, deps Deps) (*Ingester, error) {
 	if cfg.Log.Kind == LogJetStream && deps.JetStream == nil {
 		return nil, errors.New("-ingest.log=jetstream: no JetStream")
 	}
+	if cfg.Log.Kind == LogJetStream && cfg.OwnerLease < 2*deps.HeartbeatInterval {
+		return nil, fmt.Errorf("-ingest.owner-lease %v is under two heartbeat intervals (%v): live nodes would be taken over", cfg.OwnerLease, deps.HeartbeatInterval)
+	}
 	ln, err := net.Listen("tcp", cfg.RPCAddress)
 	if err != nil {
 		return nil, fmt.Errorf("-ingest.rpc-address: %w", err)
@@ -142,6 +146,7 @@ func New(cfg Config, deps Deps) (*Ingester, error) {
 		cfg: cfg, deps: deps, ln: ln, addr: addr,
 		logger: deps.Logger.With("component", "ingest", "node", deps.NodeID),
 		served: make(chan error, 1),
+		tm:     newTakeoverMetrics(deps.Registerer),
 	}
 	g.Service = services.NewBasicService(g.starting, g.running, g.stopping).WithName(IngestRole)
 	return g, nil
@@ -262,6 +267,14 @@ func (g *Ingester) running(ctx context.Context) error {
 		defer close(beaten)
 		g.beater.Run(bgCtx)
 	}()
+	if g.cfg.Log.Kind == LogJetStream && g.deps.View != nil {
+		watched := make(chan struct{})
+		go func() {
+			defer close(watched)
+			g.watchOwners(bgCtx)
+		}()
+		defer func() { cancel(); <-watched }()
+	}
 	defer func() {
 		cancel()
 		<-beaten
