@@ -200,6 +200,12 @@ func (l *ledger) write(s *gocql.Session, i int) error {
 // within which the cluster must take writes again.
 func (l *ledger) mustWriteAll(t *testing.T, s *gocql.Session, from, to, workers int) {
 	t.Helper()
+	l.mustWriteAllIf(t, s, from, to, workers, retriableWrite)
+}
+
+// mustWriteAllIf is mustWriteAll, retrying the errors retriable accepts.
+func (l *ledger) mustWriteAllIf(t *testing.T, s *gocql.Session, from, to, workers int, retriable func(error) bool) {
+	t.Helper()
 	next := make(chan int)
 	var mu sync.Mutex
 	var failed []error
@@ -213,7 +219,7 @@ func (l *ledger) mustWriteAll(t *testing.T, s *gocql.Session, from, to, workers 
 					if err == nil {
 						break
 					}
-					if !retriableWrite(err) || time.Now().After(deadline) {
+					if !retriable(err) || time.Now().After(deadline) {
 						mu.Lock()
 						failed = append(failed, fmt.Errorf("write %d: %w", i, err))
 						mu.Unlock()

@@ -2,11 +2,13 @@ package clustertest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"slices"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -142,6 +144,39 @@ func TestTakeover(t *testing.T) {
 		nd.start(t)
 		nodes[i] = nd
 	}
+	// A node frozen past its lease (a long pause, a partition from NATS
+	// and the frontends) is taken over; once it thaws, its log and its
+	// flushes are fenced, so writes it still holds in flight are refused,
+	// and nothing acknowledged is lost.
+	var frozen *node
+	for _, nd := range nodes {
+		for r := range ranges {
+			if o, ok := obs.v.Ownership(r); ok && o.Owner == nd.id {
+				frozen = nd
+			}
+		}
+	}
+	if err := frozen.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	// Writes sent to the frozen node get no answer: the driver's own
+	// timeout ends them, and the application retries, as here.
+	l.mustWriteAllIf(t, s, next, next+200, 8, func(err error) bool {
+		return retriableWrite(err) || errors.Is(err, context.DeadlineExceeded)
+	})
+	next += 200
+	if err := frozen.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	l.mustWriteAll(t, s, next, next+200, 8)
+	next += 200
+	l.check(t, fmt.Sprintf("%s frozen past its lease, then thawed", frozen.id), s)
+	for r := range ranges {
+		if o, ok := obs.v.Ownership(r); ok && o.Owner == frozen.id {
+			t.Fatalf("the thawed node %s owns range %d again", frozen.id, r)
+		}
+	}
+
 	slices.Sort(took)
 	t.Logf("figure: ingest.takeover_s.p50 %.2f s", took[len(took)/2].Seconds())
 	t.Logf("figure: ingest.takeover_s.max %.2f s", took[len(took)-1].Seconds())
