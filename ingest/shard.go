@@ -634,6 +634,12 @@ func (s *Shard) process(batch []*request) {
 			s.finish(r, s.err)
 			continue
 		}
+		// The condition must see a write whose outcome is unknown as
+		// the log will have it.
+		if err := s.settle(); err != nil {
+			s.finish(r, err)
+			continue
+		}
 		ok, err := s.evaluate(r)
 		if err != nil || !ok {
 			s.finish(r, err)
@@ -711,21 +717,30 @@ func (s *Shard) truncate(r *request) error {
 // leaves rec unsettled and fails its writes with the log's retriable error;
 // any other failure fails the shard.
 func (s *Shard) logRecord(rec []byte) (commitlog.Position, error) {
-	if s.unsettled != nil {
-		pos, err := s.log.Append(s.loopCtx, s.unsettled)
-		if err != nil {
-			return pos, s.logFailed(err, nil)
-		}
-		if err := s.applied(pos, s.unsettled); err != nil {
-			return pos, err
-		}
-		s.unsettled = nil
+	if err := s.settle(); err != nil {
+		return commitlog.Position{}, err
 	}
 	pos, err := s.log.Append(s.loopCtx, rec)
 	if err != nil {
 		return pos, s.logFailed(err, rec)
 	}
 	return pos, nil
+}
+
+// settle appends the unsettled record, if there is one, and applies it.
+func (s *Shard) settle() error {
+	if s.unsettled == nil {
+		return nil
+	}
+	pos, err := s.log.Append(s.loopCtx, s.unsettled)
+	if err != nil {
+		return s.logFailed(err, nil)
+	}
+	if err := s.applied(pos, s.unsettled); err != nil {
+		return err
+	}
+	s.unsettled = nil
+	return nil
 }
 
 // logFailed classifies a failed append of rec (nil: of the unsettled

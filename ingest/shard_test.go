@@ -389,8 +389,8 @@ func TestPeriodicSync(t *testing.T) {
 }
 
 // TestLogUnavailable freezes the log's NATS server during a write: the write
-// fails with a retriable error, and once the server is back the next write
-// settles it first. The failed write may be applied (as a Cassandra write
+// fails with a retriable error, and once the server is back the next write,
+// here a conditional one, settles it first. The failed write may be applied (as a Cassandra write
 // that timed out may be), and here it is, since the retry stores it: it
 // must then read back, and be replayed once.
 func TestLogUnavailable(t *testing.T) {
@@ -408,8 +408,18 @@ func TestLogUnavailable(t *testing.T) {
 		t.Fatalf("write while the log is frozen: %v, want a retriable error", err)
 	}
 	waitFor(t, "the server to answer", func() bool { _, err := e.js.AccountInfo(ctx); return err == nil })
-	if err := s.Apply(ctx, rowMutation(1, "a", 3, 1, "after")); err != nil {
-		t.Fatal(err)
+	// A condition sees the unsettled write as the log will have it.
+	during := string(rowKey("a", 2))
+	applied, err := s.ApplyIf(ctx, rowMutation(1, "a", 3, 1, "after"), func(it kv.Iterator) (bool, error) {
+		for ok := it.First(); ok; ok = it.Next() {
+			if string(it.Key()) == during {
+				return true, nil
+			}
+		}
+		return false, it.Error()
+	})
+	if err != nil || !applied {
+		t.Fatalf("write conditional on the unsettled one: applied %v, %v", applied, err)
 	}
 	want := map[string]string{
 		string(rowKey("a", 1)): "before",
