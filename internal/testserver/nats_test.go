@@ -157,10 +157,17 @@ func TestNATSCluster(t *testing.T) {
 	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "R3", Subjects: []string{"r3.>"}, Replicas: 3}); err != nil {
 		t.Fatal(err)
 	}
+	// A request to a stream whose leader died goes unanswered until the
+	// next election: each attempt gets a deadline of its own.
+	attempt := func() context.Context {
+		actx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		t.Cleanup(cancel)
+		return actx
+	}
 	publish := func(from, to int) {
 		for i := from; i < to; i++ {
 			for {
-				_, err := js.Publish(ctx, "r3.x", []byte(strconv.Itoa(i)))
+				_, err := js.Publish(attempt(), "r3.x", []byte(strconv.Itoa(i)))
 				if err == nil {
 					break
 				}
@@ -182,7 +189,7 @@ func TestNATSCluster(t *testing.T) {
 	c.Servers[1].Restart(t)
 	var st jetstream.Stream
 	for st == nil {
-		if st, err = js.Stream(ctx, "R3"); err != nil {
+		if st, err = js.Stream(attempt(), "R3"); err != nil {
 			if ctx.Err() != nil {
 				t.Fatal(err)
 			}
@@ -192,7 +199,7 @@ func TestNATSCluster(t *testing.T) {
 	for i := range 20 {
 		var m *jetstream.RawStreamMsg
 		for m == nil {
-			if m, err = st.GetMsg(ctx, uint64(i+1)); err != nil {
+			if m, err = st.GetMsg(attempt(), uint64(i+1)); err != nil {
 				if ctx.Err() != nil {
 					t.Fatal(err)
 				}
