@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"path"
+	"sync/atomic"
 	"time"
 
 	"github.com/grafana/dskit/services"
@@ -102,6 +103,9 @@ type Ingester struct {
 	served    chan error
 	beater    *manifest.Beater
 	tm        *takeoverMetrics
+	// open is set once the fields above are, for readers on other
+	// goroutines (metrics).
+	open atomic.Bool
 }
 
 const (
@@ -146,8 +150,8 @@ func New(cfg Config, deps Deps) (*Ingester, error) {
 		cfg: cfg, deps: deps, ln: ln, addr: addr,
 		logger: deps.Logger.With("component", "ingest", "node", deps.NodeID),
 		served: make(chan error, 1),
-		tm:     newTakeoverMetrics(deps.Registerer),
 	}
+	g.tm = newTakeoverMetrics(deps.Registerer, g)
 	g.Service = services.NewBasicService(g.starting, g.running, g.stopping).WithName(IngestRole)
 	return g, nil
 }
@@ -235,6 +239,7 @@ func (g *Ingester) starting(ctx context.Context) (err error) {
 	if err := g.beater.Beat(ctx); err != nil {
 		return errors.Join(fmt.Errorf("heartbeat: %w", err), g.rpc.Close(), g.node.Close())
 	}
+	g.open.Store(true)
 	g.logger.Info("ingest node open", "shards", g.node.Shards(), "log", g.cfg.Log.Kind, "commitlog", ncfg.Commitlog.Dir, "rpc", g.ln.Addr().String(), "address", g.addr)
 	return nil
 }

@@ -25,8 +25,23 @@ type takeoverMetrics struct {
 	adopting  prometheus.Gauge
 }
 
-func newTakeoverMetrics(reg prometheus.Registerer) *takeoverMetrics {
+// newTakeoverMetrics creates the takeover metrics in reg, and the gauges of
+// g's owned ranges and of the ranges the View shows unowned.
+func newTakeoverMetrics(reg prometheus.Registerer, g *Ingester) *takeoverMetrics {
 	f := promauto.With(reg)
+	f.NewGaugeFunc(prometheus.GaugeOpts{
+		Namespace: "sediment", Subsystem: "ingest", Name: "ranges_owned",
+		Help: "Token ranges this node owns.",
+	}, func() float64 {
+		if !g.open.Load() {
+			return 0
+		}
+		return float64(len(g.committer.Owned()))
+	})
+	f.NewGaugeFunc(prometheus.GaugeOpts{
+		Namespace: "sediment", Subsystem: "ingest", Name: "ranges_unowned",
+		Help: "Token ranges of the cluster that no node owns, as this node's View shows them: their writes fail.",
+	}, func() float64 { return float64(g.unowned()) })
 	return &takeoverMetrics{
 		takeovers: f.NewCounter(prometheus.CounterOpts{
 			Namespace: "sediment", Subsystem: "ingest", Name: "takeovers_total",
@@ -272,4 +287,19 @@ func (g *Ingester) applyAdopted(ctx context.Context, m *storage.Mutation) error 
 		}
 		backoff = min(2*backoff, time.Second)
 	}
+}
+
+// unowned returns the number of ranges the View shows without an owner, 0
+// before the node knows the range count.
+func (g *Ingester) unowned() int {
+	if g.deps.View == nil || !g.open.Load() {
+		return 0
+	}
+	n := 0
+	for r := range g.node.ranges {
+		if o, ok := g.deps.View.Ownership(r); !ok || o.Owner == "" {
+			n++
+		}
+	}
+	return n
 }

@@ -137,6 +137,23 @@ func TestTakeover(t *testing.T) {
 		if replayed() <= before {
 			t.Fatalf("round %d: no survivor replayed a record of %s's log", round, dead.id)
 		}
+		// The survivors' gauges show every range owned, by them.
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			owned, unowned := 0.0, 0.0
+			for _, nd := range nodes {
+				if nd != dead {
+					o, _ := nd.metric(t, "sediment_ingest_ranges_owned")
+					_, u := nd.metric(t, "sediment_ingest_ranges_unowned")
+					owned, unowned = owned+o, max(unowned, u)
+				}
+			}
+			if owned == ranges && unowned == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d: the survivors' gauges show %v ranges owned, %v unowned; want %d and 0", round, owned, unowned, ranges)
+			}
+		}
 
 		// The machine comes back empty, as a new member.
 		nd := newNode(t, bin, fmt.Sprintf("node-%d-r%d", i, round), nc, ms, cluster)
