@@ -17,7 +17,7 @@ BENCHTIME ?= 1s
 # Sediment does, so that the comparison runs the same compression code.
 BENCH_TAGS := -tags pebblegozstd
 
-.PHONY: test tools bench bench-check build fmt-check python-driver node chromium terraform-check mutate
+.PHONY: test test-takeover-long tools bench bench-check build fmt-check python-driver node chromium terraform-check mutate
 build:
 	go build -o bin/sediment ./cmd/sediment
 
@@ -63,6 +63,10 @@ test: tools fmt-check
 	PATH="$(GOBIN):$$PATH" go test -race -timeout 25m ./...
 	cd bench && go vet $(BENCH_TAGS) ./... && PATH="$(GOBIN):$$PATH" go test $(BENCH_TAGS) -race -timeout 10m ./...
 	$(MAKE) --no-print-directory bench-check
+
+# 50 rounds of kill -9 of an ingest node under writes (make test runs 5).
+test-takeover-long: tools
+	PATH="$(GOBIN):$$PATH" SEDIMENT_TAKEOVER_ROUNDS=50 go test -race -timeout 60m -run '^TestTakeover$$' -v ./internal/clustertest
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sedimentdb/sediment/internal/benchfig"
@@ -21,6 +23,7 @@ import (
 	"github.com/sedimentdb/sediment/internal/model"
 	"github.com/sedimentdb/sediment/internal/sstable"
 	"github.com/sedimentdb/sediment/internal/storage"
+	"github.com/sedimentdb/sediment/internal/streamlog"
 	"github.com/sedimentdb/sediment/internal/tablestore"
 	"github.com/sedimentdb/sediment/internal/testserver"
 	"github.com/sedimentdb/sediment/internal/vfs"
@@ -41,7 +44,11 @@ func benchRows(size int) []*storage.Mutation {
 }
 
 // openBenchShard opens a shard on the OS file system in a temporary directory.
-func openBenchShard(b *testing.B) *Shard {
+func openBenchShard(b *testing.B) *Shard { return openBenchShardLog(b, nil) }
+
+// openBenchShardLog opens a shard as openBenchShard does, with the log
+// openLog opens (NodeDeps.OpenLog).
+func openBenchShardLog(b *testing.B, openLog func(context.Context, uint32, *slog.Logger) (Log, error)) *Shard {
 	dir := b.TempDir()
 	store, err := objectstore.NewFile(vfs.Default, filepath.Join(dir, "bucket"), nil)
 	if err != nil {
@@ -51,7 +58,7 @@ func openBenchShard(b *testing.B) *Shard {
 	cfg.Shards = 1
 	cfg.Commitlog.Dir = filepath.Join(dir, "commitlog")
 	c := NewMemCommitter(store)
-	s, err := Open(context.Background(), cfg, 0, NodeDeps{Store: store, Committer: c, Reader: c})
+	s, err := Open(context.Background(), cfg, 0, NodeDeps{Store: store, Committer: c, Reader: c, OpenLog: openLog})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -118,6 +125,64 @@ func BenchmarkApply(b *testing.B) {
 				benchfig.Report("ingest.apply.vs_memtable."+name, benchfig.Speedup(shard, mem), "x")
 			}
 		})
+	}
+}
+
+// BenchmarkReplicatedLog measures one-row writes through a shard whose log
+// is a stream of three replicas on a three-server NATS cluster (all on this
+// machine, so the network is loopback), and through a shard on the local
+// commitlog (batch sync, real disk), with the same writers in the same run:
+// throughput, their ratio, and the acknowledgement latency of each write.
+func BenchmarkReplicatedLog(b *testing.B) {
+	rows := benchRows(100)
+	c := testserver.NATSClusterOf(b, 3)
+	js, err := jetstream.New(c.Connect(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var run atomic.Int64
+	sides := []struct {
+		name    string
+		openLog func(context.Context, uint32, *slog.Logger) (Log, error)
+	}{
+		{"replicated", func(ctx context.Context, shard uint32, logger *slog.Logger) (Log, error) {
+			// A node per run, so that each starts on an empty subject.
+			node := "bench" + strconv.FormatInt(run.Add(1), 10)
+			return streamlog.Open(ctx, streamlog.Options{JetStream: js, Cluster: "bench", Node: node, Shard: shard, Replicas: 3})
+		}},
+		{"local", nil},
+	}
+	perOp := map[string]time.Duration{}
+	latency := map[string][]time.Duration{}
+	for _, side := range sides {
+		perOp[side.name] = benchfig.Measure(b, side.name, func(b *testing.B) {
+			s := openBenchShardLog(b, side.openLog)
+			lat := make([]time.Duration, b.N)
+			runParallel(b, func(i int) error {
+				start := time.Now()
+				err := s.Apply(context.Background(), rows[i%len(rows)])
+				lat[i] = time.Since(start)
+				return err
+			})
+			latency[side.name] = lat
+		})
+	}
+	if perOp["replicated"] == 0 || perOp["local"] == 0 {
+		return
+	}
+	benchfig.Report("ingest.replicated.write_ops_s", 1e9/float64(perOp["replicated"]), "ops/s")
+	benchfig.Report("ingest.local.write_ops_s", 1e9/float64(perOp["local"]), "ops/s")
+	benchfig.Report("ingest.replicated.vs_local", benchfig.Speedup(perOp["replicated"], perOp["local"]), "x")
+	for _, side := range sides {
+		lat := latency[side.name]
+		slices.Sort(lat)
+		for _, q := range []struct {
+			name string
+			at   float64
+		}{{"p50", 0.50}, {"p99", 0.99}} {
+			v := lat[int(q.at*float64(len(lat)-1))]
+			benchfig.Report("ingest."+side.name+".ack_ms."+q.name, float64(v)/float64(time.Millisecond), "ms")
+		}
 	}
 }
 

@@ -48,11 +48,15 @@ type Config struct {
 	MaxCommitDelay time.Duration `yaml:"max_commit_delay"`
 
 	Commitlog CommitlogConfig `yaml:"commitlog"`
+	Log       LogConfig       `yaml:"log"`
 
 	// Ranges is the number of token ranges a new cluster's ring is cut
 	// into: the unit of ownership, so the most ingest nodes that can share
 	// the writes, and the split of every flush into SSTables.
 	Ranges int `yaml:"ranges"`
+	// OwnerLease is how long an ingest node may go without a heartbeat
+	// before live nodes take its ranges over (with a replicated log only).
+	OwnerLease time.Duration `yaml:"owner_lease"`
 	// LeaveOnStop releases the node's ranges when it stops, after flushing,
 	// for other nodes to claim. A node that will restart keeps them.
 	LeaveOnStop bool `yaml:"leave_on_stop"`
@@ -70,6 +74,25 @@ type CommitlogConfig struct {
 	SyncMode    string        `yaml:"sync_mode"`
 	SyncPeriod  time.Duration `yaml:"sync_period"`
 }
+
+// LogConfig selects the shards' write-ahead log.
+type LogConfig struct {
+	// Kind is LogLocal, the commitlog on the node's disk, or LogJetStream,
+	// a stream in the cluster's NATS (package streamlog), which outlives
+	// the node: what a cluster that must survive losing a machine uses.
+	Kind string `yaml:"kind"`
+	// Replicas of the stream, when the first shard creates it.
+	Replicas int `yaml:"replicas"`
+	// AppendTimeout bounds a group commit's wait for the stream; past it
+	// its writes fail as unavailable (no quorum) or timed out.
+	AppendTimeout time.Duration `yaml:"append_timeout"`
+}
+
+// The kinds of log.
+const (
+	LogLocal     = "local"
+	LogJetStream = "jetstream"
+)
 
 // RegisterFlags registers the configuration's flags, with their defaults,
 // in f under the prefix "ingest.".
@@ -90,8 +113,12 @@ func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	f.Int64Var(&c.Commitlog.SegmentSize, p+"commitlog.segment-size", 32<<20, "Size at which a commitlog segment is closed and the next started.")
 	f.StringVar(&c.Commitlog.SyncMode, p+"commitlog.sync-mode", "batch", "batch: acknowledge writes once synced; periodic: once written, syncing every sync-period.")
 	f.DurationVar(&c.Commitlog.SyncPeriod, p+"commitlog.sync-period", time.Second, "Time between syncs in periodic mode.")
+	f.StringVar(&c.Log.Kind, p+"log", LogLocal, "Write-ahead log of the shards: local (the commitlog on this node's disk, -ingest.commitlog.*) or jetstream (a stream in the cluster's NATS with -ingest.log.replicas replicas: a write is acknowledged once a quorum of NATS servers holds it, so it survives the loss of this machine).")
+	f.IntVar(&c.Log.Replicas, p+"log.replicas", 3, "Replicas of the jetstream log's stream, set when it is created: 3 survives the loss of one NATS server; the NATS cluster needs at least as many servers.")
+	f.DurationVar(&c.Log.AppendTimeout, p+"log.append-timeout", 2*time.Second, "Longest wait of a group commit for the jetstream log; past it its writes fail as unavailable (the log has no quorum) or timed out.")
 	f.IntVar(&c.Ranges, p+"ranges", 16, "Token ranges of the ring, fixed when the cluster is created; starting a cluster's node with another count fails.")
 	f.StringVar(&c.RPCAddress, p+"rpc-address", "127.0.0.1:9190", "Address (host:port) where the ingest node serves frontends' writes and memtable reads; port 0 picks a free one. Announced to the members unless -node.address is set.")
+	f.DurationVar(&c.OwnerLease, p+"owner-lease", 10*time.Second, "With -ingest.log=jetstream: how long an ingest node may go without a heartbeat before the live ones claim its ranges under new epochs and replay its unflushed writes from the log. At least two -node.heartbeat-interval.")
 	f.BoolVar(&c.LeaveOnStop, p+"leave-on-stop", false, "On stop, after flushing, release the node's token ranges for other nodes to claim: for a node leaving the cluster for good. A restarting node keeps its ranges.")
 }
 
@@ -134,6 +161,16 @@ func (c *Config) Validate() error {
 	}
 	if _, err := c.Commitlog.syncMode(); err != nil {
 		return err
+	}
+	switch {
+	case c.Log.Kind != LogLocal && c.Log.Kind != LogJetStream:
+		return fmt.Errorf("config: -ingest.log %q (local or jetstream)", c.Log.Kind)
+	case c.Log.Replicas < 1 || c.Log.Replicas > 5:
+		return fmt.Errorf("config: -ingest.log.replicas %d out of range [1, 5]", c.Log.Replicas)
+	case c.Log.AppendTimeout <= 0:
+		return errors.New("config: -ingest.log.append-timeout must be positive")
+	case c.OwnerLease <= 0:
+		return errors.New("config: -ingest.owner-lease must be positive")
 	}
 	if c.Ranges < 1 || c.Ranges > manifest.MaxRanges {
 		return fmt.Errorf("config: -ingest.ranges %d out of range [1, %d]", c.Ranges, manifest.MaxRanges)

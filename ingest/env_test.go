@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/sedimentdb/sediment/internal/cqltype"
@@ -16,6 +18,8 @@ import (
 	"github.com/sedimentdb/sediment/internal/kv"
 	"github.com/sedimentdb/sediment/internal/model"
 	"github.com/sedimentdb/sediment/internal/storage"
+	"github.com/sedimentdb/sediment/internal/streamlog"
+	"github.com/sedimentdb/sediment/internal/testserver"
 	"github.com/sedimentdb/sediment/internal/token"
 	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/objectstore"
@@ -49,6 +53,48 @@ type env struct {
 
 	// Hooks run in the flush goroutine; an error fails the step.
 	beforeUpload, beforeCommit, afterCommit atomic.Pointer[func() error]
+
+	// js, if set, holds the shard's log (a streamlog on nats) instead of fs.
+	js       jetstream.JetStream
+	nats     *testserver.NATSServer
+	replicas int // of the log's stream; 0 for 1
+}
+
+// logKinds are the shard logs that forEachLog runs a test against.
+var logKinds = []string{"local", "jetstream"}
+
+// forEachLog runs f against a shard env with each kind of log: the local
+// commitlog, and a streamlog on a real nats-server.
+func forEachLog(t *testing.T, f func(t *testing.T, e *env)) {
+	for _, kind := range logKinds {
+		t.Run(kind, func(t *testing.T) {
+			e := newEnv(t)
+			if kind == "jetstream" {
+				e.useNATS(testserver.NATS(t))
+			}
+			f(t, e)
+		})
+	}
+}
+
+// useNATS makes the env's shards log to a streamlog on n.
+func (e *env) useNATS(n *testserver.NATSServer) {
+	js, err := jetstream.New(n.Connect(e.t))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.js, e.nats = js, n
+}
+
+// openLog is NodeDeps.OpenLog for the env's streamlog, nil for the local
+// commitlog.
+func (e *env) openLog() func(context.Context, uint32, *slog.Logger) (Log, error) {
+	if e.js == nil {
+		return nil
+	}
+	return func(ctx context.Context, shard uint32, logger *slog.Logger) (Log, error) {
+		return streamlog.Open(ctx, streamlog.Options{JetStream: e.js, Cluster: "test", Node: "n1", Shard: shard, Replicas: e.replicas, Logger: logger})
+	}
 }
 
 func newEnv(t *testing.T) *env {
@@ -72,6 +118,7 @@ func (e *env) open() *Shard {
 		Registerer: prometheus.NewRegistry(),
 		ChunkSize:  4 << 10,
 		L0:         e.l0,
+		OpenLog:    e.openLog(),
 	})
 	if err != nil {
 		e.t.Fatal(err)
@@ -243,4 +290,21 @@ func (s *Shard) flushing() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.mems) - 1
+}
+
+// streamMessages returns the number of messages on the log subject of the
+// env's shard.
+func (e *env) streamMessages(t testing.TB) uint64 {
+	t.Helper()
+	ctx := context.Background()
+	st, err := e.js.Stream(ctx, streamlog.StreamName("test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	subject := streamlog.Subject("test", "n1", 7)
+	info, err := st.Info(ctx, jetstream.WithSubjectFilter(subject))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.State.Subjects[subject]
 }

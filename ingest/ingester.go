@@ -7,15 +7,18 @@ import (
 	"log/slog"
 	"net"
 	"path"
+	"sync/atomic"
 	"time"
 
 	"github.com/grafana/dskit/services"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
 
 	"github.com/sedimentdb/sediment/ingest/rpc"
 	"github.com/sedimentdb/sediment/internal/clustertls"
 	"github.com/sedimentdb/sediment/internal/logsample"
+	"github.com/sedimentdb/sediment/internal/streamlog"
 	"github.com/sedimentdb/sediment/internal/tablestore"
 	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/manifest"
@@ -29,6 +32,8 @@ type Deps struct {
 	Store    objectstore.Store
 	// FS holds the commitlogs; vfs.Default if nil.
 	FS vfs.FS
+	// JetStream holds the shards' logs with -ingest.log=jetstream.
+	JetStream jetstream.JetStream
 	// NodeID is the process's ID (<data.dir>/node-id): the node's member
 	// and owner name, kept across restarts.
 	NodeID string
@@ -103,6 +108,10 @@ type Ingester struct {
 	rpc       *rpc.Server
 	served    chan error
 	beater    *manifest.Beater
+	tm        *takeoverMetrics
+	// open is set once the fields above are, for readers on other
+	// goroutines (metrics).
+	open atomic.Bool
 }
 
 const (
@@ -124,6 +133,12 @@ func New(cfg Config, deps Deps) (*Ingester, error) {
 	if deps.FS == nil {
 		deps.FS = vfs.Default
 	}
+	if cfg.Log.Kind == LogJetStream && deps.JetStream == nil {
+		return nil, errors.New("-ingest.log=jetstream: no JetStream")
+	}
+	if cfg.Log.Kind == LogJetStream && cfg.OwnerLease < 2*deps.HeartbeatInterval {
+		return nil, fmt.Errorf("-ingest.owner-lease %v is under two heartbeat intervals (%v): live nodes would be taken over", cfg.OwnerLease, deps.HeartbeatInterval)
+	}
 	ln, err := net.Listen("tcp", cfg.RPCAddress)
 	if err != nil {
 		return nil, fmt.Errorf("-ingest.rpc-address: %w", err)
@@ -142,6 +157,7 @@ func New(cfg Config, deps Deps) (*Ingester, error) {
 		logger: deps.Logger.With("component", "ingest", "node", deps.NodeID),
 		served: make(chan error, 1),
 	}
+	g.tm = newTakeoverMetrics(deps.Registerer, g)
 	g.Service = services.NewBasicService(g.starting, g.running, g.stopping).WithName(IngestRole)
 	return g, nil
 }
@@ -212,6 +228,7 @@ func (g *Ingester) starting(ctx context.Context) (err error) {
 		Ranges:     ranges,
 		L0:         g.deps.L0,
 		ChunkSize:  g.deps.ChunkSize,
+		OpenLog:    g.openLog(),
 	})
 	if err != nil {
 		return err
@@ -228,7 +245,8 @@ func (g *Ingester) starting(ctx context.Context) (err error) {
 	if err := g.beater.Beat(ctx); err != nil {
 		return errors.Join(fmt.Errorf("heartbeat: %w", err), g.rpc.Close(), g.node.Close())
 	}
-	g.logger.Info("ingest node open", "shards", g.node.Shards(), "commitlog", ncfg.Commitlog.Dir, "rpc", g.ln.Addr().String(), "address", g.addr)
+	g.open.Store(true)
+	g.logger.Info("ingest node open", "shards", g.node.Shards(), "log", g.cfg.Log.Kind, "commitlog", ncfg.Commitlog.Dir, "rpc", g.ln.Addr().String(), "address", g.addr)
 	return nil
 }
 
@@ -251,6 +269,25 @@ func (g *Ingester) rpcOptions() rpc.Options {
 	return opts
 }
 
+// openLog is NodeDeps.OpenLog: nil for the local commitlog, else a
+// streamlog on the node's subject of each shard.
+func (g *Ingester) openLog() func(context.Context, uint32, *slog.Logger) (Log, error) {
+	if g.cfg.Log.Kind != LogJetStream {
+		return nil
+	}
+	return func(ctx context.Context, shard uint32, logger *slog.Logger) (Log, error) {
+		return streamlog.Open(ctx, streamlog.Options{
+			JetStream:     g.deps.JetStream,
+			Cluster:       g.deps.Manifest.Cluster(),
+			Node:          g.deps.NodeID,
+			Shard:         shard,
+			Replicas:      g.cfg.Log.Replicas,
+			AppendTimeout: g.cfg.Log.AppendTimeout,
+			Logger:        logger,
+		})
+	}
+}
+
 // running renews the member until the service stops; an RPC server that
 // fails on its own fails the service.
 func (g *Ingester) running(ctx context.Context) error {
@@ -260,6 +297,14 @@ func (g *Ingester) running(ctx context.Context) error {
 		defer close(beaten)
 		g.beater.Run(bgCtx)
 	}()
+	if g.cfg.Log.Kind == LogJetStream && g.deps.View != nil {
+		watched := make(chan struct{})
+		go func() {
+			defer close(watched)
+			g.watchOwners(bgCtx)
+		}()
+		defer func() { cancel(); <-watched }()
+	}
 	defer func() {
 		cancel()
 		<-beaten

@@ -238,13 +238,19 @@ func (c *ManifestCommitter) Recorded(ctx context.Context, t SSTable) (SSTable, b
 // truncation's log record is released only with every record before it,
 // so replay never meets a truncated entry without its truncation.
 func (c *ManifestCommitter) Flushed(ctx context.Context, shard uint32) (commitlog.Position, error) {
-	done, _, err := c.flushes(ctx, shard)
+	return c.FlushedOf(ctx, c.node, shard)
+}
+
+// FlushedOf is Flushed for the shard of another node: where a node taking
+// over its ranges starts replaying its log.
+func (c *ManifestCommitter) FlushedOf(ctx context.Context, node string, shard uint32) (commitlog.Position, error) {
+	done, _, err := c.flushes(ctx, node, shard)
 	return done, err
 }
 
 // Partial implements FlushCommitter.
 func (c *ManifestCommitter) Partial(ctx context.Context, shard uint32) ([]commitlog.Position, error) {
-	_, partial, err := c.flushes(ctx, shard)
+	_, partial, err := c.flushes(ctx, c.node, shard)
 	return partial, err
 }
 
@@ -252,7 +258,7 @@ func (c *ManifestCommitter) Partial(ctx context.Context, shard uint32) ([]commit
 // and those of the later flushes recorded in part, in log order
 // (manifest.Flushes.State: a flush whose parts compaction found all dead
 // counts as complete through the ranges' watermarks).
-func (c *ManifestCommitter) flushes(ctx context.Context, shard uint32) (done commitlog.Position, partial []commitlog.Position, err error) {
+func (c *ManifestCommitter) flushes(ctx context.Context, node string, shard uint32) (done commitlog.Position, partial []commitlog.Position, err error) {
 	s, err := c.m.Schema(ctx)
 	if err != nil {
 		return done, nil, err
@@ -266,7 +272,7 @@ func (c *ManifestCommitter) flushes(ctx context.Context, shard uint32) (done com
 			return done, nil, err
 		}
 	}
-	d, ps := f.State(c.node, int(shard))
+	d, ps := f.State(node, int(shard))
 	for _, p := range ps {
 		partial = append(partial, commitlog.Position{Segment: p.Segment, Offset: p.Offset})
 	}

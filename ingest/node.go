@@ -17,6 +17,7 @@ import (
 	"github.com/sedimentdb/sediment/internal/storage"
 	"github.com/sedimentdb/sediment/internal/token"
 	"github.com/sedimentdb/sediment/internal/vfs"
+	"github.com/sedimentdb/sediment/manifest"
 )
 
 // Node is the shards of one ingest node. Shard i of n owns the i-th of n
@@ -25,6 +26,12 @@ import (
 type Node struct {
 	shards []*Shard
 	marker CommitMarker // nil if the committer keeps no mark
+	ranges int          // NodeDeps.Ranges
+
+	// adopting are the ranges whose former owner's log is being replayed
+	// into the node: reads of them would miss its writes.
+	adoptMu  sync.Mutex
+	adopting map[int]bool
 }
 
 // shardsFile records the shard count in the commitlog directory: a commitlog
@@ -44,7 +51,7 @@ func OpenNode(ctx context.Context, cfg Config, deps NodeDeps) (*Node, error) {
 	if err := checkShardCount(deps.FS, cfg.Commitlog.Dir, cfg.Shards); err != nil {
 		return nil, err
 	}
-	n := &Node{shards: make([]*Shard, cfg.Shards)}
+	n := &Node{shards: make([]*Shard, cfg.Shards), ranges: max(deps.Ranges, 1)}
 	n.marker, _ = deps.Committer.(CommitMarker)
 	errs := make([]error, cfg.Shards)
 	var wg sync.WaitGroup
@@ -237,4 +244,46 @@ func (n *Node) Close() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// errAdopting refuses a read of a range being taken over, retriably.
+var errAdopting = fmt.Errorf("ingest: range being taken over from its former owner (%w)", storage.ErrUnavailable)
+
+// adopt marks ranges as being taken over (on) or done (off).
+func (n *Node) adopt(ranges []int, on bool) {
+	n.adoptMu.Lock()
+	defer n.adoptMu.Unlock()
+	if n.adopting == nil {
+		n.adopting = map[int]bool{}
+	}
+	for _, r := range ranges {
+		if on {
+			n.adopting[r] = true
+		} else {
+			delete(n.adopting, r)
+		}
+	}
+}
+
+// readable fails with errAdopting if [lower, upper) (nil bounds are open)
+// meets a range being taken over.
+func (n *Node) readable(lower, upper []byte) error {
+	n.adoptMu.Lock()
+	defer n.adoptMu.Unlock()
+	if len(n.adopting) == 0 {
+		return nil
+	}
+	lo, hi := 0, n.ranges-1
+	if tok, err := keys.Token(lower); err == nil {
+		lo = manifest.RangeOf(tok, n.ranges)
+	}
+	if tok, err := keys.Token(upper); err == nil {
+		hi = manifest.RangeOf(tok, n.ranges)
+	}
+	for r := lo; r <= hi; r++ {
+		if n.adopting[r] {
+			return errAdopting
+		}
+	}
+	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/sedimentdb/sediment/internal/token"
 	"github.com/sedimentdb/sediment/internal/vfs"
 	"github.com/sedimentdb/sediment/internal/vfs/errorfs"
+	"github.com/sedimentdb/sediment/manifest"
 )
 
 func (e *env) openNode() (*Node, error) {
@@ -171,5 +172,47 @@ func TestShardsFileInterrupted(t *testing.T) {
 	}
 	if err := checkShardCount(mem, "commitlog", 4); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestAdoptingRefusesReads checks the gate a takeover puts on the ranges it
+// replays: reads that meet one fail retriably, others pass, and all pass
+// once it is lifted.
+func TestAdoptingRefusesReads(t *testing.T) {
+	n := &Node{ranges: 4}
+	key := func(r int) []byte {
+		// A token in the middle of range r of 4.
+		tok := int64(uint64(r)<<62+1<<61) ^ -1<<63
+		if got := manifest.RangeOf(tok, 4); got != r {
+			t.Fatalf("token %d is in range %d, not %d", tok, got, r)
+		}
+		k, err := keys.RowKey(nil, tok, []byte("p"), nil, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	if err := n.readable(nil, nil); err != nil {
+		t.Fatalf("read with nothing adopted: %v", err)
+	}
+	n.adopt([]int{2}, true)
+	for _, c := range []struct {
+		lower, upper []byte
+		refused      bool
+	}{
+		{key(2), key(2), true},
+		{key(1), key(3), true},
+		{nil, nil, true},
+		{key(0), key(1), false},
+		{key(3), nil, false},
+	} {
+		err := n.readable(c.lower, c.upper)
+		if c.refused != (err != nil) || (err != nil && !storage.Retriable(err)) {
+			t.Fatalf("read of [%x, %x) while range 2 is adopted: %v", c.lower, c.upper, err)
+		}
+	}
+	n.adopt([]int{2}, false)
+	if err := n.readable(nil, nil); err != nil {
+		t.Fatalf("read after the adoption: %v", err)
 	}
 }

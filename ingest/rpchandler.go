@@ -39,6 +39,9 @@ func (h *rpcHandler) ApplyIf(ctx context.Context, m *storage.Mutation, want rpc.
 		return false, fmt.Errorf("%w: key %x: %w", storage.ErrInvalidMutation, m.Entries[0].Key, err)
 	}
 	prefix := m.Entries[0].Key[:n]
+	if err := h.node.readable(prefix, prefix); err != nil {
+		return false, err
+	}
 	return h.node.ApplyIf(ctx, m, func(current kv.Iterator) (bool, error) {
 		d, err := rpc.PartitionDigest(current, prefix)
 		return err == nil && d == want, err
@@ -58,6 +61,9 @@ func (h *rpcHandler) Flush(ctx context.Context) error {
 // scan always makes progress.
 func (h *rpcHandler) Scan(ctx context.Context, r rpc.ScanRequest) (*rpc.Page, error) {
 	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := h.node.readable(r.Lower, r.Upper); err != nil {
 		return nil, err
 	}
 	it := h.node.NewIter(r.Table, r.Lower, r.Upper)

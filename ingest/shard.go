@@ -42,6 +42,9 @@ type NodeDeps struct {
 	// L0 slows flushes down while their L0 fills up (see Shard.throttle);
 	// nil never does.
 	L0 L0Gauge
+	// OpenLog opens shard's log; nil opens the local commitlog under
+	// Config.Commitlog.Dir.
+	OpenLog func(ctx context.Context, shard uint32, logger *slog.Logger) (Log, error)
 }
 
 // Shard owns a slice of the token ring on one core: a commitlog, an active
@@ -51,7 +54,7 @@ type Shard struct {
 	id        uint32
 	cfg       Config
 	deps      NodeDeps
-	log       *commitlog.Log
+	log       Log
 	logger    *slog.Logger
 	m         *metrics
 	maxRecord int
@@ -93,13 +96,16 @@ type Shard struct {
 	committedCh chan struct{}
 
 	// Owned by the loop goroutine (and by Open during replay).
-	active  *memState
-	group   []*request
-	rec     []byte
-	keyBuf  []byte
-	recMin  map[storage.TableID]int64 // scratch of applyRecord
-	err     error                     // sticky: the commitlog failed
-	loopCtx context.Context
+	active *memState
+	group  []*request
+	rec    []byte
+	keyBuf []byte
+	recMin map[storage.TableID]int64 // scratch of applyRecord
+	err    error                     // sticky: the commitlog failed
+	// unsettled is a record whose append had an unknown outcome: it is
+	// appended again before any other (see Log).
+	unsettled []byte
+	loopCtx   context.Context
 }
 
 // memState is a memtable and the log records it holds.
@@ -165,16 +171,22 @@ func Open(ctx context.Context, cfg Config, id uint32, deps NodeDeps) (*Shard, er
 		logger = slog.New(slog.DiscardHandler)
 	}
 	logger = logger.With("component", "ingest", "shard", id)
-	mode, _ := cfg.Commitlog.syncMode()
-	l, err := commitlog.Open(commitlog.Options{
-		FS:           deps.FS,
-		Dir:          filepath.Join(cfg.Commitlog.Dir, fmt.Sprintf("shard-%05d", id)),
-		Shard:        id,
-		SegmentSize:  cfg.Commitlog.SegmentSize,
-		Sync:         mode,
-		SyncInterval: cfg.Commitlog.SyncPeriod,
-		Logger:       logger,
-	})
+	var l Log
+	var err error
+	if deps.OpenLog != nil {
+		l, err = deps.OpenLog(ctx, id, logger)
+	} else {
+		mode, _ := cfg.Commitlog.syncMode()
+		l, err = commitlog.Open(commitlog.Options{
+			FS:           deps.FS,
+			Dir:          filepath.Join(cfg.Commitlog.Dir, fmt.Sprintf("shard-%05d", id)),
+			Shard:        id,
+			SegmentSize:  cfg.Commitlog.SegmentSize,
+			Sync:         mode,
+			SyncInterval: cfg.Commitlog.SyncPeriod,
+			Logger:       logger,
+		})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("ingest: shard %d: %w", id, err)
 	}
@@ -184,7 +196,7 @@ func Open(ctx context.Context, cfg Config, id uint32, deps NodeDeps) (*Shard, er
 		deps:      deps,
 		log:       l,
 		logger:    logger,
-		maxRecord: int(cfg.Commitlog.SegmentSize) - 64, // room for segment and frame headers
+		maxRecord: l.MaxRecord(),
 		reqs:      make(chan *request, 1024),
 		quit:      make(chan struct{}),
 		loopDone:  make(chan struct{}),
@@ -622,6 +634,12 @@ func (s *Shard) process(batch []*request) {
 			s.finish(r, s.err)
 			continue
 		}
+		// The condition must see a write whose outcome is unknown as
+		// the log will have it.
+		if err := s.settle(); err != nil {
+			s.finish(r, err)
+			continue
+		}
 		ok, err := s.evaluate(r)
 		if err != nil || !ok {
 			s.finish(r, err)
@@ -663,21 +681,18 @@ func (s *Shard) commitGroup() {
 	if len(s.group) == 0 {
 		return
 	}
-	if s.err == nil {
-		pos, err := s.log.Append(s.loopCtx, s.rec)
-		if err == nil {
-			err = s.applyRecord(pos, s.rec, nil)
-		}
-		if err != nil {
-			s.err = fmt.Errorf("ingest: shard %d failed: %w", s.id, err)
-			s.logger.Error("shard failed; writes refused until reopened", "err", err)
+	err := s.err
+	if err == nil {
+		var pos commitlog.Position
+		if pos, err = s.logRecord(s.rec); err == nil {
+			err = s.applied(pos, s.rec)
 		}
 	}
 	s.m.batches.Inc()
 	s.m.batchSize.Observe(float64(len(s.group)))
 	s.m.mutations.Add(float64(len(s.group)))
 	for _, r := range s.group {
-		s.finish(r, s.err)
+		s.finish(r, err)
 	}
 	clear(s.group)
 	s.group = s.group[:0]
@@ -690,11 +705,74 @@ func (s *Shard) truncate(r *request) error {
 	}
 	// Replay drops the table's entries logged before the truncation, so no
 	// memtable needs to cover its position.
-	if _, err := s.log.Append(s.loopCtx, r.enc); err != nil {
+	pos, err := s.logRecord(r.enc)
+	if err != nil {
+		return err
+	}
+	return s.applied(pos, r.enc)
+}
+
+// logRecord appends rec to the log, after the unsettled record if there is
+// one, which it applies once logged. An append whose outcome is unknown
+// leaves rec unsettled and fails its writes with the log's retriable error;
+// any other failure fails the shard.
+func (s *Shard) logRecord(rec []byte) (commitlog.Position, error) {
+	if err := s.settle(); err != nil {
+		return commitlog.Position{}, err
+	}
+	pos, err := s.log.Append(s.loopCtx, rec)
+	if err != nil {
+		return pos, s.logFailed(err, rec)
+	}
+	return pos, nil
+}
+
+// settle appends the unsettled record, if there is one, and applies it.
+func (s *Shard) settle() error {
+	if s.unsettled == nil {
+		return nil
+	}
+	pos, err := s.log.Append(s.loopCtx, s.unsettled)
+	if err != nil {
+		return s.logFailed(err, nil)
+	}
+	if err := s.applied(pos, s.unsettled); err != nil {
+		return err
+	}
+	s.unsettled = nil
+	return nil
+}
+
+// logFailed classifies a failed append of rec (nil: of the unsettled
+// record).
+func (s *Shard) logFailed(err error, rec []byte) error {
+	if errors.Is(err, storage.ErrUnavailable) || errors.Is(err, storage.ErrTimeout) {
+		if rec != nil {
+			s.unsettled = append([]byte(nil), rec...)
+		}
+		return fmt.Errorf("ingest: shard %d: %w", s.id, err)
+	}
+	s.err = fmt.Errorf("ingest: shard %d failed: %w", s.id, err)
+	s.logger.Error("shard failed; writes refused until reopened", "err", err)
+	return s.err
+}
+
+// applied applies a record the log holds at pos: a truncation to every
+// memtable, mutations to the active one. A failure fails the shard.
+func (s *Shard) applied(pos commitlog.Position, rec []byte) error {
+	if len(rec) > 0 && rec[0] == recordTruncate {
+		table, err := decodeTruncate(rec)
+		if err != nil {
+			return err
+		}
+		s.truncateMems(table)
+		return nil
+	}
+	if err := s.applyRecord(pos, rec, nil); err != nil {
 		s.err = fmt.Errorf("ingest: shard %d failed: %w", s.id, err)
+		s.logger.Error("shard failed; writes refused until reopened", "err", err)
 		return s.err
 	}
-	s.truncateMems(r.table)
 	return nil
 }
 

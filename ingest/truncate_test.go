@@ -11,61 +11,62 @@ import (
 )
 
 func TestTruncate(t *testing.T) {
-	e := newEnv(t)
-	s := e.open()
-	ctx := context.Background()
-	val := string(make([]byte, 100))
-	const n = 1000 // several memtables: some flushed, some not
-	for i := range n {
-		for table := storage.TableID(1); table <= 2; table++ {
-			if err := s.Apply(ctx, rowMutation(table, "p"+strconv.Itoa(i/10), int64(i), 1, val)); err != nil {
-				t.Fatal(err)
+	forEachLog(t, func(t *testing.T, e *env) {
+		s := e.open()
+		ctx := context.Background()
+		val := string(make([]byte, 100))
+		const n = 1000 // several memtables: some flushed, some not
+		for i := range n {
+			for table := storage.TableID(1); table <= 2; table++ {
+				if err := s.Apply(ctx, rowMutation(table, "p"+strconv.Itoa(i/10), int64(i), 1, val)); err != nil {
+					t.Fatal(err)
+				}
 			}
 		}
-	}
-	if err := s.Truncate(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
-	// Once Truncate returns, no flush commits rows written before it.
-	flushedBefore := len(e.committer.SSTables(1))
-	if got := drain(t, s.NewIter(1, nil, nil)); len(got) != 0 {
-		t.Fatalf("truncated table holds %d rows in memtables", len(got))
-	}
-	if got := count(t, s.NewIter(2, nil, nil)) + entries(e.committer.SSTables(2)); got < n {
-		t.Fatalf("other table holds %d entries, want %d", got, n)
-	}
-	if err := s.Apply(ctx, rowMutation(1, "after", 1, 1, "new")); err != nil {
-		t.Fatal(err)
-	}
-	check := func(s *Shard) {
-		t.Helper()
-		testwait.For(t, "flushes", func() bool { return s.flushing() == 0 })
-		got := drain(t, s.NewIter(1, nil, nil))
-		if len(got) > 1 || (len(got) == 1 && got[string(rowKey("after", 1))] != "new") {
-			t.Fatalf("truncated table's memtables hold %v", got)
+		if err := s.Truncate(ctx, 1); err != nil {
+			t.Fatal(err)
 		}
-		// Only SSTables committed before the truncation hold old rows;
-		// the manifest drops those.
-		if got := entries(e.committer.SSTables(1)[flushedBefore:]) + len(got); got != 1 {
-			t.Fatalf("%d entries of the truncated table stored after it, want 1", got)
+		// Once Truncate returns, no flush commits rows written before it.
+		flushedBefore := len(e.committer.SSTables(1))
+		if got := drain(t, s.NewIter(1, nil, nil)); len(got) != 0 {
+			t.Fatalf("truncated table holds %d rows in memtables", len(got))
 		}
-		if got := len(contents(t, s, e.committer, 2)); got != n {
-			t.Fatalf("other table holds %d rows, want %d", got, n)
+		if got := count(t, s.NewIter(2, nil, nil)) + entries(e.committer.SSTables(2)); got < n {
+			t.Fatalf("other table holds %d entries, want %d", got, n)
 		}
-	}
-	check(s)
-	// Replay repeats the truncation.
-	s.Close()
-	e.fs = e.fs.CrashClone()
-	s = e.open()
-	check(s)
-	// Flushing everything keeps it truncated.
-	s.Close()
-	e.cfg.FlushAge = 10 * time.Millisecond
-	s = e.open()
-	defer s.Close()
-	testwait.For(t, "flush of the replayed memtable", func() bool { return count(t, s.NewIter(2, nil, nil)) == 0 })
-	check(s)
+		if err := s.Apply(ctx, rowMutation(1, "after", 1, 1, "new")); err != nil {
+			t.Fatal(err)
+		}
+		check := func(s *Shard) {
+			t.Helper()
+			testwait.For(t, "flushes", func() bool { return s.flushing() == 0 })
+			got := drain(t, s.NewIter(1, nil, nil))
+			if len(got) > 1 || (len(got) == 1 && got[string(rowKey("after", 1))] != "new") {
+				t.Fatalf("truncated table's memtables hold %v", got)
+			}
+			// Only SSTables committed before the truncation hold old rows;
+			// the manifest drops those.
+			if got := entries(e.committer.SSTables(1)[flushedBefore:]) + len(got); got != 1 {
+				t.Fatalf("%d entries of the truncated table stored after it, want 1", got)
+			}
+			if got := len(contents(t, s, e.committer, 2)); got != n {
+				t.Fatalf("other table holds %d rows, want %d", got, n)
+			}
+		}
+		check(s)
+		// Replay repeats the truncation.
+		s.Close()
+		e.fs = e.fs.CrashClone()
+		s = e.open()
+		check(s)
+		// Flushing everything keeps it truncated.
+		s.Close()
+		e.cfg.FlushAge = 10 * time.Millisecond
+		s = e.open()
+		defer s.Close()
+		testwait.For(t, "flush of the replayed memtable", func() bool { return count(t, s.NewIter(2, nil, nil)) == 0 })
+		check(s)
+	})
 }
 
 // TestTruncateDuringFlush truncates a table while its SSTable is being
@@ -91,7 +92,7 @@ func TestTruncateDuringFlush(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	testwait.Recv(t, "the flush's upload", entered)
+	<-entered
 	if err := s.Truncate(ctx, 1); err != nil {
 		t.Fatal(err)
 	}

@@ -107,7 +107,8 @@ func Restore(ctx context.Context, store objectstore.Store, js jetstream.JetStrea
 			if i < 0 || !archivedKinds[r.bucket[i+1:]] || !clusterNameRE.MatchString(r.bucket[:i]) {
 				return st, fmt.Errorf("%w: archived bucket %q", ErrCorrupt, r.bucket)
 			}
-			if b, err = openBucket(ctx, js, r.bucket, r.bucket[i+1:]); err != nil {
+			// One replica: the Open that follows raises it to its Replicas.
+			if b, err = openBucket(ctx, js, r.bucket, r.bucket[i+1:], 1); err != nil {
 				return st, err
 			}
 			buckets[r.bucket] = b

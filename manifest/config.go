@@ -53,6 +53,8 @@ type Config struct {
 	ReconnectWait  time.Duration `yaml:"reconnect_wait"`
 	// MaxAttempts bounds the compare-and-set attempts of one change.
 	MaxAttempts int `yaml:"max_attempts"`
+	// Replicas of the catalog's buckets (Options.Replicas).
+	Replicas int `yaml:"replicas"`
 }
 
 // RegisterFlags registers the configuration's flags, with their defaults, in
@@ -74,6 +76,7 @@ func (c *Config) RegisterFlags(f *flag.FlagSet) {
 	f.DurationVar(&c.ConnectTimeout, p+"connect-timeout", 10*time.Second, "Deadline of the first connection to NATS.")
 	f.DurationVar(&c.ReconnectWait, p+"reconnect-wait", time.Second, "Pause between reconnection attempts to NATS.")
 	f.IntVar(&c.MaxAttempts, p+"max-attempts", 64, "Compare-and-set attempts of one catalog change before it fails.")
+	f.IntVar(&c.Replicas, p+"replicas", 1, "Replicas of the catalog's KV buckets in NATS: 3 in a NATS cluster that must survive the loss of a server (as -ingest.log.replicas).")
 }
 
 // Validate reports every problem with the configuration.
@@ -104,6 +107,9 @@ func (c *Config) Validate() error {
 	if c.ConnectTimeout <= 0 || c.ReconnectWait <= 0 {
 		errs = append(errs, errors.New("manifest: connect timeout and reconnect wait must be positive"))
 	}
+	if c.Replicas < 1 || c.Replicas > 5 {
+		errs = append(errs, fmt.Errorf("manifest: replicas %d outside [1, 5]", c.Replicas))
+	}
 	if c.MaxAttempts < 1 {
 		errs = append(errs, fmt.Errorf("manifest: max attempts %d is below 1", c.MaxAttempts))
 	}
@@ -112,7 +118,7 @@ func (c *Config) Validate() error {
 
 // Options returns the options Open takes from the configuration.
 func (c *Config) Options() Options {
-	return Options{MaxAttempts: c.MaxAttempts}
+	return Options{MaxAttempts: c.MaxAttempts, Replicas: c.Replicas}
 }
 
 // Connect dials NATS at url (an embedded server's URL when NATSURL is

@@ -50,6 +50,9 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives conflict and archive diagnostics (default slog.Default).
 	Logger *slog.Logger
+	// Replicas of the buckets' streams (default 1). Open raises buckets
+	// that exist to it, and never lowers them.
+	Replicas int
 }
 
 func (o *Options) fill() {
@@ -64,6 +67,9 @@ func (o *Options) fill() {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.Replicas <= 0 {
+		o.Replicas = 1
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -115,7 +121,7 @@ func Open(ctx context.Context, js jetstream.JetStream, store objectstore.Store, 
 		{kindLeases, &m.leases},
 		{kindRoles, &m.roles},
 	} {
-		bk, err := openBucket(ctx, js, cluster+"_"+b.kind, b.kind)
+		bk, err := openBucket(ctx, js, cluster+"_"+b.kind, b.kind, opts.Replicas)
 		if err != nil {
 			return nil, err
 		}
@@ -124,12 +130,18 @@ func Open(ctx context.Context, js jetstream.JetStream, store objectstore.Store, 
 	return m, nil
 }
 
-func openBucket(ctx context.Context, js jetstream.JetStream, name, kind string) (*bucket, error) {
+func openBucket(ctx context.Context, js jetstream.JetStream, name, kind string, replicas int) (*bucket, error) {
+	// A process of default configuration must not scale a cluster's
+	// buckets down.
+	if s, err := js.Stream(ctx, "KV_"+name); err == nil {
+		replicas = max(replicas, s.CachedInfo().Config.Replicas)
+	}
 	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 		Bucket:      name,
 		Description: "sediment manifest: " + kind,
 		History:     1,
 		Storage:     jetstream.FileStorage,
+		Replicas:    replicas,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("manifest: open bucket %s: %w", name, err)

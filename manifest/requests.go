@@ -48,7 +48,7 @@ func compactionRequestKey(table uuid.UUID) string { return "c." + table.String()
 func (m *Manifest) requestsBucket(ctx context.Context, create bool) (*bucket, error) {
 	name := m.cluster + "_" + kindRequests
 	if create {
-		return openBucket(ctx, m.js, name, kindRequests)
+		return openBucket(ctx, m.js, name, kindRequests, m.opts.Replicas)
 	}
 	kv, err := m.js.KeyValue(ctx, name)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {

@@ -78,7 +78,7 @@ func snapshotKey(name string, table uuid.UUID) string { return "s." + name + "."
 func (m *Manifest) snapshotsBucket(ctx context.Context, create bool) (*bucket, error) {
 	name := m.cluster + "_" + kindSnapshots
 	if create {
-		return openBucket(ctx, m.js, name, kindSnapshots)
+		return openBucket(ctx, m.js, name, kindSnapshots, m.opts.Replicas)
 	}
 	kv, err := m.js.KeyValue(ctx, name)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {

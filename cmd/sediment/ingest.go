@@ -23,6 +23,7 @@ func (s *Sediment) initIngest(context.Context) (services.Service, error) {
 		Manifest:          s.manifest,
 		View:              s.view,
 		Store:             s.store,
+		JetStream:         s.js,
 		NodeID:            id,
 		Address:           s.cfg.Node.Address,
 		Roles:             roles,

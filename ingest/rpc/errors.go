@@ -31,6 +31,12 @@ const (
 	// CodeDeadline is context.DeadlineExceeded: the request's timeout ran
 	// out on the server; the write may or may not have been applied.
 	CodeDeadline Code = 7
+	// CodeUnavailable is storage.ErrUnavailable: the node's log has no
+	// quorum; nothing is known to be written, retry later or elsewhere.
+	CodeUnavailable Code = 8
+	// CodeTimeout is storage.ErrTimeout: the node's log did not confirm
+	// the write in time; it may or may not be applied.
+	CodeTimeout Code = 9
 )
 
 // sentinels maps each code to the error it stands for.
@@ -42,6 +48,8 @@ var sentinels = [...]error{
 	CodeClosed:          storage.ErrClosed,
 	CodeProtocol:        ErrProtocol,
 	CodeDeadline:        context.DeadlineExceeded,
+	CodeUnavailable:     storage.ErrUnavailable,
+	CodeTimeout:         storage.ErrTimeout,
 }
 
 func codeOf(err error) Code {

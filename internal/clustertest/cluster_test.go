@@ -56,7 +56,14 @@ type observer struct {
 	v *manifest.View
 }
 
-func newObserver(t *testing.T, n *testserver.NATSServer, ms *testserver.MinIOServer) *observer {
+func newObserver(t *testing.T, n natsEndpoint, ms *testserver.MinIOServer) *observer {
+	t.Helper()
+	return newObserverReplicas(t, n, ms, 1)
+}
+
+// newObserverReplicas is newObserver for a cluster whose catalog has
+// replicas replicas (-manifest.replicas), which it creates with them.
+func newObserverReplicas(t *testing.T, n natsEndpoint, ms *testserver.MinIOServer, replicas int) *observer {
 	t.Helper()
 	ctx := context.Background()
 	js, err := jetstream.New(n.Connect(t))
@@ -70,7 +77,7 @@ func newObserver(t *testing.T, n *testserver.NATSServer, ms *testserver.MinIOSer
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := manifest.Open(ctx, js, store, cluster, manifest.Options{})
+	m, err := manifest.Open(ctx, js, store, cluster, manifest.Options{Replicas: replicas})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,6 +200,12 @@ func (l *ledger) write(s *gocql.Session, i int) error {
 // within which the cluster must take writes again.
 func (l *ledger) mustWriteAll(t *testing.T, s *gocql.Session, from, to, workers int) {
 	t.Helper()
+	l.mustWriteAllIf(t, s, from, to, workers, retriableWrite)
+}
+
+// mustWriteAllIf is mustWriteAll, retrying the errors retriable accepts.
+func (l *ledger) mustWriteAllIf(t *testing.T, s *gocql.Session, from, to, workers int, retriable func(error) bool) {
+	t.Helper()
 	next := make(chan int)
 	var mu sync.Mutex
 	var failed []error
@@ -206,7 +219,7 @@ func (l *ledger) mustWriteAll(t *testing.T, s *gocql.Session, from, to, workers 
 					if err == nil {
 						break
 					}
-					if !retriableWrite(err) || time.Now().After(deadline) {
+					if !retriable(err) || time.Now().After(deadline) {
 						mu.Lock()
 						failed = append(failed, fmt.Errorf("write %d: %w", i, err))
 						mu.Unlock()

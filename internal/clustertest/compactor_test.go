@@ -24,7 +24,7 @@ const l0Trigger = 4
 // newCompactor prepares a `sediment -target=compactor` process whose ID is
 // id: a fast planner, a short ack wait, so that a dead compactor's job is
 // delivered again soon, and a short garbage grace period.
-func newCompactor(t *testing.T, bin, id string, n *testserver.NATSServer, m *testserver.MinIOServer, cluster string) *node {
+func newCompactor(t *testing.T, bin, id string, n natsEndpoint, m *testserver.MinIOServer, cluster string) *node {
 	t.Helper()
 	nd := &node{id: id, dataDir: t.TempDir(), httpAddr: freeAddr(t), out: &syncBuffer{}}
 	nd.prepare(t)

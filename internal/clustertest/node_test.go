@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/sedimentdb/sediment/internal/clustertls/clustertlstest"
 	"github.com/sedimentdb/sediment/internal/testserver"
 )
@@ -61,6 +63,13 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
+// natsEndpoint is a nats-server or a cluster of them: the URLs processes
+// get, and the test's own connections.
+type natsEndpoint interface {
+	URL() string
+	Connect(testing.TB) *nats.Conn
+}
+
 // node is one `sediment` process, of the ingest or the frontend role. Its
 // data directory and addresses stay the same across restarts.
 type node struct {
@@ -86,7 +95,7 @@ var clusterCA = struct {
 // common returns the flags every process of the cluster shares: the
 // external NATS and MinIO, the cluster certificates, and short pauses and
 // heartbeats for a quick test.
-func common(t *testing.T, bin, target string, nd *node, n *testserver.NATSServer, m *testserver.MinIOServer, cluster string) []string {
+func common(t *testing.T, bin, target string, nd *node, n natsEndpoint, m *testserver.MinIOServer, cluster string) []string {
 	t.Helper()
 	nd.env = []string{"SEDIMENT_OBJECTSTORE_SECRET_ACCESS_KEY=" + m.SecretKey}
 	clusterCA.once.Do(func() { clusterCA.ca = clustertlstest.NewCA(t, "clustertest") })
@@ -134,7 +143,7 @@ func (nd *node) prepare(t *testing.T) {
 }
 
 // newNode prepares an ingest node whose ID is id.
-func newNode(t *testing.T, bin, id string, n *testserver.NATSServer, m *testserver.MinIOServer, cluster string) *node {
+func newNode(t *testing.T, bin, id string, n natsEndpoint, m *testserver.MinIOServer, cluster string) *node {
 	t.Helper()
 	nd := &node{id: id, dataDir: t.TempDir(), httpAddr: freeAddr(t), rpcAddr: freeAddr(t), out: &syncBuffer{}}
 	nd.prepare(t)
@@ -153,7 +162,7 @@ func newNode(t *testing.T, bin, id string, n *testserver.NATSServer, m *testserv
 
 // newFrontend prepares a frontend process whose ID is id, serving CQL on a
 // port of its own. Its engine reaches the ingest nodes over RPC.
-func newFrontend(t *testing.T, bin, id string, n *testserver.NATSServer, m *testserver.MinIOServer, cluster string) *node {
+func newFrontend(t *testing.T, bin, id string, n natsEndpoint, m *testserver.MinIOServer, cluster string) *node {
 	t.Helper()
 	nd := &node{id: id, dataDir: t.TempDir(), httpAddr: freeAddr(t), cqlAddr: freeAddr(t), out: &syncBuffer{}}
 	nd.prepare(t)

@@ -650,6 +650,10 @@ func (l *Log) closeActive() {
 	l.f = nil
 }
 
+// MaxRecord is the largest record Append takes: one that fills an empty
+// segment.
+func (l *Log) MaxRecord() int { return l.maxRecord }
+
 // Release removes the complete segments all of whose records are before
 // upTo. The flush path passes the position of the first record that the
 // durably stored SSTables do not cover. The segment being written is never

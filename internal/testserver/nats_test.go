@@ -7,6 +7,7 @@ import (
 	"maps"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -141,4 +142,72 @@ func TestNATSKeyValueSurvivesKill(t *testing.T) {
 	}
 	n.Stop()
 	n.Stop() // idempotent
+}
+
+// TestNATSCluster writes to a stream of three replicas, kills one server,
+// writes on, restarts it and reads every message back from it alone.
+func TestNATSCluster(t *testing.T) {
+	c := NATSClusterOf(t, 3)
+	js, err := jetstream.New(c.Connect(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "R3", Subjects: []string{"r3.>"}, Replicas: 3}); err != nil {
+		t.Fatal(err)
+	}
+	// A request to a stream whose leader died goes unanswered until the
+	// next election: each attempt gets a deadline of its own.
+	attempt := func() context.Context {
+		actx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		t.Cleanup(cancel)
+		return actx
+	}
+	publish := func(from, to int) {
+		for i := from; i < to; i++ {
+			for {
+				_, err := js.Publish(attempt(), "r3.x", []byte(strconv.Itoa(i)))
+				if err == nil {
+					break
+				}
+				if ctx.Err() != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(50 * time.Millisecond) // a leader election
+			}
+		}
+	}
+	publish(0, 10)
+	c.Servers[0].Kill()
+	publish(10, 20)
+	c.Servers[0].Restart(t)
+	// The restarted server and one that was stopped meanwhile form the
+	// quorum now: every message must have survived.
+	c.Servers[1].Stop()
+	c.Servers[2].Stop()
+	c.Servers[1].Restart(t)
+	var st jetstream.Stream
+	for st == nil {
+		if st, err = js.Stream(attempt(), "R3"); err != nil {
+			if ctx.Err() != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	for i := range 20 {
+		var m *jetstream.RawStreamMsg
+		for m == nil {
+			if m, err = st.GetMsg(attempt(), uint64(i+1)); err != nil {
+				if ctx.Err() != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		}
+		if string(m.Data) != strconv.Itoa(i) {
+			t.Fatalf("message %d holds %q", i+1, m.Data)
+		}
+	}
 }
