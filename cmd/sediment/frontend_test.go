@@ -31,6 +31,11 @@ func cqlSession(t *testing.T, p *process, keyspace string) *gocql.Session {
 	}
 	c := gocql.NewCluster(host)
 	c.Port, _ = strconv.Atoi(port)
+	// Only p's frontend, though it lists the others as peers: a test that
+	// speaks through p must not be routed to another process.
+	c.HostFilter = gocql.HostFilterFunc(func(h *gocql.HostInfo) bool {
+		return h.ConnectAddress().String() == host && h.Port() == c.Port
+	})
 	c.Keyspace = keyspace
 	c.Consistency = gocql.One
 	c.Timeout = 20 * time.Second
