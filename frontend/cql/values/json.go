@@ -621,11 +621,7 @@ func fromJSON(t *cqltype.Type, x any) ([]byte, error) {
 			}
 			vals[f] = v
 		}
-		var dst []byte
-		for _, v := range vals {
-			dst = appendElem(dst, v)
-		}
-		return dst, nil
+		return udtValue(vals), nil
 	}
 	return nil, errorf(fmt.Sprintf("Cannot read a value of type %s from JSON", t))
 }
