@@ -287,6 +287,19 @@ func (a *admin) open(ctx context.Context) (*manifest.Manifest, error) {
 	return manifest.Open(ctx, a.js, a.store, a.cfg.Manifest.ClusterName, opts)
 }
 
+// openSchema opens the cluster's catalog and reads its schema.
+func (a *admin) openSchema(ctx context.Context) (*manifest.Manifest, *manifest.Schema, error) {
+	m, err := a.open(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := m.Schema(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, s, nil
+}
+
 func (a *admin) close() {
 	if a.nc != nil {
 		a.nc.Close()
@@ -343,11 +356,7 @@ func adminStatus(ctx context.Context, a *admin, args []string) (report, error) {
 	if len(args) > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", args[0])
 	}
-	m, err := a.open(ctx)
-	if err != nil {
-		return nil, err
-	}
-	s, err := m.Schema(ctx)
+	m, s, err := a.openSchema(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -431,7 +440,7 @@ func adminTables(ctx context.Context, a *admin, args []string) (report, error) {
 	if len(args) > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", args[0])
 	}
-	m, tables, err := a.chosenTables(ctx)
+	m, _, tables, err := a.chosenTables(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -482,32 +491,28 @@ type LevelRange struct {
 	SSTables []manifest.SSTable `json:"sstables"`
 }
 
-// chosenTables opens the manifest and returns the schema's tables, or,
-// for the subcommands with a -table flag, only the one it names.
-func (a *admin) chosenTables(ctx context.Context) (*manifest.Manifest, []TableStatus, error) {
-	m, err := a.open(ctx)
+// chosenTables opens the manifest and returns its schema and the schema's
+// tables, or, for the subcommands with a -table flag, only the one it names.
+func (a *admin) chosenTables(ctx context.Context) (*manifest.Manifest, *manifest.Schema, []TableStatus, error) {
+	m, s, err := a.openSchema(ctx)
 	if err != nil {
-		return nil, nil, err
-	}
-	s, err := m.Schema(ctx)
-	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	tables := schemaTables(s)
 	if a.cfg.Table != "" {
 		tables = slices.DeleteFunc(tables, func(t TableStatus) bool { return t.Keyspace+"."+t.Table != a.cfg.Table })
 		if len(tables) == 0 {
-			return nil, nil, fmt.Errorf("no table %q", a.cfg.Table)
+			return nil, nil, nil, fmt.Errorf("no table %q", a.cfg.Table)
 		}
 	}
-	return m, tables, nil
+	return m, s, tables, nil
 }
 
 func adminSSTables(ctx context.Context, a *admin, args []string) (report, error) {
 	if len(args) > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", args[0])
 	}
-	m, tables, err := a.chosenTables(ctx)
+	m, _, tables, err := a.chosenTables(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -797,7 +802,7 @@ func adminVerify(ctx context.Context, a *admin, args []string) (report, error) {
 	if len(args) > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", args[0])
 	}
-	m, tables, err := a.chosenTables(ctx)
+	m, _, tables, err := a.chosenTables(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -1024,7 +1029,7 @@ func adminCompact(ctx context.Context, a *admin, args []string) (report, error) 
 	if len(args) > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", args[0])
 	}
-	m, tables, err := a.chosenTables(ctx)
+	m, _, tables, err := a.chosenTables(ctx)
 	if err != nil {
 		return nil, err
 	}

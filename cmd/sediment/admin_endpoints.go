@@ -75,11 +75,7 @@ func adminGetEndpoints(ctx context.Context, a *admin, args []string) (report, er
 	if !ok {
 		return nil, fmt.Errorf("%q is not keyspace.table", args[0])
 	}
-	m, err := a.open(ctx)
-	if err != nil {
-		return nil, err
-	}
-	s, err := m.Schema(ctx)
+	m, s, err := a.openSchema(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -239,7 +235,7 @@ func adminInfo(ctx context.Context, a *admin, args []string) (report, error) {
 	if len(args) > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", args[0])
 	}
-	m, tables, err := a.chosenTables(ctx)
+	m, _, tables, err := a.chosenTables(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -75,11 +75,7 @@ func adminSnapshot(ctx context.Context, a *admin, args []string) (report, error)
 	if err != nil {
 		return nil, err
 	}
-	m, tables, err := a.chosenTables(ctx)
-	if err != nil {
-		return nil, err
-	}
-	s, err := m.Schema(ctx)
+	m, s, tables, err := a.chosenTables(ctx)
 	if err != nil {
 		return nil, err
 	}
