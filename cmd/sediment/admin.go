@@ -183,12 +183,7 @@ var adminCommands = map[string]func(ctx context.Context, a *admin, args []string
 // configure the admin as they configure a node (Config.LoadFlags).
 func parseAdminFlags(name string, args []string, getenv func(string) string, output io.Writer) (adminConfig, []string, error) {
 	var c adminConfig
-	f := flag.NewFlagSet("sediment admin "+name, flag.ContinueOnError)
-	f.SetOutput(output)
-	f.Usage = func() {
-		fmt.Fprintf(output, "Usage: sediment admin %s [flags]\n\nThe node's flags, -config.file and SEDIMENT_* variables apply as for a node.\n\n", name)
-		f.PrintDefaults()
-	}
+	f := subcommandFlags("sediment admin "+name, fmt.Sprintf("Usage: sediment admin %s [flags]\n\nThe node's flags, -config.file and SEDIMENT_* variables apply as for a node.\n\n", name), output)
 	f.BoolVar(&c.JSON, "json", false, "Print JSON instead of text.")
 	switch name {
 	case "restore":

@@ -51,12 +51,7 @@ node's flags, -config.file and SEDIMENT_* variables apply as for a node.
 func parseLoadFlags(args []string, getenv func(string) string, output io.Writer) (loadConfig, []string, error) {
 	var c loadConfig
 	o := &c.Opts
-	f := flag.NewFlagSet("sediment load", flag.ContinueOnError)
-	f.SetOutput(output)
-	f.Usage = func() {
-		fmt.Fprint(output, loadUsage)
-		f.PrintDefaults()
-	}
+	f := subcommandFlags("sediment load", loadUsage, output)
 	f.BoolVar(&c.JSON, "json", false, "Print the summary as JSON.")
 	var table string
 	f.StringVar(&table, "table", "", "The table to load: keyspace.table.")

@@ -43,12 +43,7 @@ type unloadConfig struct {
 func parseUnloadFlags(args []string, getenv func(string) string, output io.Writer) (unloadConfig, error) {
 	var c unloadConfig
 	o := &c.Opts
-	f := flag.NewFlagSet("sediment unload", flag.ContinueOnError)
-	f.SetOutput(output)
-	f.Usage = func() {
-		fmt.Fprint(output, unloadUsage)
-		f.PrintDefaults()
-	}
+	f := subcommandFlags("sediment unload", unloadUsage, output)
 	f.BoolVar(&c.JSON, "json", false, "Print the summary as JSON.")
 	var table string
 	f.StringVar(&table, "table", "", "The table to unload: keyspace.table.")
