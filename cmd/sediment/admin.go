@@ -282,6 +282,24 @@ func (a *admin) open(ctx context.Context) (*manifest.Manifest, error) {
 	return manifest.Open(ctx, a.js, a.store, a.cfg.Manifest.ClusterName, opts)
 }
 
+// noArgs refuses the arguments of a subcommand that takes none.
+func noArgs(args []string) error {
+	if len(args) > 0 {
+		return fmt.Errorf("unexpected argument %q", args[0])
+	}
+	return nil
+}
+
+// rangeCount is m's number of token ranges, 0 before the first ingest node
+// has set it.
+func rangeCount(ctx context.Context, m *manifest.Manifest) (int, error) {
+	n, err := m.RangeCount(ctx)
+	if errors.Is(err, manifest.ErrNotFound) {
+		return 0, nil
+	}
+	return n, err
+}
+
 // openSchema opens the cluster's catalog and reads its schema.
 func (a *admin) openSchema(ctx context.Context) (*manifest.Manifest, *manifest.Schema, error) {
 	m, err := a.open(ctx)
@@ -348,8 +366,8 @@ type RangeStatus struct {
 }
 
 func adminStatus(ctx context.Context, a *admin, args []string) (report, error) {
-	if len(args) > 0 {
-		return nil, fmt.Errorf("unexpected argument %q", args[0])
+	if err := noArgs(args); err != nil {
+		return nil, err
 	}
 	m, s, err := a.openSchema(ctx)
 	if err != nil {
@@ -368,8 +386,8 @@ func adminStatus(ctx context.Context, a *admin, args []string) (report, error) {
 			Healthy:      mem.Live(now, a.cfg.MaxAge),
 		})
 	}
-	n, err := m.RangeCount(ctx)
-	if err != nil && !errors.Is(err, manifest.ErrNotFound) {
+	n, err := rangeCount(ctx, m)
+	if err != nil {
 		return nil, err
 	}
 	for r := range n {
@@ -432,8 +450,8 @@ func schemaTables(s *manifest.Schema) []TableStatus {
 }
 
 func adminTables(ctx context.Context, a *admin, args []string) (report, error) {
-	if len(args) > 0 {
-		return nil, fmt.Errorf("unexpected argument %q", args[0])
+	if err := noArgs(args); err != nil {
+		return nil, err
 	}
 	m, _, tables, err := a.chosenTables(ctx)
 	if err != nil {
@@ -504,15 +522,15 @@ func (a *admin) chosenTables(ctx context.Context) (*manifest.Manifest, *manifest
 }
 
 func adminSSTables(ctx context.Context, a *admin, args []string) (report, error) {
-	if len(args) > 0 {
-		return nil, fmt.Errorf("unexpected argument %q", args[0])
+	if err := noArgs(args); err != nil {
+		return nil, err
 	}
 	m, _, tables, err := a.chosenTables(ctx)
 	if err != nil {
 		return nil, err
 	}
-	n, err := m.RangeCount(ctx)
-	if err != nil && !errors.Is(err, manifest.ErrNotFound) {
+	n, err := rangeCount(ctx, m)
+	if err != nil {
 		return nil, err
 	}
 	rep := &SSTablesReport{Tables: []TableSSTables{}}
@@ -601,8 +619,8 @@ func parseArchived(a objectstore.Attrs) (ArchivedVersion, error) {
 }
 
 func adminHistory(ctx context.Context, a *admin, args []string) (report, error) {
-	if len(args) > 0 {
-		return nil, fmt.Errorf("unexpected argument %q", args[0])
+	if err := noArgs(args); err != nil {
+		return nil, err
 	}
 	if err := a.connect(ctx, true); err != nil {
 		return nil, err
@@ -736,8 +754,8 @@ func (r *RestoreReport) text(w io.Writer) error {
 var restoredKinds = []string{"schema", "sstables", "ownership", "roles"}
 
 func adminRestore(ctx context.Context, a *admin, args []string) (report, error) {
-	if len(args) > 0 {
-		return nil, fmt.Errorf("unexpected argument %q", args[0])
+	if err := noArgs(args); err != nil {
+		return nil, err
 	}
 	if err := a.connect(ctx, true); err != nil {
 		return nil, err
@@ -794,8 +812,8 @@ func (r *VerifyReport) text(w io.Writer) error {
 }
 
 func adminVerify(ctx context.Context, a *admin, args []string) (report, error) {
-	if len(args) > 0 {
-		return nil, fmt.Errorf("unexpected argument %q", args[0])
+	if err := noArgs(args); err != nil {
+		return nil, err
 	}
 	m, _, tables, err := a.chosenTables(ctx)
 	if err != nil {
@@ -1021,8 +1039,8 @@ const compactPoll = 200 * time.Millisecond
 // request per table that the compaction planner serves, and with -wait
 // follows it until the planner marks every request done.
 func adminCompact(ctx context.Context, a *admin, args []string) (report, error) {
-	if len(args) > 0 {
-		return nil, fmt.Errorf("unexpected argument %q", args[0])
+	if err := noArgs(args); err != nil {
+		return nil, err
 	}
 	m, _, tables, err := a.chosenTables(ctx)
 	if err != nil {
@@ -1111,8 +1129,8 @@ type compactionProgress struct {
 // and counts the ranges the planner has yet to compact and their
 // SSTables, by the rule it applies (compactor.Compacted).
 func compactProgress(ctx context.Context, m *manifest.Manifest, rep *CompactReport) (compactionProgress, error) {
-	n, err := m.RangeCount(ctx)
-	if err != nil && !errors.Is(err, manifest.ErrNotFound) {
+	n, err := rangeCount(ctx, m)
+	if err != nil {
 		return compactionProgress{}, err
 	}
 	var pr compactionProgress

@@ -171,8 +171,8 @@ func adminRemoveNode(ctx context.Context, a *admin, args []string) (report, erro
 		return nil, fmt.Errorf("member %s is live (heartbeat %.1fs ago): stop the process, which leaves on its own, or wait until its heartbeat is older than -max-heartbeat-age=%s", id, a.now().Sub(mems[i].Heartbeat).Seconds(), a.cfg.MaxAge)
 	}
 	rep := &RemoveNodeReport{ID: id, Ranges: []int{}}
-	n, err := m.RangeCount(ctx)
-	if err != nil && !errors.Is(err, manifest.ErrNotFound) {
+	n, err := rangeCount(ctx, m)
+	if err != nil {
 		return nil, err
 	}
 	for r := range n {
@@ -232,8 +232,8 @@ func (r *InfoReport) text(w io.Writer) error {
 
 // adminInfo reports every member with the ranges it owns and their data.
 func adminInfo(ctx context.Context, a *admin, args []string) (report, error) {
-	if len(args) > 0 {
-		return nil, fmt.Errorf("unexpected argument %q", args[0])
+	if err := noArgs(args); err != nil {
+		return nil, err
 	}
 	m, _, tables, err := a.chosenTables(ctx)
 	if err != nil {
@@ -243,8 +243,8 @@ func adminInfo(ctx context.Context, a *admin, args []string) (report, error) {
 	if err != nil {
 		return nil, err
 	}
-	n, err := m.RangeCount(ctx)
-	if err != nil && !errors.Is(err, manifest.ErrNotFound) {
+	n, err := rangeCount(ctx, m)
+	if err != nil {
 		return nil, err
 	}
 	owner := make([]string, n)
