@@ -282,6 +282,18 @@ func (a *admin) open(ctx context.Context) (*manifest.Manifest, error) {
 	return manifest.Open(ctx, a.js, a.store, a.cfg.Manifest.ClusterName, opts)
 }
 
+// subcommandFlags is the flag set of subcommand name (bench, load, unload,
+// admin …): its errors and -help go to output, as usage and then the flags.
+func subcommandFlags(name, usage string, output io.Writer) *flag.FlagSet {
+	f := flag.NewFlagSet(name, flag.ContinueOnError)
+	f.SetOutput(output)
+	f.Usage = func() {
+		fmt.Fprint(output, usage)
+		f.PrintDefaults()
+	}
+	return f
+}
+
 // noArgs refuses the arguments of a subcommand that takes none.
 func noArgs(args []string) error {
 	if len(args) > 0 {
@@ -298,6 +310,24 @@ func rangeCount(ctx context.Context, m *manifest.Manifest) (int, error) {
 		return 0, nil
 	}
 	return n, err
+}
+
+// rangeOwnerships is the ownership of each of m's token ranges (the zero
+// Ownership for one never assigned).
+func rangeOwnerships(ctx context.Context, m *manifest.Manifest) ([]manifest.Ownership, error) {
+	n, err := rangeCount(ctx, m)
+	if err != nil {
+		return nil, err
+	}
+	owners := make([]manifest.Ownership, n)
+	for r := range n {
+		o, err := m.Ownership(ctx, r)
+		if err != nil && !errors.Is(err, manifest.ErrNotFound) {
+			return nil, err
+		}
+		owners[r] = o
+	}
+	return owners, nil
 }
 
 // openSchema opens the cluster's catalog and reads its schema.
@@ -386,16 +416,12 @@ func adminStatus(ctx context.Context, a *admin, args []string) (report, error) {
 			Healthy:      mem.Live(now, a.cfg.MaxAge),
 		})
 	}
-	n, err := rangeCount(ctx, m)
+	owners, err := rangeOwnerships(ctx, m)
 	if err != nil {
 		return nil, err
 	}
-	for r := range n {
-		o, err := m.Ownership(ctx, r)
-		if err != nil && !errors.Is(err, manifest.ErrNotFound) {
-			return nil, err
-		}
-		first, last := manifest.RangeBounds(r, n)
+	for r, o := range owners {
+		first, last := manifest.RangeBounds(r, len(owners))
 		rep.Ranges = append(rep.Ranges, RangeStatus{Range: r, FirstToken: first, LastToken: last, Owner: o.Owner, Epoch: o.Epoch})
 	}
 	return rep, nil

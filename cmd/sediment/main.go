@@ -8,7 +8,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -68,18 +67,6 @@ func main() {
 		logger.Error("sediment stopped", "err", err)
 		os.Exit(1)
 	}
-}
-
-// subcommandFlags is the flag set of subcommand name (bench, load, unload,
-// admin …): its errors and -help go to output, as usage and then the flags.
-func subcommandFlags(name, usage string, output io.Writer) *flag.FlagSet {
-	f := flag.NewFlagSet(name, flag.ContinueOnError)
-	f.SetOutput(output)
-	f.Usage = func() {
-		fmt.Fprint(output, usage)
-		f.PrintDefaults()
-	}
-	return f
 }
 
 // run runs one process configured by cfg until ctx is cancelled.
