@@ -35,17 +35,9 @@ func (p *purger) row(r *model.Row) (changed bool) {
 		p.stats.TombstonesPurged++
 		changed = true
 	}
-	cds := r.ColumnDeletions[:0]
-	for _, cd := range r.ColumnDeletions {
-		if p.drops(cd.Deletion) {
-			p.stats.TombstonesPurged++
-			changed = true
-			continue
-		}
-		cds = append(cds, cd)
-	}
-	clear(r.ColumnDeletions[len(cds):])
-	r.ColumnDeletions = cds
+	var dropped bool
+	r.ColumnDeletions, dropped = dropPurgeable(p, r.ColumnDeletions, func(cd model.ColumnDeletion) model.Deletion { return cd.Deletion })
+	changed = changed || dropped
 	cells := r.Cells[:0]
 	for _, c := range r.Cells {
 		if !c.Tombstone && c.TTL > 0 && p.now >= c.LocalDeletionTime {
@@ -67,6 +59,22 @@ func (p *purger) row(r *model.Row) (changed bool) {
 	return changed
 }
 
+// dropPurgeable removes in place the items of list whose deletion (as
+// deletion gives it) p drops, counting them as purged tombstones; it
+// reports whether it removed any.
+func dropPurgeable[T any](p *purger, list []T, deletion func(T) model.Deletion) ([]T, bool) {
+	kept := list[:0]
+	for _, x := range list {
+		if p.drops(deletion(x)) {
+			p.stats.TombstonesPurged++
+			continue
+		}
+		kept = append(kept, x)
+	}
+	clear(list[len(kept):])
+	return kept, len(kept) < len(list)
+}
+
 // header purges the normal header h in place and reports whether it
 // changed. Dropping the partition deletion or a range tombstone keeps h
 // normal: the range tombstones left still supersede what is left of the
@@ -77,17 +85,9 @@ func (p *purger) header(h *model.Header) (changed bool) {
 		p.stats.TombstonesPurged++
 		changed = true
 	}
-	rts := h.RangeTombstones[:0]
-	for _, t := range h.RangeTombstones {
-		if p.drops(t.Deletion) {
-			p.stats.TombstonesPurged++
-			changed = true
-			continue
-		}
-		rts = append(rts, t)
-	}
-	clear(h.RangeTombstones[len(rts):])
-	h.RangeTombstones = rts
+	var dropped bool
+	h.RangeTombstones, dropped = dropPurgeable(p, h.RangeTombstones, func(t model.RangeTombstone) model.Deletion { return t.Deletion })
+	changed = changed || dropped
 	if p.row(&h.Static) {
 		changed = true
 	}

@@ -229,6 +229,21 @@ type Field struct {
 	Type string `json:"type"`
 }
 
+// Type is u as a CQL type of keyspace ks, its fields' type names resolved
+// by resolve (which names the user types they use).
+func (u *UserType) Type(ks string, resolve func(name string) (*cqltype.Type, error)) (*cqltype.Type, error) {
+	names := make([]string, len(u.Fields))
+	types := make([]*cqltype.Type, len(u.Fields))
+	for i, f := range u.Fields {
+		ft, err := cqltype.Parse(f.Type, resolve)
+		if err != nil {
+			return nil, err
+		}
+		names[i], types[i] = f.Name, ft
+	}
+	return cqltype.UDTOf(ks, u.Name, names, types), nil
+}
+
 // Column returns the column named name.
 func (t *Table) Column(name string) (Column, bool) {
 	for _, c := range t.Columns {
@@ -618,16 +633,7 @@ func (ks *Keyspace) udtResolver() func(string) (*cqltype.Type, error) {
 		if u == nil || depth > 32 {
 			return nil, fmt.Errorf("%w: type %q", ErrNotFound, name)
 		}
-		names := make([]string, len(u.Fields))
-		types := make([]*cqltype.Type, len(u.Fields))
-		for i, f := range u.Fields {
-			ft, err := cqltype.Parse(f.Type, func(n string) (*cqltype.Type, error) { return resolve(n, depth+1) })
-			if err != nil {
-				return nil, err
-			}
-			names[i], types[i] = f.Name, ft
-		}
-		return cqltype.UDTOf(ks.Name, u.Name, names, types), nil
+		return u.Type(ks.Name, func(n string) (*cqltype.Type, error) { return resolve(n, depth+1) })
 	}
 	return func(name string) (*cqltype.Type, error) { return resolve(name, 0) }
 }

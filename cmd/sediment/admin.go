@@ -183,12 +183,7 @@ var adminCommands = map[string]func(ctx context.Context, a *admin, args []string
 // configure the admin as they configure a node (Config.LoadFlags).
 func parseAdminFlags(name string, args []string, getenv func(string) string, output io.Writer) (adminConfig, []string, error) {
 	var c adminConfig
-	f := flag.NewFlagSet("sediment admin "+name, flag.ContinueOnError)
-	f.SetOutput(output)
-	f.Usage = func() {
-		fmt.Fprintf(output, "Usage: sediment admin %s [flags]\n\nThe node's flags, -config.file and SEDIMENT_* variables apply as for a node.\n\n", name)
-		f.PrintDefaults()
-	}
+	f := subcommandFlags("sediment admin "+name, fmt.Sprintf("Usage: sediment admin %s [flags]\n\nThe node's flags, -config.file and SEDIMENT_* variables apply as for a node.\n\n", name), output)
 	f.BoolVar(&c.JSON, "json", false, "Print JSON instead of text.")
 	switch name {
 	case "restore":
@@ -287,6 +282,67 @@ func (a *admin) open(ctx context.Context) (*manifest.Manifest, error) {
 	return manifest.Open(ctx, a.js, a.store, a.cfg.Manifest.ClusterName, opts)
 }
 
+// subcommandFlags is the flag set of subcommand name (bench, load, unload,
+// admin …): its errors and -help go to output, as usage and then the flags.
+func subcommandFlags(name, usage string, output io.Writer) *flag.FlagSet {
+	f := flag.NewFlagSet(name, flag.ContinueOnError)
+	f.SetOutput(output)
+	f.Usage = func() {
+		fmt.Fprint(output, usage)
+		f.PrintDefaults()
+	}
+	return f
+}
+
+// noArgs refuses the arguments of a subcommand that takes none.
+func noArgs(args []string) error {
+	if len(args) > 0 {
+		return fmt.Errorf("unexpected argument %q", args[0])
+	}
+	return nil
+}
+
+// rangeCount is m's number of token ranges, 0 before the first ingest node
+// has set it.
+func rangeCount(ctx context.Context, m *manifest.Manifest) (int, error) {
+	n, err := m.RangeCount(ctx)
+	if errors.Is(err, manifest.ErrNotFound) {
+		return 0, nil
+	}
+	return n, err
+}
+
+// rangeOwnerships is the ownership of each of m's token ranges (the zero
+// Ownership for one never assigned).
+func rangeOwnerships(ctx context.Context, m *manifest.Manifest) ([]manifest.Ownership, error) {
+	n, err := rangeCount(ctx, m)
+	if err != nil {
+		return nil, err
+	}
+	owners := make([]manifest.Ownership, n)
+	for r := range n {
+		o, err := m.Ownership(ctx, r)
+		if err != nil && !errors.Is(err, manifest.ErrNotFound) {
+			return nil, err
+		}
+		owners[r] = o
+	}
+	return owners, nil
+}
+
+// openSchema opens the cluster's catalog and reads its schema.
+func (a *admin) openSchema(ctx context.Context) (*manifest.Manifest, *manifest.Schema, error) {
+	m, err := a.open(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := m.Schema(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, s, nil
+}
+
 func (a *admin) close() {
 	if a.nc != nil {
 		a.nc.Close()
@@ -340,14 +396,10 @@ type RangeStatus struct {
 }
 
 func adminStatus(ctx context.Context, a *admin, args []string) (report, error) {
-	if len(args) > 0 {
-		return nil, fmt.Errorf("unexpected argument %q", args[0])
-	}
-	m, err := a.open(ctx)
-	if err != nil {
+	if err := noArgs(args); err != nil {
 		return nil, err
 	}
-	s, err := m.Schema(ctx)
+	m, s, err := a.openSchema(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -364,16 +416,12 @@ func adminStatus(ctx context.Context, a *admin, args []string) (report, error) {
 			Healthy:      mem.Live(now, a.cfg.MaxAge),
 		})
 	}
-	n, err := m.RangeCount(ctx)
-	if err != nil && !errors.Is(err, manifest.ErrNotFound) {
+	owners, err := rangeOwnerships(ctx, m)
+	if err != nil {
 		return nil, err
 	}
-	for r := range n {
-		o, err := m.Ownership(ctx, r)
-		if err != nil && !errors.Is(err, manifest.ErrNotFound) {
-			return nil, err
-		}
-		first, last := manifest.RangeBounds(r, n)
+	for r, o := range owners {
+		first, last := manifest.RangeBounds(r, len(owners))
 		rep.Ranges = append(rep.Ranges, RangeStatus{Range: r, FirstToken: first, LastToken: last, Owner: o.Owner, Epoch: o.Epoch})
 	}
 	return rep, nil
@@ -428,10 +476,10 @@ func schemaTables(s *manifest.Schema) []TableStatus {
 }
 
 func adminTables(ctx context.Context, a *admin, args []string) (report, error) {
-	if len(args) > 0 {
-		return nil, fmt.Errorf("unexpected argument %q", args[0])
+	if err := noArgs(args); err != nil {
+		return nil, err
 	}
-	m, tables, err := a.chosenTables(ctx)
+	m, _, tables, err := a.chosenTables(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -482,37 +530,33 @@ type LevelRange struct {
 	SSTables []manifest.SSTable `json:"sstables"`
 }
 
-// chosenTables opens the manifest and returns the schema's tables, or,
-// for the subcommands with a -table flag, only the one it names.
-func (a *admin) chosenTables(ctx context.Context) (*manifest.Manifest, []TableStatus, error) {
-	m, err := a.open(ctx)
+// chosenTables opens the manifest and returns its schema and the schema's
+// tables, or, for the subcommands with a -table flag, only the one it names.
+func (a *admin) chosenTables(ctx context.Context) (*manifest.Manifest, *manifest.Schema, []TableStatus, error) {
+	m, s, err := a.openSchema(ctx)
 	if err != nil {
-		return nil, nil, err
-	}
-	s, err := m.Schema(ctx)
-	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	tables := schemaTables(s)
 	if a.cfg.Table != "" {
 		tables = slices.DeleteFunc(tables, func(t TableStatus) bool { return t.Keyspace+"."+t.Table != a.cfg.Table })
 		if len(tables) == 0 {
-			return nil, nil, fmt.Errorf("no table %q", a.cfg.Table)
+			return nil, nil, nil, fmt.Errorf("no table %q", a.cfg.Table)
 		}
 	}
-	return m, tables, nil
+	return m, s, tables, nil
 }
 
 func adminSSTables(ctx context.Context, a *admin, args []string) (report, error) {
-	if len(args) > 0 {
-		return nil, fmt.Errorf("unexpected argument %q", args[0])
+	if err := noArgs(args); err != nil {
+		return nil, err
 	}
-	m, tables, err := a.chosenTables(ctx)
+	m, _, tables, err := a.chosenTables(ctx)
 	if err != nil {
 		return nil, err
 	}
-	n, err := m.RangeCount(ctx)
-	if err != nil && !errors.Is(err, manifest.ErrNotFound) {
+	n, err := rangeCount(ctx, m)
+	if err != nil {
 		return nil, err
 	}
 	rep := &SSTablesReport{Tables: []TableSSTables{}}
@@ -601,8 +645,8 @@ func parseArchived(a objectstore.Attrs) (ArchivedVersion, error) {
 }
 
 func adminHistory(ctx context.Context, a *admin, args []string) (report, error) {
-	if len(args) > 0 {
-		return nil, fmt.Errorf("unexpected argument %q", args[0])
+	if err := noArgs(args); err != nil {
+		return nil, err
 	}
 	if err := a.connect(ctx, true); err != nil {
 		return nil, err
@@ -736,8 +780,8 @@ func (r *RestoreReport) text(w io.Writer) error {
 var restoredKinds = []string{"schema", "sstables", "ownership", "roles"}
 
 func adminRestore(ctx context.Context, a *admin, args []string) (report, error) {
-	if len(args) > 0 {
-		return nil, fmt.Errorf("unexpected argument %q", args[0])
+	if err := noArgs(args); err != nil {
+		return nil, err
 	}
 	if err := a.connect(ctx, true); err != nil {
 		return nil, err
@@ -794,10 +838,10 @@ func (r *VerifyReport) text(w io.Writer) error {
 }
 
 func adminVerify(ctx context.Context, a *admin, args []string) (report, error) {
-	if len(args) > 0 {
-		return nil, fmt.Errorf("unexpected argument %q", args[0])
+	if err := noArgs(args); err != nil {
+		return nil, err
 	}
-	m, tables, err := a.chosenTables(ctx)
+	m, _, tables, err := a.chosenTables(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -1021,10 +1065,10 @@ const compactPoll = 200 * time.Millisecond
 // request per table that the compaction planner serves, and with -wait
 // follows it until the planner marks every request done.
 func adminCompact(ctx context.Context, a *admin, args []string) (report, error) {
-	if len(args) > 0 {
-		return nil, fmt.Errorf("unexpected argument %q", args[0])
+	if err := noArgs(args); err != nil {
+		return nil, err
 	}
-	m, tables, err := a.chosenTables(ctx)
+	m, _, tables, err := a.chosenTables(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -1111,8 +1155,8 @@ type compactionProgress struct {
 // and counts the ranges the planner has yet to compact and their
 // SSTables, by the rule it applies (compactor.Compacted).
 func compactProgress(ctx context.Context, m *manifest.Manifest, rep *CompactReport) (compactionProgress, error) {
-	n, err := m.RangeCount(ctx)
-	if err != nil && !errors.Is(err, manifest.ErrNotFound) {
+	n, err := rangeCount(ctx, m)
+	if err != nil {
 		return compactionProgress{}, err
 	}
 	var pr compactionProgress

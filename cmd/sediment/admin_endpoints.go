@@ -75,11 +75,7 @@ func adminGetEndpoints(ctx context.Context, a *admin, args []string) (report, er
 	if !ok {
 		return nil, fmt.Errorf("%q is not keyspace.table", args[0])
 	}
-	m, err := a.open(ctx)
-	if err != nil {
-		return nil, err
-	}
-	s, err := m.Schema(ctx)
+	m, s, err := a.openSchema(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -175,15 +171,11 @@ func adminRemoveNode(ctx context.Context, a *admin, args []string) (report, erro
 		return nil, fmt.Errorf("member %s is live (heartbeat %.1fs ago): stop the process, which leaves on its own, or wait until its heartbeat is older than -max-heartbeat-age=%s", id, a.now().Sub(mems[i].Heartbeat).Seconds(), a.cfg.MaxAge)
 	}
 	rep := &RemoveNodeReport{ID: id, Ranges: []int{}}
-	n, err := m.RangeCount(ctx)
-	if err != nil && !errors.Is(err, manifest.ErrNotFound) {
+	owners, err := rangeOwnerships(ctx, m)
+	if err != nil {
 		return nil, err
 	}
-	for r := range n {
-		o, err := m.Ownership(ctx, r)
-		if err != nil && !errors.Is(err, manifest.ErrNotFound) {
-			return nil, err
-		}
+	for r, o := range owners {
 		if o.Owner == id {
 			rep.Ranges = append(rep.Ranges, r)
 		}
@@ -236,10 +228,10 @@ func (r *InfoReport) text(w io.Writer) error {
 
 // adminInfo reports every member with the ranges it owns and their data.
 func adminInfo(ctx context.Context, a *admin, args []string) (report, error) {
-	if len(args) > 0 {
-		return nil, fmt.Errorf("unexpected argument %q", args[0])
+	if err := noArgs(args); err != nil {
+		return nil, err
 	}
-	m, tables, err := a.chosenTables(ctx)
+	m, _, tables, err := a.chosenTables(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -247,17 +239,9 @@ func adminInfo(ctx context.Context, a *admin, args []string) (report, error) {
 	if err != nil {
 		return nil, err
 	}
-	n, err := m.RangeCount(ctx)
-	if err != nil && !errors.Is(err, manifest.ErrNotFound) {
+	owners, err := rangeOwnerships(ctx, m)
+	if err != nil {
 		return nil, err
-	}
-	owner := make([]string, n)
-	for r := range n {
-		o, err := m.Ownership(ctx, r)
-		if err != nil && !errors.Is(err, manifest.ErrNotFound) {
-			return nil, err
-		}
-		owner[r] = o.Owner
 	}
 	rep := &InfoReport{Nodes: []NodeInfo{}}
 	byID := map[string]*NodeInfo{}
@@ -269,14 +253,14 @@ func adminInfo(ctx context.Context, a *admin, args []string) (report, error) {
 	for i := range rep.Nodes {
 		byID[rep.Nodes[i].ID] = &rep.Nodes[i]
 	}
-	for r, id := range owner {
-		if ni := byID[id]; ni != nil {
+	for r, o := range owners {
+		if ni := byID[o.Owner]; ni != nil {
 			ni.Ranges = append(ni.Ranges, r)
 		}
 	}
 	for _, t := range tables {
-		for r := range n {
-			ni := byID[owner[r]]
+		for r, o := range owners {
+			ni := byID[o.Owner]
 			if ni == nil {
 				continue
 			}

@@ -75,11 +75,7 @@ func adminSnapshot(ctx context.Context, a *admin, args []string) (report, error)
 	if err != nil {
 		return nil, err
 	}
-	m, tables, err := a.chosenTables(ctx)
-	if err != nil {
-		return nil, err
-	}
-	s, err := m.Schema(ctx)
+	m, s, tables, err := a.chosenTables(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -104,20 +100,24 @@ func adminSnapshot(ctx context.Context, a *admin, args []string) (report, error)
 	return rep, nil
 }
 
-// chosenSnapshots returns the snapshots named name (every one for ""),
-// of the -table table if given.
-func (a *admin) chosenSnapshots(ctx context.Context, m *manifest.Manifest, name string) ([]manifest.Snapshot, error) {
+// chosenSnapshots opens the manifest and returns the snapshots named name
+// (every one for ""), of the -table table if given.
+func (a *admin) chosenSnapshots(ctx context.Context, name string) (*manifest.Manifest, []manifest.Snapshot, error) {
+	m, err := a.open(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
 	snaps, err := m.Snapshots(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	snaps = slices.DeleteFunc(snaps, func(s manifest.Snapshot) bool {
 		return name != "" && s.Name != name || a.cfg.Table != "" && s.Keyspace+"."+s.TableName != a.cfg.Table
 	})
 	if name != "" && len(snaps) == 0 {
-		return nil, fmt.Errorf("no snapshot %q%s ('sediment admin snapshots' lists them)", name, a.tableSuffix())
+		return nil, nil, fmt.Errorf("no snapshot %q%s ('sediment admin snapshots' lists them)", name, a.tableSuffix())
 	}
-	return snaps, nil
+	return m, snaps, nil
 }
 
 func (a *admin) tableSuffix() string {
@@ -136,11 +136,7 @@ func adminSnapshots(ctx context.Context, a *admin, args []string) (report, error
 	if len(args) == 1 {
 		name = args[0]
 	}
-	m, err := a.open(ctx)
-	if err != nil {
-		return nil, err
-	}
-	snaps, err := a.chosenSnapshots(ctx, m, name)
+	_, snaps, err := a.chosenSnapshots(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -157,11 +153,7 @@ func adminClearSnapshot(ctx context.Context, a *admin, args []string) (report, e
 	if err != nil {
 		return nil, err
 	}
-	m, err := a.open(ctx)
-	if err != nil {
-		return nil, err
-	}
-	snaps, err := a.chosenSnapshots(ctx, m, name)
+	m, snaps, err := a.chosenSnapshots(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -184,11 +176,7 @@ func adminRestoreSnapshot(ctx context.Context, a *admin, args []string) (report,
 	if err != nil {
 		return nil, err
 	}
-	m, err := a.open(ctx)
-	if err != nil {
-		return nil, err
-	}
-	snaps, err := a.chosenSnapshots(ctx, m, name)
+	m, snaps, err := a.chosenSnapshots(ctx, name)
 	if err != nil {
 		return nil, err
 	}

@@ -171,11 +171,7 @@ func adminTableStats(ctx context.Context, a *admin, args []string) (report, erro
 	if len(args) > 0 {
 		return nil, fmt.Errorf("unexpected argument %q (choose a table with -table ks.t)", args[0])
 	}
-	m, tables, err := a.chosenTables(ctx)
-	if err != nil {
-		return nil, err
-	}
-	s, err := m.Schema(ctx)
+	m, s, tables, err := a.chosenTables(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -336,11 +332,7 @@ func adminCompactionStats(ctx context.Context, a *admin, args []string) (report,
 	if len(args) > 0 {
 		return nil, fmt.Errorf("unexpected argument %q (choose a table with -table ks.t)", args[0])
 	}
-	m, tables, err := a.chosenTables(ctx)
-	if err != nil {
-		return nil, err
-	}
-	s, err := m.Schema(ctx)
+	m, s, tables, err := a.chosenTables(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -63,12 +63,7 @@ func benchMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 // is JSON.
 func parseBenchFlags(args []string, output io.Writer) (loadgen.Config, bool, error) {
 	c := loadgen.DefaultConfig()
-	f := flag.NewFlagSet("sediment bench", flag.ContinueOnError)
-	f.SetOutput(output)
-	f.Usage = func() {
-		fmt.Fprintf(output, "Usage: sediment bench [flags]\n\nRuns a CQL workload against -hosts (or, with -ceiling, against an in-process\nserver that does no work) and reports throughput and latency percentiles.\nA progress line goes to stderr each second, the report to stdout.\n\n")
-		f.PrintDefaults()
-	}
+	f := subcommandFlags("sediment bench", "Usage: sediment bench [flags]\n\nRuns a CQL workload against -hosts (or, with -ceiling, against an in-process\nserver that does no work) and reports throughput and latency percentiles.\nA progress line goes to stderr each second, the report to stdout.\n\n", output)
 	var hosts string
 	var asJSON bool
 	f.StringVar(&c.Workload, "workload", c.Workload, "Workload: write, read, mixed, scan or counter.")

@@ -24,8 +24,8 @@ import (
 // loadConfig is the configuration of `sediment load`.
 type loadConfig struct {
 	adminConfig
+	csvDialect
 	Opts                      bulk.Options
-	Delimiter, Quote, Escape  string
 	Columns, Mapping, Rejects string
 	Abandon                   string
 	Resume                    string
@@ -51,12 +51,7 @@ node's flags, -config.file and SEDIMENT_* variables apply as for a node.
 func parseLoadFlags(args []string, getenv func(string) string, output io.Writer) (loadConfig, []string, error) {
 	var c loadConfig
 	o := &c.Opts
-	f := flag.NewFlagSet("sediment load", flag.ContinueOnError)
-	f.SetOutput(output)
-	f.Usage = func() {
-		fmt.Fprint(output, loadUsage)
-		f.PrintDefaults()
-	}
+	f := subcommandFlags("sediment load", loadUsage, output)
 	f.BoolVar(&c.JSON, "json", false, "Print the summary as JSON.")
 	var table string
 	f.StringVar(&table, "table", "", "The table to load: keyspace.table.")
@@ -91,21 +86,12 @@ func parseLoadFlags(args []string, getenv func(string) string, output io.Writer)
 	if err != nil {
 		return c, nil, err
 	}
-	ks, name, ok := strings.Cut(table, ".")
-	if c.Abandon == "" && (!ok || ks == "" || name == "") {
-		return c, nil, fmt.Errorf("-table %q: want keyspace.table", table)
+	if o.Keyspace, o.Table, err = parseTableFlag(table); err != nil && c.Abandon == "" {
+		return c, nil, err
 	}
-	o.Keyspace, o.Table = ks, name
 	o.TTL = int32(ttl / time.Second)
-	for _, ch := range []struct {
-		name string
-		s    string
-		dst  *rune
-	}{{"delimiter", c.Delimiter, &o.CSV.Delimiter}, {"quote", c.Quote, &o.CSV.Quote}, {"escape", c.Escape, &o.CSV.Escape}} {
-		if utf8.RuneCountInString(ch.s) != 1 || ch.s == "\n" || ch.s == "\r" {
-			return c, nil, fmt.Errorf("-%s %q: want one character other than a line break", ch.name, ch.s)
-		}
-		*ch.dst, _ = utf8.DecodeRuneInString(ch.s)
+	if err := c.csvDialect.apply(&o.CSV); err != nil {
+		return c, nil, err
 	}
 	if o.CSV.Delimiter == o.CSV.Quote {
 		return c, nil, errors.New("-delimiter and -quote must differ")
@@ -262,4 +248,36 @@ func printLoad(a *admin, cfg loadConfig, st bulk.Stats, loadErr error) error {
 		st.Load, st.State, st.Records, st.Rows, st.Rejected, mb, st.Seconds, mb/max(st.Seconds, 1e-9),
 		float64(st.Rows)/max(st.Seconds, 1e-9), st.SSTables, float64(st.SSTableBytes)/1e6)
 	return err
+}
+
+// csvDialect is the CSV dialect of `sediment load` and `unload` as flags
+// give it: -delimiter, -quote and -escape, one character each.
+type csvDialect struct {
+	Delimiter, Quote, Escape string
+}
+
+// apply sets the dialect's characters in o, or says which flag is not one
+// character other than a line break.
+func (d csvDialect) apply(o *bulk.CSVOptions) error {
+	for _, ch := range []struct {
+		name string
+		s    string
+		dst  *rune
+	}{{"delimiter", d.Delimiter, &o.Delimiter}, {"quote", d.Quote, &o.Quote}, {"escape", d.Escape, &o.Escape}} {
+		if utf8.RuneCountInString(ch.s) != 1 || ch.s == "\n" || ch.s == "\r" {
+			return fmt.Errorf("-%s %q: want one character other than a line break", ch.name, ch.s)
+		}
+		*ch.dst, _ = utf8.DecodeRuneInString(ch.s)
+	}
+	return nil
+}
+
+// parseTableFlag splits the -table flag's keyspace.table; with an error it
+// still returns what it split.
+func parseTableFlag(table string) (keyspace, name string, err error) {
+	keyspace, name, ok := strings.Cut(table, ".")
+	if !ok || keyspace == "" || name == "" {
+		return keyspace, name, fmt.Errorf("-table %q: want keyspace.table", table)
+	}
+	return keyspace, name, nil
 }

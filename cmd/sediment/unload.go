@@ -10,10 +10,8 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
-	"unicode/utf8"
 
 	"github.com/sedimentdb/sediment/internal/bulk"
 )
@@ -36,21 +34,16 @@ flags, -config.file and SEDIMENT_* variables apply as for a node.
 
 type unloadConfig struct {
 	adminConfig
-	Opts                     bulk.UnloadOptions
-	Out                      string
-	Flush                    bool
-	Delimiter, Quote, Escape string
+	csvDialect
+	Opts  bulk.UnloadOptions
+	Out   string
+	Flush bool
 }
 
 func parseUnloadFlags(args []string, getenv func(string) string, output io.Writer) (unloadConfig, error) {
 	var c unloadConfig
 	o := &c.Opts
-	f := flag.NewFlagSet("sediment unload", flag.ContinueOnError)
-	f.SetOutput(output)
-	f.Usage = func() {
-		fmt.Fprint(output, unloadUsage)
-		f.PrintDefaults()
-	}
+	f := subcommandFlags("sediment unload", unloadUsage, output)
 	f.BoolVar(&c.JSON, "json", false, "Print the summary as JSON.")
 	var table string
 	f.StringVar(&table, "table", "", "The table to unload: keyspace.table.")
@@ -76,23 +69,14 @@ func parseUnloadFlags(args []string, getenv func(string) string, output io.Write
 		return c, fmt.Errorf("unexpected argument %q", pos[0])
 	}
 	c.MaxAge = 15 * time.Second
-	ks, name, ok := strings.Cut(table, ".")
-	if !ok || ks == "" || name == "" {
-		return c, fmt.Errorf("-table %q: want keyspace.table", table)
+	if o.Keyspace, o.Table, err = parseTableFlag(table); err != nil {
+		return c, err
 	}
-	o.Keyspace, o.Table = ks, name
 	if o.Format != "csv" && o.Format != "json" {
 		return c, fmt.Errorf("-format %q: want csv or json", o.Format)
 	}
-	for _, ch := range []struct {
-		name string
-		s    string
-		dst  *rune
-	}{{"delimiter", c.Delimiter, &o.CSV.Delimiter}, {"quote", c.Quote, &o.CSV.Quote}, {"escape", c.Escape, &o.CSV.Escape}} {
-		if utf8.RuneCountInString(ch.s) != 1 || ch.s == "\n" || ch.s == "\r" {
-			return c, fmt.Errorf("-%s %q: want one character other than a line break", ch.name, ch.s)
-		}
-		*ch.dst, _ = utf8.DecodeRuneInString(ch.s)
+	if err := c.csvDialect.apply(&o.CSV); err != nil {
+		return c, err
 	}
 	return c, c.Config.Validate()
 }

@@ -86,47 +86,9 @@ func (p *parser) next() {
 		p.tok, p.text = tokPunct, p.src[p.pos:p.pos+1]
 		p.pos++
 	case c == '"':
-		var b strings.Builder
-		i := p.pos + 1
-		for {
-			j := strings.IndexByte(p.src[i:], '"')
-			if j < 0 {
-				p.tok, p.text = tokBad, "unterminated quoted identifier"
-				p.pos = len(p.src)
-				return
-			}
-			b.WriteString(p.src[i : i+j])
-			i += j + 1
-			if i < len(p.src) && p.src[i] == '"' {
-				b.WriteByte('"')
-				i++
-				continue
-			}
-			break
-		}
-		p.pos = i
-		p.tok, p.text = tokQuoted, b.String()
+		p.quoted('"', tokQuoted, "unterminated quoted identifier")
 	case c == '\'':
-		var b strings.Builder
-		i := p.pos + 1
-		for {
-			j := strings.IndexByte(p.src[i:], '\'')
-			if j < 0 {
-				p.tok, p.text = tokBad, "unterminated string"
-				p.pos = len(p.src)
-				return
-			}
-			b.WriteString(p.src[i : i+j])
-			i += j + 1
-			if i < len(p.src) && p.src[i] == '\'' {
-				b.WriteByte('\'')
-				i++
-				continue
-			}
-			break
-		}
-		p.pos = i
-		p.tok, p.text = tokString, b.String()
+		p.quoted('\'', tokString, "unterminated string")
 	case identByte(c):
 		i := p.pos
 		for i < len(p.src) && identByte(p.src[i]) {
@@ -138,6 +100,32 @@ func (p *parser) next() {
 		p.tok, p.text = tokBad, string(rune(c))
 		p.pos = len(p.src)
 	}
+}
+
+// quoted reads the token at p.pos quoted by q, in which a doubled q stands
+// for one: a quoted identifier or a string, tok, or a tokBad with message
+// unterminated.
+func (p *parser) quoted(q byte, tok tokKind, unterminated string) {
+	var b strings.Builder
+	i := p.pos + 1
+	for {
+		j := strings.IndexByte(p.src[i:], q)
+		if j < 0 {
+			p.tok, p.text = tokBad, unterminated
+			p.pos = len(p.src)
+			return
+		}
+		b.WriteString(p.src[i : i+j])
+		i += j + 1
+		if i < len(p.src) && p.src[i] == q {
+			b.WriteByte(q)
+			i++
+			continue
+		}
+		break
+	}
+	p.pos = i
+	p.tok, p.text = tok, b.String()
 }
 
 func identByte(c byte) bool {

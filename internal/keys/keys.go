@@ -326,3 +326,19 @@ func DecomposePartitionKey(pk []byte, n int) ([][]byte, error) {
 	}
 	return out, nil
 }
+
+// Max returns the later of two keys in storage order (a if they are equal).
+func Max(a, b []byte) []byte {
+	if bytes.Compare(a, b) >= 0 {
+		return a
+	}
+	return b
+}
+
+// Min returns the earlier of two keys in storage order (a if they are equal).
+func Min(a, b []byte) []byte {
+	if bytes.Compare(a, b) <= 0 {
+		return a
+	}
+	return b
+}

@@ -175,20 +175,16 @@ func (m *MemFS) CreateExclusive(name string) (File, error) {
 
 // Open opens the named file for reading.
 func (m *MemFS) Open(name string) (File, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	n, err := m.lookup("open", name)
-	if err != nil {
-		return nil, err
-	}
-	if n.dir {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: errIsDir}
-	}
-	return &memFile{fs: m, n: n, name: name}, nil
+	return m.openFile(name, false)
 }
 
 // OpenAppend opens an existing file for reading and appending.
 func (m *MemFS) OpenAppend(name string) (File, error) {
+	return m.openFile(name, true)
+}
+
+// openFile opens an existing regular file, for appending if appendable.
+func (m *MemFS) openFile(name string, appendable bool) (File, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n, err := m.lookup("open", name)
@@ -198,7 +194,7 @@ func (m *MemFS) OpenAppend(name string) (File, error) {
 	if n.dir {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: errIsDir}
 	}
-	return &memFile{fs: m, n: n, name: name, write: true, append: true}, nil
+	return &memFile{fs: m, n: n, name: name, write: appendable, append: appendable}, nil
 }
 
 // Remove removes a file or an empty directory.

@@ -264,6 +264,25 @@ func (p *printer) describe(s *Describe) {
 // never be taken for a keyword.
 func (p *printer) roleName(n string) { p.term(&Literal{Kind: LitString, Text: n}) }
 
+// roleTo prints GRANT or REVOKE (verb) of role to or from (prep) grantee.
+func (p *printer) roleTo(verb, role, prep, grantee string) {
+	p.w(verb)
+	p.roleName(role)
+	p.w(prep)
+	p.roleName(grantee)
+}
+
+// permissionOn prints GRANT or REVOKE (verb) of perm on res to or from
+// (prep) role.
+func (p *printer) permissionOn(verb, perm string, res Resource, prep, role string) {
+	p.w(verb)
+	p.permission(perm)
+	p.w(" ON ")
+	p.resource(res)
+	p.w(prep)
+	p.roleName(role)
+}
+
 func (p *printer) roleOptions(o RoleOptions) {
 	var opts []string
 	if o.Password != nil {
@@ -388,29 +407,13 @@ func (p *printer) auth(s Statement) {
 	case *ListUsers:
 		p.w("LIST USERS")
 	case *GrantRole:
-		p.w("GRANT ")
-		p.roleName(s.Role)
-		p.w(" TO ")
-		p.roleName(s.To)
+		p.roleTo("GRANT ", s.Role, " TO ", s.To)
 	case *RevokeRole:
-		p.w("REVOKE ")
-		p.roleName(s.Role)
-		p.w(" FROM ")
-		p.roleName(s.From)
+		p.roleTo("REVOKE ", s.Role, " FROM ", s.From)
 	case *GrantPermission:
-		p.w("GRANT ")
-		p.permission(s.Permission)
-		p.w(" ON ")
-		p.resource(s.Resource)
-		p.w(" TO ")
-		p.roleName(s.Role)
+		p.permissionOn("GRANT ", s.Permission, s.Resource, " TO ", s.Role)
 	case *RevokePermission:
-		p.w("REVOKE ")
-		p.permission(s.Permission)
-		p.w(" ON ")
-		p.resource(s.Resource)
-		p.w(" FROM ")
-		p.roleName(s.Role)
+		p.permissionOn("REVOKE ", s.Permission, s.Resource, " FROM ", s.Role)
 	case *ListPermissions:
 		p.w("LIST ")
 		p.permission(s.Permission)

@@ -114,21 +114,9 @@ func (e *Executor) planAuth(s *Session, st ast.Statement) (plan, error) {
 			return a.listRoles(p, "", false, true)
 		}}, nil
 	case *ast.GrantPermission:
-		r, perms, err := e.permissionTarget(s, st.Permission, st.Resource)
-		if err != nil {
-			return nil, err
-		}
-		return authPlan{run: func(ctx context.Context, a *Auth, p *principal) (*Result, error) {
-			return a.grantPermissions(ctx, p, perms, r, st.Role, true)
-		}}, nil
+		return e.grantPlan(s, st.Permission, st.Resource, st.Role, true)
 	case *ast.RevokePermission:
-		r, perms, err := e.permissionTarget(s, st.Permission, st.Resource)
-		if err != nil {
-			return nil, err
-		}
-		return authPlan{run: func(ctx context.Context, a *Auth, p *principal) (*Result, error) {
-			return a.grantPermissions(ctx, p, perms, r, st.Role, false)
-		}}, nil
+		return e.grantPlan(s, st.Permission, st.Resource, st.Role, false)
 	case *ast.ListPermissions:
 		var r *resource
 		if st.Resource != nil {
@@ -208,6 +196,18 @@ func (e *Executor) resourceOf(s *Session, r ast.Resource) (resource, error) {
 		return "", invalidf("Function resources are not supported by Sediment: it has no user-defined functions")
 	}
 	return "", invalidf("MBean resources are not supported by Sediment")
+}
+
+// grantPlan plans GRANT (grant) or REVOKE of permission on res to or from
+// role.
+func (e *Executor) grantPlan(s *Session, permission string, res ast.Resource, role string, grant bool) (plan, error) {
+	r, perms, err := e.permissionTarget(s, permission, res)
+	if err != nil {
+		return nil, err
+	}
+	return authPlan{run: func(ctx context.Context, a *Auth, p *principal) (*Result, error) {
+		return a.grantPermissions(ctx, p, perms, r, role, grant)
+	}}, nil
 }
 
 // permissionTarget resolves the resource and permissions of GRANT or

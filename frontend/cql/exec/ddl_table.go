@@ -260,16 +260,24 @@ func (e *Executor) planAlterTable(s *Session, st *ast.AlterTable) (plan, error) 
 			changed, err = alterTable(ks, t, st, dropAt)
 			return err
 		})
-		switch {
-		case errors.Is(err, manifest.ErrNotFound) && st.IfExists:
-			return sc, false, nil
-		case errors.Is(err, manifest.ErrNotFound):
-			return sc, false, invalidf("Table '%s.%s' doesn't exist", ksName, name)
-		case err != nil:
-			return sc, false, manifestError(err)
-		}
-		return sc, changed, nil
+		changed, err = alterOutcome(err, changed, st.IfExists, invalidf("Table '%s.%s' doesn't exist", ksName, name))
+		return sc, changed, err
 	}}, nil
+}
+
+// alterOutcome is what an ALTER answers once the manifest has applied it
+// (err its answer, changed whether anything changed): a table or type gone
+// in the meantime is no change with IF EXISTS, else the error missing.
+func alterOutcome(err error, changed, ifExists bool, missing error) (bool, error) {
+	switch {
+	case errors.Is(err, manifest.ErrNotFound) && ifExists:
+		return false, nil
+	case errors.Is(err, manifest.ErrNotFound):
+		return false, missing
+	case err != nil:
+		return false, manifestError(err)
+	}
+	return changed, nil
 }
 
 // alterTable applies an ALTER TABLE to t; it reports whether anything
@@ -602,15 +610,8 @@ func (e *Executor) planAlterType(s *Session, st *ast.AlterType) (plan, error) {
 			changed, err = alterType(ks, u, st)
 			return err
 		})
-		switch {
-		case errors.Is(err, manifest.ErrNotFound) && st.IfExists:
-			return sc, false, nil
-		case errors.Is(err, manifest.ErrNotFound):
-			return sc, false, invalidf("Type %s.%s doesn't exist", ksName, name)
-		case err != nil:
-			return sc, false, manifestError(err)
-		}
-		return sc, changed, nil
+		changed, err = alterOutcome(err, changed, st.IfExists, invalidf("Type %s.%s doesn't exist", ksName, name))
+		return sc, changed, err
 	}}, nil
 }
 

@@ -78,16 +78,7 @@ func udtResolver(ks *manifest.Keyspace) func(string) (*cqltype.Type, error) {
 		if depth > 32 {
 			return nil, fmt.Errorf("type %s nests too deeply", name)
 		}
-		names := make([]string, len(u.Fields))
-		types := make([]*cqltype.Type, len(u.Fields))
-		for i, f := range u.Fields {
-			ft, err := cqltype.Parse(f.Type, func(n string) (*cqltype.Type, error) { return resolve(n, depth+1) })
-			if err != nil {
-				return nil, err
-			}
-			names[i], types[i] = f.Name, ft
-		}
-		return cqltype.UDTOf(ks.Name, u.Name, names, types), nil
+		return u.Type(ks.Name, func(n string) (*cqltype.Type, error) { return resolve(n, depth+1) })
 	}
 	return func(name string) (*cqltype.Type, error) { return resolve(name, 0) }
 }

@@ -611,20 +611,6 @@ func splitTuple(v []byte, n int) ([][]byte, error) {
 	return out, nil
 }
 
-func maxKey(a, b []byte) []byte {
-	if bytes.Compare(a, b) >= 0 {
-		return a
-	}
-	return b
-}
-
-func minKey(a, b []byte) []byte {
-	if bytes.Compare(a, b) <= 0 {
-		return a
-	}
-	return b
-}
-
 // readKeys reads the partitions the key restrictions name.
 func (rd *reader) readKeys(ctx context.Context, st *pagingState) error {
 	pks, err := rd.partitionKeys(ctx)
@@ -706,7 +692,7 @@ func (rd *reader) readPartition(ctx context.Context, k partKey, resume []byte) e
 			if rd.p.reverse {
 				end = minKeyOpen(end, resume)
 			} else {
-				start = maxKey(start, append(slices.Clone(resume), 0))
+				start = keys.Max(start, append(slices.Clone(resume), 0))
 			}
 			if start != nil && end != nil && bytes.Compare(start, end) >= 0 {
 				continue
@@ -744,12 +730,12 @@ func (rd *reader) readPartition(ctx context.Context, k partKey, resume []byte) e
 	return nil
 }
 
-// minKeyOpen is minKey where nil is the open upper end.
+// minKeyOpen is keys.Min where nil is the open upper end.
 func minKeyOpen(end, k []byte) []byte {
 	if end == nil {
 		return k
 	}
-	return minKey(end, k)
+	return keys.Min(end, k)
 }
 
 // readRange reads partitions by token: a token range, or the whole ring.

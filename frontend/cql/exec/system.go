@@ -427,30 +427,13 @@ func (e *Executor) localRows() [][][]byte {
 	return [][][]byte{rowOf(sysTables[ksSystem]["local"], row)}
 }
 
-func (e *Executor) peersRows() [][][]byte {
-	hosts := e.frontends()
-	tokens := hostTokens(hosts)
-	var rows [][][]byte
-	for _, h := range hosts {
-		if h.hostID == e.cfg.Local.HostID || !h.addr.IsValid() {
-			continue
-		}
-		ip := inetValue(h.addr.Addr())
-		rows = append(rows, rowOf(sysTables[ksSystem]["peers"], map[string][]byte{
-			"peer":            ip,
-			"data_center":     textValue(e.cfg.Local.DataCenter),
-			"host_id":         uuidValue(h.hostID),
-			"rack":            textValue(e.cfg.Local.Rack),
-			"release_version": textValue(releaseVersion),
-			"rpc_address":     ip,
-			"schema_version":  uuidValue(e.view.SchemaVersion()),
-			"tokens":          tokens[h.hostID],
-		}))
-	}
-	return rows
-}
+func (e *Executor) peersRows() [][][]byte   { return e.peerRows("peers") }
+func (e *Executor) peersV2Rows() [][][]byte { return e.peerRows("peers_v2") }
 
-func (e *Executor) peersV2Rows() [][][]byte {
+// peerRows is system.peers or system.peers_v2 (table): a row for every
+// other frontend with an address; peers_v2 adds the ports and calls the
+// CQL address native_address where peers calls it rpc_address.
+func (e *Executor) peerRows(table string) [][][]byte {
 	hosts := e.frontends()
 	tokens := hostTokens(hosts)
 	var rows [][][]byte
@@ -459,18 +442,23 @@ func (e *Executor) peersV2Rows() [][][]byte {
 			continue
 		}
 		ip := inetValue(h.addr.Addr())
-		rows = append(rows, rowOf(sysTables[ksSystem]["peers_v2"], map[string][]byte{
+		row := map[string][]byte{
 			"peer":            ip,
-			"peer_port":       intValue(7000),
 			"data_center":     textValue(e.cfg.Local.DataCenter),
 			"host_id":         uuidValue(h.hostID),
-			"native_address":  ip,
-			"native_port":     intValue(int32(h.addr.Port())),
 			"rack":            textValue(e.cfg.Local.Rack),
 			"release_version": textValue(releaseVersion),
 			"schema_version":  uuidValue(e.view.SchemaVersion()),
 			"tokens":          tokens[h.hostID],
-		}))
+		}
+		if table == "peers_v2" {
+			row["peer_port"] = intValue(7000)
+			row["native_address"] = ip
+			row["native_port"] = intValue(int32(h.addr.Port()))
+		} else {
+			row["rpc_address"] = ip
+		}
+		rows = append(rows, rowOf(sysTables[ksSystem][table], row))
 	}
 	return rows
 }

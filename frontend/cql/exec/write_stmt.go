@@ -85,16 +85,7 @@ func (e *Executor) planUpdate(s *Session, st *ast.Update, nbinds int) (*modPlan,
 			return nil, err
 		}
 	}
-	if err := p.where(st.Where); err != nil {
-		return nil, err
-	}
-	if err := p.planConditions(st.IfExists, st.If); err != nil {
-		return nil, err
-	}
-	if err := p.checkClustering(); err != nil {
-		return nil, err
-	}
-	if err := p.checkConditional(); err != nil {
+	if err := p.whereAndIf(st.Where, st.IfExists, st.If); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -115,19 +106,25 @@ func (e *Executor) planDelete(s *Session, st *ast.Delete, nbinds int) (*modPlan,
 			return nil, err
 		}
 	}
-	if err := p.where(st.Where); err != nil {
-		return nil, err
-	}
-	if err := p.planConditions(st.IfExists, st.If); err != nil {
-		return nil, err
-	}
-	if err := p.checkClustering(); err != nil {
-		return nil, err
-	}
-	if err := p.checkConditional(); err != nil {
+	if err := p.whereAndIf(st.Where, st.IfExists, st.If); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// whereAndIf plans what UPDATE and DELETE share after their columns: the
+// WHERE clause and the IF conditions, and checks the rows they name.
+func (p *modPlan) whereAndIf(where []ast.Relation, ifExists bool, conds []ast.Condition) error {
+	if err := p.where(where); err != nil {
+		return err
+	}
+	if err := p.planConditions(ifExists, conds); err != nil {
+		return err
+	}
+	if err := p.checkClustering(); err != nil {
+		return err
+	}
+	return p.checkConditional()
 }
 
 // assignment plans one SET item of an UPDATE.

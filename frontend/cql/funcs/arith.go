@@ -316,21 +316,18 @@ func numeric(op byte, ret *cqltype.Type, x, y number) ([]byte, error) {
 // intOp is Java's integer arithmetic: wrapping, truncating division. Go's
 // MinInt / -1 wraps as Java's does; b is not zero for / and %.
 func intOp[T int8 | int16 | int32 | int64](op byte, a, b T) T {
-	switch op {
-	case '+':
-		return a + b
-	case '-':
-		return a - b
-	case '*':
-		return a * b
-	case '/':
-		return a / b
-	}
-	return a % b
+	return javaOp(op, a, b, func(a, b T) T { return a % b })
 }
 
 // floatOp is Java's floating-point arithmetic; % is fmod, as math.Mod.
 func floatOp[T float32 | float64](op byte, a, b T) T {
+	return javaOp(op, a, b, func(a, b T) T { return T(math.Mod(float64(a), float64(b))) })
+}
+
+// javaOp is Java's arithmetic operator op on primitive values, Go's for
+// + - * / (the same for these types), and rem for %, which Go's operator
+// does not give floats.
+func javaOp[T int8 | int16 | int32 | int64 | float32 | float64](op byte, a, b T, rem func(a, b T) T) T {
 	switch op {
 	case '+':
 		return a + b
@@ -341,7 +338,7 @@ func floatOp[T float32 | float64](op byte, a, b T) T {
 	case '/':
 		return a / b
 	}
-	return T(math.Mod(float64(a), float64(b)))
+	return rem(a, b)
 }
 
 // bigInteger is IntegerType's conversion: BigInteger.valueOf(longValue).

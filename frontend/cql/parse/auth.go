@@ -221,17 +221,11 @@ func (p *parser) startsName(t token) bool {
 func (p *parser) grant() ast.Statement {
 	p.expectKw("grant")
 	if p.isPermissionStart() {
-		s := &ast.GrantPermission{Permission: p.permission()}
-		p.expectKw("on")
-		s.Resource = p.resource()
-		p.expectKw("to")
-		s.Role = p.roleName()
-		return s
+		perm, res, role := p.permissionOn("to")
+		return &ast.GrantPermission{Permission: perm, Resource: res, Role: role}
 	}
-	s := &ast.GrantRole{Role: p.roleName()}
-	p.expectKw("to")
-	s.To = p.roleName()
-	return s
+	role, to := p.roleTo("to")
+	return &ast.GrantRole{Role: role, To: to}
 }
 
 // revoke parses REVOKE permission ON resource FROM role or REVOKE role
@@ -239,17 +233,29 @@ func (p *parser) grant() ast.Statement {
 func (p *parser) revoke() ast.Statement {
 	p.expectKw("revoke")
 	if p.isPermissionStart() {
-		s := &ast.RevokePermission{Permission: p.permission()}
-		p.expectKw("on")
-		s.Resource = p.resource()
-		p.expectKw("from")
-		s.Role = p.roleName()
-		return s
+		perm, res, role := p.permissionOn("from")
+		return &ast.RevokePermission{Permission: perm, Resource: res, Role: role}
 	}
-	s := &ast.RevokeRole{Role: p.roleName()}
-	p.expectKw("from")
-	s.From = p.roleName()
-	return s
+	role, from := p.roleTo("from")
+	return &ast.RevokeRole{Role: role, From: from}
+}
+
+// permissionOn parses what GRANT and REVOKE of a permission share:
+// permission ON resource, then prep (TO or FROM) role.
+func (p *parser) permissionOn(prep string) (perm string, res ast.Resource, role string) {
+	perm = p.permission()
+	p.expectKw("on")
+	res = p.resource()
+	p.expectKw(prep)
+	return perm, res, p.roleName()
+}
+
+// roleTo parses what GRANT and REVOKE of a role share: role, then prep (TO
+// or FROM) grantee.
+func (p *parser) roleTo(prep string) (role, grantee string) {
+	role = p.roleName()
+	p.expectKw(prep)
+	return role, p.roleName()
 }
 
 // list parses LIST ROLES, LIST USERS and LIST ... PERMISSIONS.

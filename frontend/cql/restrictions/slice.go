@@ -72,7 +72,7 @@ func (s Slice) Ranges(key BoundKey, prefix [][]byte, desc []bool) ([]Range, erro
 	var out []Range
 	for _, lo := range lows {
 		for _, hi := range highs {
-			r := Range{Start: maxKey(lo.Start, hi.Start), End: minKey(lo.End, hi.End)}
+			r := Range{Start: keys.Max(lo.Start, hi.Start), End: keys.Min(lo.End, hi.End)}
 			if bytes.Compare(r.Start, r.End) < 0 {
 				out = append(out, r)
 			}
@@ -133,18 +133,4 @@ func interval(key BoundKey, a, b [][]byte, ka, kb keys.BoundKind) (Range, error)
 		return r, err
 	}
 	return r, nil
-}
-
-func maxKey(a, b []byte) []byte {
-	if bytes.Compare(a, b) >= 0 {
-		return a
-	}
-	return b
-}
-
-func minKey(a, b []byte) []byte {
-	if bytes.Compare(a, b) <= 0 {
-		return a
-	}
-	return b
 }

@@ -221,11 +221,17 @@ func encodeUDT(t *cqltype.Type, m *ast.Map, resolve Resolver) ([]byte, error) {
 		}
 		vals[f] = v
 	}
+	return udtValue(vals), nil
+}
+
+// udtValue serializes a user type's value from its fields' values in field
+// order (nil for a null or missing field).
+func udtValue(fields [][]byte) []byte {
 	var dst []byte
-	for _, v := range vals {
+	for _, v := range fields {
 		dst = appendElem(dst, v)
 	}
-	return dst, nil
+	return dst
 }
 
 func fieldIndex(t *cqltype.Type, name string) int {

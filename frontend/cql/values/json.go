@@ -126,12 +126,7 @@ func appendJSON(dst []byte, t *cqltype.Type, v []byte) []byte {
 			open, end = '{', '}'
 		}
 		dst = append(dst, open)
-		rest := v
-		for i, et := range t.Elems {
-			var e []byte
-			if len(rest) > 0 {
-				e, rest = nextElem(rest)
-			}
+		for i, e := range tupleElems(t, v) {
 			if i > 0 {
 				dst = append(dst, ", "...)
 			}
@@ -139,7 +134,7 @@ func appendJSON(dst []byte, t *cqltype.Type, v []byte) []byte {
 				dst = appendJSONString(dst, cqltype.QuoteIdent(t.Fields[i]))
 				dst = append(dst, ": "...)
 			}
-			dst = appendJSON(dst, et, e)
+			dst = appendJSON(dst, t.Elems[i], e)
 		}
 		return append(dst, end)
 	}
@@ -621,11 +616,7 @@ func fromJSON(t *cqltype.Type, x any) ([]byte, error) {
 			}
 			vals[f] = v
 		}
-		var dst []byte
-		for _, v := range vals {
-			dst = appendElem(dst, v)
-		}
-		return dst, nil
+		return udtValue(vals), nil
 	}
 	return nil, errorf(fmt.Sprintf("Cannot read a value of type %s from JSON", t))
 }

@@ -3,6 +3,7 @@ package values
 import (
 	"encoding/binary"
 	"encoding/hex"
+	"iter"
 	"strings"
 
 	"github.com/sedimentdb/sediment/internal/cqltype"
@@ -76,12 +77,7 @@ func writeLiteral(b *strings.Builder, t *cqltype.Type, v []byte) {
 			open, end = "{", "}"
 		}
 		b.WriteString(open)
-		rest := v
-		for i, et := range t.Elems {
-			var e []byte
-			if len(rest) > 0 {
-				e, rest = nextElem(rest)
-			}
+		for i, e := range tupleElems(t, v) {
 			if i > 0 {
 				b.WriteString(", ")
 			}
@@ -89,7 +85,7 @@ func writeLiteral(b *strings.Builder, t *cqltype.Type, v []byte) {
 				b.WriteString(cqltype.QuoteIdent(t.Fields[i]))
 				b.WriteString(": ")
 			}
-			writeLiteral(b, et, e)
+			writeLiteral(b, t.Elems[i], e)
 		}
 		b.WriteString(end)
 	default:
@@ -116,6 +112,24 @@ func writeLiteral(b *strings.Builder, t *cqltype.Type, v []byte) {
 // collectionCount reads the element count of a valid list, set or map.
 func collectionCount(v []byte) (int, []byte) {
 	return int(int32(binary.BigEndian.Uint32(v))), v[4:]
+}
+
+// tupleElems yields the elements of v, a tuple or UDT value of type t, one
+// for each of t's element types: nil for a null one, or for one missing at
+// the end (a UDT value written before fields were added).
+func tupleElems(t *cqltype.Type, v []byte) iter.Seq2[int, []byte] {
+	return func(yield func(int, []byte) bool) {
+		rest := v
+		for i := range t.Elems {
+			var e []byte
+			if len(rest) > 0 {
+				e, rest = nextElem(rest)
+			}
+			if !yield(i, e) {
+				return
+			}
+		}
+	}
 }
 
 // nextElem reads one length-prefixed element of a valid value; a negative
