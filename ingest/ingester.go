@@ -108,6 +108,8 @@ type Ingester struct {
 	rpc       *rpc.Server
 	served    chan error
 	beater    *manifest.Beater
+	stopBeats context.CancelFunc // ends the beats that starting began
+	beaten    chan struct{}      // closed when they have ended
 	tm        *takeoverMetrics
 	// open is set once the fields above are, for readers on other
 	// goroutines (metrics).
@@ -192,6 +194,35 @@ func (g *Ingester) starting(ctx context.Context) (err error) {
 		}
 	}()
 	m, id := g.deps.Manifest, g.deps.NodeID
+	// Beat from the start: claiming ranges and replaying the log can take
+	// longer than the owner lease, and the ranges of a node silent that
+	// long are taken over by the others. Until the node is open its
+	// member reports no unflushed writes, which turns purging off.
+	member := manifest.Member{ID: id, Roles: g.deps.Roles, Addr: g.addr, Shards: g.cfg.Shards}
+	var opened atomic.Pointer[Node]
+	g.beater = m.NewBeater(g.deps.HeartbeatInterval, func() manifest.Member {
+		mem := member
+		if n := opened.Load(); n != nil {
+			mem.Unflushed = n.UnflushedMember()
+		}
+		return mem
+	}, g.logger)
+	if err := g.beater.Beat(ctx); err != nil {
+		return fmt.Errorf("heartbeat: %w", err)
+	}
+	beatCtx, stopBeats := context.WithCancel(context.WithoutCancel(ctx))
+	g.beaten = make(chan struct{})
+	go func() {
+		defer close(g.beaten)
+		g.beater.Run(beatCtx)
+	}()
+	g.stopBeats = stopBeats
+	defer func() {
+		if err != nil {
+			stopBeats()
+			<-g.beaten
+		}
+	}()
 	if err := m.InitRanges(ctx, g.cfg.Ranges); err != nil {
 		return fmt.Errorf("-ingest.ranges: %w", err)
 	}
@@ -237,11 +268,7 @@ func (g *Ingester) starting(ctx context.Context) (err error) {
 	// members can see it.
 	g.rpc = rpc.NewServer(RPCHandler(g.node), g.rpcOptions())
 	go func() { g.served <- g.rpc.Serve(g.ln) }()
-	member := manifest.Member{ID: id, Roles: g.deps.Roles, Addr: g.addr, Shards: g.node.Shards()}
-	g.beater = m.NewBeater(g.deps.HeartbeatInterval, func() manifest.Member {
-		member.Unflushed = g.node.UnflushedMember()
-		return member
-	}, g.logger)
+	opened.Store(g.node)
 	if err := g.beater.Beat(ctx); err != nil {
 		return errors.Join(fmt.Errorf("heartbeat: %w", err), g.rpc.Close(), g.node.Close())
 	}
@@ -292,11 +319,6 @@ func (g *Ingester) openLog() func(context.Context, uint32, *slog.Logger) (Log, e
 // fails on its own fails the service.
 func (g *Ingester) running(ctx context.Context) error {
 	bgCtx, cancel := context.WithCancel(ctx)
-	beaten := make(chan struct{})
-	go func() {
-		defer close(beaten)
-		g.beater.Run(bgCtx)
-	}()
 	if g.cfg.Log.Kind == LogJetStream && g.deps.View != nil {
 		watched := make(chan struct{})
 		go func() {
@@ -307,7 +329,8 @@ func (g *Ingester) running(ctx context.Context) error {
 	}
 	defer func() {
 		cancel()
-		<-beaten
+		g.stopBeats()
+		<-g.beaten
 	}()
 	select {
 	case <-ctx.Done():

@@ -89,6 +89,35 @@ func newObserverReplicas(t *testing.T, n natsEndpoint, ms *testserver.MinIOServe
 	return &observer{m: m, v: v}
 }
 
+// awaitCatalog waits until every bucket of the catalog answers again, as
+// an operator waits for NATS to recover before replacing a node: a process
+// opens them all as it starts, and after a NATS server restarts JetStream
+// needs a while to elect their leaders.
+func awaitCatalog(t *testing.T, n natsEndpoint, ms *testserver.MinIOServer, replicas int) {
+	t.Helper()
+	js, err := jetstream.New(n.Connect(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := objectstore.DefaultConfig()
+	cfg.Backend, cfg.Endpoint, cfg.Bucket = "minio", ms.Endpoint, ms.Bucket
+	cfg.AccessKeyID, cfg.SecretAccessKey, cfg.Insecure = ms.AccessKey, ms.SecretKey, true
+	store, err := objectstore.New(context.Background(), cfg, prometheus.NewRegistry(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last error
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, last = manifest.Open(ctx, js, store, cluster, manifest.Options{Replicas: replicas})
+		cancel()
+		if last == nil {
+			return
+		}
+	}
+	t.Fatalf("the catalog does not answer a minute after NATS came back: %v", last)
+}
+
 // createSchema creates ks.t, the table the ledger writes, through s.
 func createSchema(t *testing.T, s *gocql.Session) {
 	t.Helper()

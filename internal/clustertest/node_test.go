@@ -99,7 +99,8 @@ func common(t *testing.T, bin, target string, nd *node, n natsEndpoint, m *tests
 	t.Helper()
 	nd.env = []string{"SEDIMENT_OBJECTSTORE_SECRET_ACCESS_KEY=" + m.SecretKey}
 	clusterCA.once.Do(func() { clusterCA.ca = clustertlstest.NewCA(t, "clustertest") })
-	tls := clusterCA.ca.WriteFiles(t, nd.dataDir, nd.id)
+	// Outside the data directory, which tests delete to replace a node.
+	tls := clusterCA.ca.WriteFiles(t, t.TempDir(), nd.id)
 	return []string{
 		bin,
 		"-target=" + target,

@@ -99,6 +99,7 @@ func TestReplicatedLog(t *testing.T) {
 	l.check(t, "NATS servers back", s)
 
 	// 4.
+	awaitCatalog(t, nc, ms, 3)
 	a := nodes[0]
 	a.kill()
 	if err := os.RemoveAll(a.dataDir); err != nil {
