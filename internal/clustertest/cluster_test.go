@@ -549,8 +549,15 @@ func TestCluster(t *testing.T) {
 	}
 	flushes := make([]float64, len(nodes))
 	for i, nd := range nodes {
-		if f, _ := nd.metric(t, "sediment_ingest_flush_failures_total"); f == failed[i] {
-			t.Fatalf("node %s counts no failed flush with the bucket down", nd.id)
+		// A flush fails once its upload has run out of retries, which can
+		// be after the writes were refused: wait for it, bounded.
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			if f, _ := nd.metric(t, "sediment_ingest_flush_failures_total"); f != failed[i] {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("node %s counts no failed flush 30s into the bucket being down", nd.id)
+			}
 		}
 		flushes[i], _ = nd.metric(t, "sediment_ingest_flushes_total")
 	}
